@@ -1,0 +1,278 @@
+#include "api/bigtable_service.h"
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/convert.h"
+#include "api/resource_names.h"
+#include "api/row_chunker.h"
+
+namespace btsim::api {
+
+namespace v2 = ::google::bigtable::v2;
+
+namespace {
+
+// Rows are read under the instance lock in batches of about this many bytes.
+constexpr size_t kBatchBytes = 1 << 20;
+constexpr size_t kResponseBytes = 1 << 20;
+constexpr size_t kChunkValueBytes = 1 << 20;
+
+Status ValidAuthorizedView(const std::string& view) {
+  if (!view.empty()) {
+    return Unimplemented(
+        "authorized_view_name: authorized views are not supported by btsim");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+grpc::Status BigtableService::ReadRows(
+    grpc::ServerContext* context, const v2::ReadRowsRequest* request,
+    grpc::ServerWriter<v2::ReadRowsResponse>* writer) {
+  auto name = ParseTableName(request->table_name(), "table_name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidAuthorizedView(request->authorized_view_name());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  if (request->rows_limit() < 0) {
+    return ToGrpc(InvalidArgument("rows_limit: must not be negative, got " +
+                                  std::to_string(request->rows_limit())));
+  }
+  auto rows = RowSetFromProto(request->rows(), "rows");
+  if (!rows.ok()) return ToGrpc(rows.status());
+  std::optional<cluster::Filter> filter;
+  if (request->has_filter()) {
+    auto f = FilterFromProto(request->filter(), "filter");
+    if (!f.ok()) return ToGrpc(f.status());
+    filter.emplace(std::move(f).value());
+  }
+  Instance& instance = registry_.GetOrCreate(name->instance);
+
+  cluster::ReadOptions options;
+  options.rows = &*rows;
+  options.filter = filter ? &*filter : nullptr;
+  options.reversed = request->reversed();
+  int64_t remaining = request->rows_limit() > 0 ? request->rows_limit() : -1;
+  RowChunker chunker(kResponseBytes, kChunkValueBytes);
+  while (true) {
+    bool batch_full = false;
+    std::string last_key;
+    {
+      std::lock_guard<std::mutex> lock(instance.mu);
+      Status s = instance.cluster.ReadRows(
+          name->table_id, options,
+          [&](std::string_view key, std::span<const cluster::CellView> cells) {
+            chunker.AddRow(key, cells);
+            last_key.assign(key);
+            if (remaining > 0 && --remaining == 0) return false;
+            if (chunker.buffered_bytes() >= kBatchBytes) {
+              batch_full = true;
+              return false;
+            }
+            return true;
+          });
+      if (!s.ok()) return ToGrpc(s);
+    }
+    for (v2::ReadRowsResponse& response : chunker.Take()) {
+      if (context->IsCancelled()) {
+        return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
+      }
+      if (!writer->Write(response)) {
+        return grpc::Status(grpc::StatusCode::CANCELLED,
+                            "the client stopped reading");
+      }
+    }
+    if (!batch_full) break;
+    options.resume_after = std::move(last_key);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status BigtableService::SampleRowKeys(
+    grpc::ServerContext*, const v2::SampleRowKeysRequest* request,
+    grpc::ServerWriter<v2::SampleRowKeysResponse>* writer) {
+  auto name = ParseTableName(request->table_name(), "table_name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidAuthorizedView(request->authorized_view_name());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::vector<cluster::KeySample> samples;
+  {
+    std::lock_guard<std::mutex> lock(instance.mu);
+    auto table = instance.cluster.GetTable(name->table_id);
+    if (!table.ok()) return ToGrpc(table.status());
+    samples = (*table)->SampleRowKeys();
+  }
+  for (const cluster::KeySample& sample : samples) {
+    v2::SampleRowKeysResponse response;
+    response.set_row_key(sample.row_key);
+    response.set_offset_bytes(sample.offset_bytes);
+    if (!writer->Write(response)) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
+                                        const v2::MutateRowRequest* request,
+                                        v2::MutateRowResponse*) {
+  auto name = ParseTableName(request->table_name(), "table_name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidAuthorizedView(request->authorized_view_name());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  auto mutations = MutationsFromProto(request->mutations(), "mutations");
+  if (!mutations.ok()) return ToGrpc(mutations.status());
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  return ToGrpc(instance.cluster.MutateRow(name->table_id, request->row_key(),
+                                           *mutations));
+}
+
+grpc::Status BigtableService::MutateRows(
+    grpc::ServerContext*, const v2::MutateRowsRequest* request,
+    grpc::ServerWriter<v2::MutateRowsResponse>* writer) {
+  auto name = ParseTableName(request->table_name(), "table_name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidAuthorizedView(request->authorized_view_name());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  if (request->entries_size() == 0) {
+    return ToGrpc(InvalidArgument("entries: at least one entry is required"));
+  }
+  // Entries that fail conversion get their own status; the rest go to the
+  // engine together.
+  std::vector<Status> statuses(request->entries_size());
+  std::vector<cluster::RowMutations> rows;
+  std::vector<int> row_index;
+  int64_t total = 0;
+  for (int i = 0; i < request->entries_size(); ++i) {
+    const auto& entry = request->entries(i);
+    total += entry.mutations_size();
+    auto mutations = MutationsFromProto(
+        entry.mutations(), "entries[" + std::to_string(i) + "].mutations");
+    if (!mutations.ok()) {
+      statuses[i] = mutations.status();
+      continue;
+    }
+    rows.push_back(cluster::RowMutations{entry.row_key(),
+                                         std::move(mutations).value()});
+    row_index.push_back(i);
+  }
+  if (total > 100000) {
+    return ToGrpc(InvalidArgument(
+        "entries: " + std::to_string(total) +
+        " mutations in total; the limit is 100000 per request"));
+  }
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  if (!rows.empty()) {
+    std::lock_guard<std::mutex> lock(instance.mu);
+    auto result = instance.cluster.MutateRows(name->table_id, rows);
+    if (!result.ok()) return ToGrpc(result.status());
+    for (size_t k = 0; k < rows.size(); ++k) {
+      statuses[row_index[k]] = (*result)[k];
+    }
+  } else {
+    std::lock_guard<std::mutex> lock(instance.mu);
+    auto table = instance.cluster.GetTable(name->table_id);
+    if (!table.ok()) return ToGrpc(table.status());
+  }
+  v2::MutateRowsResponse response;
+  for (int i = 0; i < request->entries_size(); ++i) {
+    auto* entry = response.add_entries();
+    entry->set_index(i);
+    entry->mutable_status()->set_code(static_cast<int>(statuses[i].code()));
+    if (!statuses[i].ok()) {
+      entry->mutable_status()->set_message(statuses[i].message());
+    }
+  }
+  writer->Write(response);
+  return grpc::Status::OK;
+}
+
+grpc::Status BigtableService::CheckAndMutateRow(
+    grpc::ServerContext*, const v2::CheckAndMutateRowRequest* request,
+    v2::CheckAndMutateRowResponse* response) {
+  auto name = ParseTableName(request->table_name(), "table_name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidAuthorizedView(request->authorized_view_name());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  auto if_true = MutationsFromProto(request->true_mutations(), "true_mutations");
+  if (!if_true.ok()) return ToGrpc(if_true.status());
+  auto if_false =
+      MutationsFromProto(request->false_mutations(), "false_mutations");
+  if (!if_false.ok()) return ToGrpc(if_false.status());
+  std::optional<cluster::Filter> predicate;
+  if (request->has_predicate_filter()) {
+    auto f = FilterFromProto(request->predicate_filter(), "predicate_filter");
+    if (!f.ok()) return ToGrpc(f.status());
+    predicate.emplace(std::move(f).value());
+  }
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  auto matched = instance.cluster.CheckAndMutateRow(
+      name->table_id, request->row_key(), predicate ? &*predicate : nullptr,
+      *if_true, *if_false);
+  if (!matched.ok()) return ToGrpc(matched.status());
+  response->set_predicate_matched(*matched);
+  return grpc::Status::OK;
+}
+
+grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
+                                          const v2::PingAndWarmRequest* request,
+                                          v2::PingAndWarmResponse*) {
+  auto name = ParseInstanceName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  registry_.GetOrCreate(*name);
+  return grpc::Status::OK;
+}
+
+grpc::Status BigtableService::ReadModifyWriteRow(
+    grpc::ServerContext*, const v2::ReadModifyWriteRowRequest* request,
+    v2::ReadModifyWriteRowResponse* response) {
+  auto name = ParseTableName(request->table_name(), "table_name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidAuthorizedView(request->authorized_view_name());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
+  auto rules = RulesFromProto(request->rules(), "rules");
+  if (!rules.ok()) return ToGrpc(rules.status());
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::vector<cluster::ModifiedCell> cells;
+  {
+    std::lock_guard<std::mutex> lock(instance.mu);
+    auto result = instance.cluster.ReadModifyWriteRow(
+        name->table_id, request->row_key(), *rules);
+    if (!result.ok()) return ToGrpc(result.status());
+    cells = std::move(result).value();
+  }
+  v2::Row* row = response->mutable_row();
+  row->set_key(request->row_key());
+  v2::Family* family = nullptr;
+  for (const cluster::ModifiedCell& c : cells) {
+    if (family == nullptr || family->name() != c.family) {
+      family = row->add_families();
+      family->set_name(c.family);
+    }
+    v2::Column* column = family->add_columns();
+    column->set_qualifier(c.qualifier);
+    v2::Cell* cell = column->add_cells();
+    cell->set_timestamp_micros(c.timestamp_micros);
+    cell->set_value(c.value);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace btsim::api

@@ -1,0 +1,49 @@
+// Translation between the Bigtable wire messages and the engine's types.
+// Holds no Bigtable semantics beyond the wire format: every conversion error
+// is INVALID_ARGUMENT (or UNIMPLEMENTED for a feature btsim lacks) and names
+// the offending request field, using `field` as the path prefix.
+#ifndef BTSIM_API_CONVERT_H_
+#define BTSIM_API_CONVERT_H_
+
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "base/result.h"
+#include "cluster/filter.h"
+#include "cluster/gc_rule.h"
+#include "cluster/mutation.h"
+#include "cluster/row_set.h"
+#include "google/bigtable/admin/v2/table.pb.h"
+#include "google/bigtable/v2/data.pb.h"
+
+namespace btsim::api {
+
+namespace v2 = ::google::bigtable::v2;
+namespace admin = ::google::bigtable::admin::v2;
+
+grpc::Status ToGrpc(const Status& status);
+
+// Converts and validates a whole filter tree (Filter::Validate included).
+Result<cluster::Filter> FilterFromProto(const v2::RowFilter& proto,
+                                        const std::string& field);
+
+Result<cluster::RowSet> RowSetFromProto(const v2::RowSet& proto,
+                                        const std::string& field);
+
+Result<std::vector<cluster::Mutation>> MutationsFromProto(
+    const google::protobuf::RepeatedPtrField<v2::Mutation>& protos,
+    const std::string& field);
+
+Result<std::vector<cluster::ReadModifyWriteRule>> RulesFromProto(
+    const google::protobuf::RepeatedPtrField<v2::ReadModifyWriteRule>& protos,
+    const std::string& field);
+
+Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
+                                        const std::string& field);
+void GcRuleToProto(const cluster::GcRule& rule, admin::GcRule* proto);
+
+}  // namespace btsim::api
+
+#endif  // BTSIM_API_CONVERT_H_

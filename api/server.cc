@@ -1,0 +1,105 @@
+#include "api/server.h"
+
+
+#include "api/bigtable_service.h"
+#include "api/instance_registry.h"
+#include "api/table_admin_service.h"
+#include "sim/asio/wall_clock.h"
+
+namespace btsim::api {
+
+namespace {
+// Large enough that the engine, not gRPC, enforces the 256 MiB row limit.
+constexpr int kMaxMessageBytes = 512 << 20;
+}  // namespace
+
+struct Server::State {
+  explicit State(const ServerOptions& options)
+      : registry(clock, options.seed, cluster::ClusterOptions{0, options.table}),
+        data(registry),
+        table_admin(registry) {}
+
+  sim::WallClock clock;
+  InstanceRegistry registry;
+  BigtableService data;
+  TableAdminService table_admin;
+  std::unique_ptr<grpc::Server> server;
+  std::thread compactor;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  bool stopped = false;
+};
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {}
+
+Server::~Server() { Shutdown(); }
+
+Result<int> Server::Start() {
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options_.host + ":" + std::to_string(options_.port),
+                           grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(&state_->data);
+  builder.RegisterService(&state_->table_admin);
+  state_->server = builder.BuildAndStart();
+  if (!state_->server || port == 0) {
+    state_->server.reset();
+    return Unavailable("cannot listen on " + options_.host + ":" +
+                       std::to_string(options_.port) +
+                       " (address in use or not available?)");
+  }
+  if (options_.compaction_interval.count() > 0) {
+    state_->compactor = std::thread([this] { CompactionLoop(); });
+  }
+  return port;
+}
+
+void Server::CompactionLoop() {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  while (!state_->stopping) {
+    state_->cv.wait_for(lock, options_.compaction_interval);
+    if (state_->stopping) break;
+    lock.unlock();
+    state_->registry.CompactAll();
+    lock.lock();
+  }
+}
+
+void Server::CompactNow() { state_->registry.CompactAll(); }
+
+void Server::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->stopping) return;
+    state_->stopping = true;
+  }
+  state_->cv.notify_all();
+  if (state_->server) {
+    state_->server->Shutdown(std::chrono::system_clock::now() +
+                             std::chrono::seconds(2));
+  }
+  if (state_->compactor.joinable()) state_->compactor.join();
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopped = true;
+  }
+  state_->cv.notify_all();
+}
+
+void Server::Wait() {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  state_->cv.wait(lock, [this] { return state_->stopped; });
+}
+
+std::shared_ptr<grpc::Channel> Server::InProcessChannel() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  return state_->server->InProcessChannel(args);
+}
+
+}  // namespace btsim::api

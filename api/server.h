@@ -1,0 +1,62 @@
+// Server: the gRPC server behind `btsim serve`. Serves the Bigtable data and
+// table admin services over one InstanceRegistry, on the wall clock, and runs
+// compaction (GC rules, tombstone removal) every `compaction_interval` on a
+// background thread. Every method it does not implement answers
+// UNIMPLEMENTED. Thread-safe.
+#ifndef BTSIM_API_SERVER_H_
+#define BTSIM_API_SERVER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "base/result.h"
+#include "cluster/cluster.h"
+
+namespace btsim::api {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8086;  // 0 picks a free port
+  std::chrono::milliseconds compaction_interval{5000};  // 0 disables it
+  uint64_t seed = 1;  // seeds row_sample filters
+  cluster::TableOptions table;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();  // Shuts down.
+
+  // Binds and starts serving. Returns the bound port, or UNAVAILABLE when
+  // the address cannot be bound.
+  Result<int> Start();
+  // Stops accepting calls, cancels in-flight ones after a short grace
+  // period, and stops compaction. Idempotent.
+  void Shutdown();
+  // Blocks until Shutdown has completed.
+  void Wait();
+
+  // A channel to this server that skips the network (for tests).
+  std::shared_ptr<grpc::Channel> InProcessChannel();
+
+  // Runs one compaction pass now (for tests and the control plane).
+  void CompactNow();
+
+ private:
+  struct State;
+  void CompactionLoop();
+
+  ServerOptions options_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace btsim::api
+
+#endif  // BTSIM_API_SERVER_H_

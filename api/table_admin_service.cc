@@ -1,0 +1,279 @@
+#include "api/table_admin_service.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "api/convert.h"
+#include "api/resource_names.h"
+#include "replication/consistency_token.h"
+
+namespace btsim::api {
+
+namespace admin = ::google::bigtable::admin::v2;
+
+namespace {
+
+// Fills `out` with the parts of `table` that `view` selects. Caller holds
+// the instance lock.
+void FillTable(const Instance& instance, const cluster::Table& table,
+               admin::Table::View view, admin::Table* out) {
+  out->set_name(instance.name + "/tables/" + table.id());
+  const bool schema =
+      view == admin::Table::SCHEMA_VIEW || view == admin::Table::FULL;
+  const bool replication = view == admin::Table::REPLICATION_VIEW ||
+                           view == admin::Table::ENCRYPTION_VIEW ||
+                           view == admin::Table::FULL;
+  if (schema) {
+    for (const cluster::ColumnFamily& f : table.Families()) {
+      GcRuleToProto(f.gc_rule,
+                    (*out->mutable_column_families())[f.name].mutable_gc_rule());
+    }
+    out->set_granularity(admin::Table::MILLIS);
+  }
+  if (replication) {
+    (*out->mutable_cluster_states())[instance.cluster_id].set_replication_state(
+        admin::Table::ClusterState::READY);
+  }
+}
+
+Status ValidView(admin::Table::View view, const char* field) {
+  if (!admin::Table::View_IsValid(view)) {
+    return InvalidArgument(std::string(field) + ": unknown view " +
+                           std::to_string(static_cast<int>(view)));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+grpc::Status TableAdminService::CreateTable(
+    grpc::ServerContext*, const admin::CreateTableRequest* request,
+    admin::Table* response) {
+  auto parent = ParseInstanceName(request->parent(), "parent");
+  if (!parent.ok()) return ToGrpc(parent.status());
+  if (request->table().granularity() == admin::Table::MICROS) {
+    return ToGrpc(InvalidArgument(
+        "table.granularity: only MILLIS timestamp granularity is supported"));
+  }
+  // Protobuf map order is unspecified: sort families by name.
+  std::vector<std::string> names;
+  for (const auto& [family, unused] : request->table().column_families()) {
+    names.push_back(family);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<cluster::FamilyModification> families;
+  for (const std::string& family : names) {
+    auto rule = GcRuleFromProto(
+        request->table().column_families().at(family).gc_rule(),
+        "table.column_families['" + family + "'].gc_rule");
+    if (!rule.ok()) return ToGrpc(rule.status());
+    families.push_back(cluster::FamilyModification{
+        family, cluster::FamilyModification::Kind::kCreate, *rule});
+  }
+  std::vector<std::string> splits;
+  for (const auto& split : request->initial_splits()) {
+    splits.push_back(split.key());
+  }
+  Instance& instance = registry_.GetOrCreate(*parent);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  Status s = instance.cluster.CreateTable(request->table_id(), families, splits);
+  if (!s.ok()) return ToGrpc(s);
+  FillTable(instance, **instance.cluster.GetTable(request->table_id()),
+            admin::Table::SCHEMA_VIEW, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status TableAdminService::ListTables(
+    grpc::ServerContext*, const admin::ListTablesRequest* request,
+    admin::ListTablesResponse* response) {
+  auto parent = ParseInstanceName(request->parent(), "parent");
+  if (!parent.ok()) return ToGrpc(parent.status());
+  if (Status s = ValidView(request->view(), "view"); !s.ok()) return ToGrpc(s);
+  if (request->page_size() < 0) {
+    return ToGrpc(InvalidArgument("page_size: must not be negative"));
+  }
+  const admin::Table::View view = request->view() == admin::Table::VIEW_UNSPECIFIED
+                                      ? admin::Table::NAME_ONLY
+                                      : request->view();
+  Instance& instance = registry_.GetOrCreate(*parent);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  // Page tokens are the id of the last table returned.
+  const std::string& after = request->page_token();
+  int count = 0;
+  for (const std::string& id : instance.cluster.ListTables()) {
+    if (!after.empty() && id <= after) continue;
+    if (request->page_size() > 0 && count == request->page_size()) {
+      response->set_next_page_token(response->tables().rbegin()->name().substr(
+          instance.name.size() + 8));
+      break;
+    }
+    FillTable(instance, **instance.cluster.GetTable(id), view,
+              response->add_tables());
+    ++count;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TableAdminService::GetTable(grpc::ServerContext*,
+                                         const admin::GetTableRequest* request,
+                                         admin::Table* response) {
+  auto name = ParseTableName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (Status s = ValidView(request->view(), "view"); !s.ok()) return ToGrpc(s);
+  const admin::Table::View view = request->view() == admin::Table::VIEW_UNSPECIFIED
+                                      ? admin::Table::SCHEMA_VIEW
+                                      : request->view();
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  auto table = instance.cluster.GetTable(name->table_id);
+  if (!table.ok()) return ToGrpc(table.status());
+  FillTable(instance, **table, view, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status TableAdminService::DeleteTable(
+    grpc::ServerContext*, const admin::DeleteTableRequest* request,
+    google::protobuf::Empty*) {
+  auto name = ParseTableName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  return ToGrpc(instance.cluster.DeleteTable(name->table_id));
+}
+
+grpc::Status TableAdminService::ModifyColumnFamilies(
+    grpc::ServerContext*, const admin::ModifyColumnFamiliesRequest* request,
+    admin::Table* response) {
+  auto name = ParseTableName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (request->modifications_size() == 0) {
+    return ToGrpc(
+        InvalidArgument("modifications: at least one modification is required"));
+  }
+  std::vector<cluster::FamilyModification> mods;
+  for (int i = 0; i < request->modifications_size(); ++i) {
+    const auto& m = request->modifications(i);
+    const std::string field = "modifications[" + std::to_string(i) + "]";
+    if (Status s = cluster::ValidateFamilyName(m.id(), field + ".id"); !s.ok()) {
+      return ToGrpc(s);
+    }
+    cluster::FamilyModification mod;
+    mod.name = m.id();
+    switch (m.mod_case()) {
+      case admin::ModifyColumnFamiliesRequest::Modification::kCreate: {
+        auto rule = GcRuleFromProto(m.create().gc_rule(), field + ".create.gc_rule");
+        if (!rule.ok()) return ToGrpc(rule.status());
+        mod.kind = cluster::FamilyModification::Kind::kCreate;
+        mod.gc_rule = *rule;
+        break;
+      }
+      case admin::ModifyColumnFamiliesRequest::Modification::kUpdate: {
+        // Only gc_rule is updatable; an empty mask means every field.
+        for (const std::string& path : m.update_mask().paths()) {
+          if (path != "gc_rule") {
+            return ToGrpc(InvalidArgument(
+                field + ".update_mask: unsupported path '" + path +
+                "'; only 'gc_rule' can be updated"));
+          }
+        }
+        auto rule = GcRuleFromProto(m.update().gc_rule(), field + ".update.gc_rule");
+        if (!rule.ok()) return ToGrpc(rule.status());
+        mod.kind = cluster::FamilyModification::Kind::kUpdate;
+        mod.gc_rule = *rule;
+        break;
+      }
+      case admin::ModifyColumnFamiliesRequest::Modification::kDrop:
+        if (!m.drop()) {
+          return ToGrpc(InvalidArgument(field + ".drop: must be true when set"));
+        }
+        mod.kind = cluster::FamilyModification::Kind::kDrop;
+        break;
+      case admin::ModifyColumnFamiliesRequest::Modification::MOD_NOT_SET:
+        return ToGrpc(InvalidArgument(
+            field + ": one of create, update or drop is required"));
+    }
+    mods.push_back(std::move(mod));
+  }
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  auto table = instance.cluster.GetTable(name->table_id);
+  if (!table.ok()) return ToGrpc(table.status());
+  if (Status s = (*table)->ModifyColumnFamilies(mods); !s.ok()) {
+    return ToGrpc(s);
+  }
+  FillTable(instance, **table, admin::Table::SCHEMA_VIEW, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status TableAdminService::DropRowRange(
+    grpc::ServerContext*, const admin::DropRowRangeRequest* request,
+    google::protobuf::Empty*) {
+  auto name = ParseTableName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  std::string prefix;
+  switch (request->target_case()) {
+    case admin::DropRowRangeRequest::kRowKeyPrefix:
+      if (request->row_key_prefix().empty()) {
+        return ToGrpc(InvalidArgument(
+            "row_key_prefix: must not be empty; use "
+            "delete_all_data_from_table to drop every row"));
+      }
+      prefix = request->row_key_prefix();
+      break;
+    case admin::DropRowRangeRequest::kDeleteAllDataFromTable:
+      if (!request->delete_all_data_from_table()) {
+        return ToGrpc(InvalidArgument(
+            "delete_all_data_from_table: must be true when set"));
+      }
+      break;
+    case admin::DropRowRangeRequest::TARGET_NOT_SET:
+      return ToGrpc(InvalidArgument(
+          "target: set row_key_prefix or delete_all_data_from_table"));
+  }
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  return ToGrpc(instance.cluster.DropRowRange(name->table_id, prefix));
+}
+
+grpc::Status TableAdminService::GenerateConsistencyToken(
+    grpc::ServerContext*,
+    const admin::GenerateConsistencyTokenRequest* request,
+    admin::GenerateConsistencyTokenResponse* response) {
+  auto name = ParseTableName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  auto table = instance.cluster.GetTable(name->table_id);
+  if (!table.ok()) return ToGrpc(table.status());
+  const uint64_t positions[] = {instance.cluster.last_version()};
+  response->set_consistency_token(
+      replication::EncodeConsistencyToken(name->full(), positions));
+  return grpc::Status::OK;
+}
+
+grpc::Status TableAdminService::CheckConsistency(
+    grpc::ServerContext*, const admin::CheckConsistencyRequest* request,
+    admin::CheckConsistencyResponse* response) {
+  auto name = ParseTableName(request->name(), "name");
+  if (!name.ok()) return ToGrpc(name.status());
+  Instance& instance = registry_.GetOrCreate(name->instance);
+  std::lock_guard<std::mutex> lock(instance.mu);
+  auto table = instance.cluster.GetTable(name->table_id);
+  if (!table.ok()) return ToGrpc(table.status());
+  auto positions = replication::DecodeConsistencyToken(
+      request->consistency_token(), name->full());
+  if (!positions.ok()) return ToGrpc(positions.status());
+  if (positions->size() != 1) {
+    return ToGrpc(InvalidArgument(
+        "consistency_token: the token names " +
+        std::to_string(positions->size()) +
+        " clusters; this instance has 1"));
+  }
+  // With one cluster, every committed write is readable everywhere.
+  response->set_consistent((*positions)[0] <= instance.cluster.last_version());
+  return grpc::Status::OK;
+}
+
+}  // namespace btsim::api

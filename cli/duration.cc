@@ -1,0 +1,31 @@
+#include "cli/duration.h"
+
+#include <cstdint>
+#include <string>
+
+namespace btsim::cli {
+
+Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&] {
+    return InvalidArgument("'" + original +
+                           "' is not a duration; use e.g. 500ms, 5s, 2m, 1h");
+  };
+  if (text == "0") return std::chrono::milliseconds(0);
+  size_t digits = 0;
+  int64_t value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    if (value > 1'000'000'000) return bad();
+    value = value * 10 + (text[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return bad();
+  const std::string_view unit = text.substr(digits);
+  if (unit == "ms") return std::chrono::milliseconds(value);
+  if (unit == "s") return std::chrono::milliseconds(value * 1000);
+  if (unit == "m") return std::chrono::milliseconds(value * 60'000);
+  if (unit == "h") return std::chrono::milliseconds(value * 3'600'000);
+  return bad();
+}
+
+}  // namespace btsim::cli

@@ -1,0 +1,187 @@
+#include "cluster/cluster.h"
+
+#include <algorithm>
+
+#include "cluster/limits.h"
+
+namespace btsim::cluster {
+namespace {
+
+bool IdChar(char c, bool first) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+      (c >= '0' && c <= '9') || c == '_') {
+    return true;
+  }
+  return !first && (c == '-' || c == '.');
+}
+
+bool ValidId(std::string_view id) {
+  if (id.empty()) return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    if (!IdChar(id[i], i == 0)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status ValidateTableId(std::string_view id) {
+  if (!ValidId(id) || static_cast<int64_t>(id.size()) > kMaxIdLength) {
+    return InvalidArgument("table_id: '" + std::string(id) +
+                           "' is not a valid table id; it must match "
+                           "[_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most 50 "
+                           "characters");
+  }
+  return OkStatus();
+}
+
+Status ValidateFamilyName(std::string_view name, const std::string& field) {
+  if (!ValidId(name) ||
+      static_cast<int64_t>(name.size()) > kMaxFamilyNameLength) {
+    return InvalidArgument(field + ": '" + std::string(name) +
+                           "' is not a valid column family name; it must "
+                           "match [_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most "
+                           "64 characters");
+  }
+  return OkStatus();
+}
+
+Cluster::Cluster(const sim::Clock& clock, sim::Rng rng, ClusterOptions options)
+    : clock_(clock), rng_(rng), options_(options) {}
+
+CommitContext Cluster::Commit(size_t n) {
+  const int64_t now_micros = clock_.Now().count() / 1000;
+  Version v = MakeVersion(now_micros, options_.origin);
+  if (v <= last_version_) {
+    v = MakeVersion(VersionMicros(last_version_) + 1, options_.origin);
+  }
+  const size_t slots = std::max<size_t>(n, 1);
+  last_version_ = v + (static_cast<Version>(slots - 1) << kOriginBits);
+  const int64_t micros = VersionMicros(v);
+  return CommitContext{v, micros - micros % 1000};
+}
+
+Status Cluster::CreateTable(const std::string& id,
+                            std::span<const FamilyModification> families,
+                            const std::vector<std::string>& splits) {
+  BTSIM_RETURN_IF_ERROR(ValidateTableId(id));
+  if (tables_.count(id) > 0) {
+    return AlreadyExists("table '" + id + "' already exists");
+  }
+  if (static_cast<int64_t>(tables_.size()) >= kMaxTablesPerInstance) {
+    return Status(StatusCode::kResourceExhausted,
+                  "an instance holds at most 1000 tables");
+  }
+  for (size_t i = 0; i < splits.size(); ++i) {
+    if (static_cast<int64_t>(splits[i].size()) > kMaxRowKeyBytes) {
+      return InvalidArgument("initial_splits[" + std::to_string(i) +
+                             "].key: longer than the 4 KiB row key limit");
+    }
+  }
+  for (const FamilyModification& f : families) {
+    BTSIM_RETURN_IF_ERROR(ValidateFamilyName(
+        f.name, "table.column_families['" + f.name + "']"));
+  }
+  auto table = std::make_unique<Table>(id, options_.table, splits);
+  BTSIM_RETURN_IF_ERROR(table->ModifyColumnFamilies(families));
+  tables_[id] = std::move(table);
+  return OkStatus();
+}
+
+Status Cluster::DeleteTable(std::string_view id) {
+  auto it = tables_.find(id);
+  if (it == tables_.end()) {
+    return NotFound("table '" + std::string(id) + "' not found");
+  }
+  tables_.erase(it);
+  return OkStatus();
+}
+
+Result<Table*> Cluster::GetTable(std::string_view id) {
+  auto it = tables_.find(id);
+  if (it == tables_.end()) {
+    return NotFound("table '" + std::string(id) + "' not found");
+  }
+  return it->second.get();
+}
+
+Result<const Table*> Cluster::GetTable(std::string_view id) const {
+  auto it = tables_.find(id);
+  if (it == tables_.end()) {
+    return NotFound("table '" + std::string(id) + "' not found");
+  }
+  return static_cast<const Table*>(it->second.get());
+}
+
+std::vector<std::string> Cluster::ListTables() const {
+  std::vector<std::string> out;
+  for (const auto& [id, table] : tables_) out.push_back(id);
+  return out;
+}
+
+Status Cluster::MutateRow(std::string_view table, std::string_view key,
+                          std::span<const Mutation> mutations) {
+  BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
+  return t->MutateRow(key, mutations, Commit(mutations.size()));
+}
+
+Result<std::vector<Status>> Cluster::MutateRows(
+    std::string_view table, std::span<const RowMutations> rows) {
+  BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
+  if (rows.empty()) {
+    return InvalidArgument("entries: at least one entry is required");
+  }
+  size_t total = 0;
+  for (const RowMutations& r : rows) total += r.mutations.size();
+  if (static_cast<int64_t>(total) > kMaxMutationsPerRequest) {
+    return InvalidArgument("entries: " + std::to_string(total) +
+                           " mutations in total; the limit is 100000 per "
+                           "request");
+  }
+  std::vector<Status> out;
+  out.reserve(rows.size());
+  for (const RowMutations& r : rows) {
+    out.push_back(t->MutateRow(r.key, r.mutations, Commit(r.mutations.size())));
+  }
+  return out;
+}
+
+Result<bool> Cluster::CheckAndMutateRow(std::string_view table,
+                                        std::string_view key,
+                                        const Filter* predicate,
+                                        std::span<const Mutation> if_true,
+                                        std::span<const Mutation> if_false) {
+  BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
+  return t->CheckAndMutateRow(
+      key, predicate, if_true, if_false,
+      Commit(std::max(if_true.size(), if_false.size())), rng_);
+}
+
+Result<std::vector<ModifiedCell>> Cluster::ReadModifyWriteRow(
+    std::string_view table, std::string_view key,
+    std::span<const ReadModifyWriteRule> rules) {
+  BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
+  return t->ReadModifyWriteRow(key, rules, Commit(rules.size()));
+}
+
+Status Cluster::DropRowRange(std::string_view table, std::string_view prefix) {
+  BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
+  t->DropRowRange(prefix);
+  return OkStatus();
+}
+
+Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
+                         const RowVisitor& visit) {
+  BTSIM_ASSIGN_OR_RETURN(const Table* t, GetTable(table));
+  t->Read(options, rng_, visit);
+  return OkStatus();
+}
+
+void Cluster::Compact() {
+  const int64_t now_micros = clock_.Now().count() / 1000;
+  for (auto& [id, table] : tables_) {
+    table->Compact(now_micros, last_version_);
+  }
+}
+
+}  // namespace btsim::cluster

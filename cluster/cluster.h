@@ -1,0 +1,89 @@
+// Cluster: one cluster's storage engine — its tables, its commit clock and
+// its compaction. Assigns every write a commit Version from the injected
+// Clock (a hybrid logical clock: strictly increasing even if the clock
+// stalls) and serves Bigtable's table and row operations.
+//
+// Not thread-safe: callers serialise access (the API layer holds a lock; the
+// simulator runs on one thread). The Clock must outlive the Cluster.
+#ifndef BTSIM_CLUSTER_CLUSTER_H_
+#define BTSIM_CLUSTER_CLUSTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "cluster/table.h"
+#include "sim/clock.h"
+#include "sim/rng.h"
+
+namespace btsim::cluster {
+
+struct ClusterOptions {
+  uint32_t origin = 0;  // this cluster's index in version numbers (0-255)
+  TableOptions table;
+};
+
+class Cluster {
+ public:
+  Cluster(const sim::Clock& clock, sim::Rng rng, ClusterOptions options);
+
+  // ---- Tables ----
+  // ALREADY_EXISTS, or INVALID_ARGUMENT naming the field.
+  Status CreateTable(const std::string& id,
+                     std::span<const FamilyModification> families,
+                     const std::vector<std::string>& splits);
+  Status DeleteTable(std::string_view id);
+  // NOT_FOUND "table ... not found" when absent.
+  Result<Table*> GetTable(std::string_view id);
+  Result<const Table*> GetTable(std::string_view id) const;
+  std::vector<std::string> ListTables() const;  // sorted
+
+  // ---- Rows (see Table for the semantics) ----
+  Status MutateRow(std::string_view table, std::string_view key,
+                   std::span<const Mutation> mutations);
+  // A table-level error (NOT_FOUND, a request over the mutation limit) fails
+  // the whole call; otherwise one Status per entry, in order.
+  Result<std::vector<Status>> MutateRows(std::string_view table,
+                                         std::span<const RowMutations> rows);
+  Result<bool> CheckAndMutateRow(std::string_view table, std::string_view key,
+                                 const Filter* predicate,
+                                 std::span<const Mutation> if_true,
+                                 std::span<const Mutation> if_false);
+  Result<std::vector<ModifiedCell>> ReadModifyWriteRow(
+      std::string_view table, std::string_view key,
+      std::span<const ReadModifyWriteRule> rules);
+  Status DropRowRange(std::string_view table, std::string_view prefix);
+  Status ReadRows(std::string_view table, const ReadOptions& options,
+                  const RowVisitor& visit);
+
+  // Compacts every table at the current time. With one cluster every
+  // tombstone is safe to drop.
+  void Compact();
+
+  const sim::Clock& clock() const { return clock_; }
+  // The newest version this cluster committed: its replication log position.
+  Version last_version() const { return last_version_; }
+
+ private:
+  // Reserves `n` consecutive versions (one per mutation of a request).
+  CommitContext Commit(size_t n);
+
+  const sim::Clock& clock_;
+  sim::Rng rng_;
+  ClusterOptions options_;
+  Version last_version_ = 0;
+  std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
+};
+
+// Table ids and family names: [_a-zA-Z0-9][-_.a-zA-Z0-9]*, bounded length.
+Status ValidateTableId(std::string_view id);
+Status ValidateFamilyName(std::string_view name, const std::string& field);
+
+}  // namespace btsim::cluster
+
+#endif  // BTSIM_CLUSTER_CLUSTER_H_

@@ -1,0 +1,132 @@
+#include "cluster/gc_rule.h"
+
+#include <utility>
+
+namespace btsim::cluster {
+
+GcRule GcRule::MaxVersions(int64_t n) {
+  GcRule r;
+  r.kind = Kind::kMaxVersions;
+  r.max_versions = n;
+  return r;
+}
+
+GcRule GcRule::MaxAge(int64_t micros) {
+  GcRule r;
+  r.kind = Kind::kMaxAge;
+  r.max_age_micros = micros;
+  return r;
+}
+
+GcRule GcRule::Intersection(std::vector<GcRule> rules) {
+  GcRule r;
+  r.kind = Kind::kIntersection;
+  r.rules = std::move(rules);
+  return r;
+}
+
+GcRule GcRule::Union(std::vector<GcRule> rules) {
+  GcRule r;
+  r.kind = Kind::kUnion;
+  r.rules = std::move(rules);
+  return r;
+}
+
+Status GcRule::Validate(const std::string& field) const {
+  switch (kind) {
+    case Kind::kNone:
+      return OkStatus();
+    case Kind::kMaxVersions:
+      if (max_versions < 1) {
+        return InvalidArgument(field +
+                               ".max_num_versions must be at least 1, got " +
+                               std::to_string(max_versions));
+      }
+      return OkStatus();
+    case Kind::kMaxAge:
+      if (max_age_micros < 1000) {
+        return InvalidArgument(field +
+                               ".max_age must be at least 1 millisecond");
+      }
+      return OkStatus();
+    case Kind::kIntersection:
+    case Kind::kUnion:
+      for (size_t i = 0; i < rules.size(); ++i) {
+        const char* name =
+            kind == Kind::kIntersection ? ".intersection" : ".union";
+        BTSIM_RETURN_IF_ERROR(rules[i].Validate(
+            field + name + ".rules[" + std::to_string(i) + "]"));
+      }
+      return OkStatus();
+  }
+  return OkStatus();
+}
+
+bool GcRule::Deletes(int64_t index, int64_t timestamp_micros,
+                     int64_t now_micros) const {
+  switch (kind) {
+    case Kind::kNone:
+      return false;
+    case Kind::kMaxVersions:
+      return index >= max_versions;
+    case Kind::kMaxAge:
+      return timestamp_micros < now_micros - max_age_micros;
+    case Kind::kIntersection:
+      if (rules.empty()) return false;
+      for (const GcRule& r : rules) {
+        if (!r.Deletes(index, timestamp_micros, now_micros)) return false;
+      }
+      return true;
+    case Kind::kUnion:
+      for (const GcRule& r : rules) {
+        if (r.Deletes(index, timestamp_micros, now_micros)) return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+namespace {
+
+std::string FormatAge(int64_t micros) {
+  struct Unit {
+    int64_t micros;
+    const char* suffix;
+  };
+  static constexpr Unit kUnits[] = {{86400000000LL, "d"},
+                                    {3600000000LL, "h"},
+                                    {60000000LL, "m"},
+                                    {1000000LL, "s"},
+                                    {1000LL, "ms"}};
+  for (const Unit& u : kUnits) {
+    if (micros % u.micros == 0) {
+      return std::to_string(micros / u.micros) + u.suffix;
+    }
+  }
+  return std::to_string(micros) + "us";
+}
+
+}  // namespace
+
+std::string GcRule::ToString() const {
+  switch (kind) {
+    case Kind::kNone:
+      return "<never>";
+    case Kind::kMaxVersions:
+      return "versions() > " + std::to_string(max_versions);
+    case Kind::kMaxAge:
+      return "age() > " + FormatAge(max_age_micros);
+    case Kind::kIntersection:
+    case Kind::kUnion: {
+      std::string out = "(";
+      for (size_t i = 0; i < rules.size(); ++i) {
+        if (i > 0) out += kind == Kind::kUnion ? " || " : " && ";
+        out += rules[i].ToString();
+      }
+      return out + ")";
+    }
+  }
+  return "";
+}
+
+}  // namespace btsim::cluster

@@ -1,0 +1,45 @@
+// GcRule: a column family's garbage-collection policy, applied by compaction
+// to each column's live cells (newest first). An empty rule (kNone) keeps
+// everything; an empty union or intersection keeps everything too.
+#ifndef BTSIM_CLUSTER_GC_RULE_H_
+#define BTSIM_CLUSTER_GC_RULE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace btsim::cluster {
+
+struct GcRule {
+  enum class Kind { kNone, kMaxVersions, kMaxAge, kIntersection, kUnion };
+
+  Kind kind = Kind::kNone;
+  int64_t max_versions = 0;    // kMaxVersions: keep the newest N
+  int64_t max_age_micros = 0;  // kMaxAge: drop cells older than this
+  std::vector<GcRule> rules;   // kIntersection / kUnion
+
+  static GcRule None() { return {}; }
+  static GcRule MaxVersions(int64_t n);
+  static GcRule MaxAge(int64_t micros);
+  static GcRule Intersection(std::vector<GcRule> rules);
+  static GcRule Union(std::vector<GcRule> rules);
+
+  // INVALID_ARGUMENT naming `field` when a limit is not positive.
+  Status Validate(const std::string& field) const;
+
+  // True when the rule deletes a cell that is the `index`-th newest (0-based)
+  // of its column and has `timestamp_micros`, at time `now_micros`.
+  bool Deletes(int64_t index, int64_t timestamp_micros,
+               int64_t now_micros) const;
+
+  // Human-readable form, e.g. "(versions() > 2 || age() > 1d)".
+  std::string ToString() const;
+
+  bool operator==(const GcRule&) const = default;
+};
+
+}  // namespace btsim::cluster
+
+#endif  // BTSIM_CLUSTER_GC_RULE_H_

@@ -1,0 +1,98 @@
+// The compact storage format of one row, and its decoded, editable form.
+//
+// A stored row is one heap allocation (RowRecord): two 32-bit lengths, the
+// key, then the encoded row: varint-coded tombstones, families (by family
+// id), columns (by qualifier) and cells (newest first, timestamp stored in
+// milliseconds). Deleted cells stay in the encoding, hidden by tombstones,
+// until compaction rewrites the row.
+//
+// RowData is the decoded form. Its string_views point into the RowRecord it
+// was decoded from (and into whatever owns new values); keep those alive until
+// the row is re-encoded.
+#ifndef BTSIM_CLUSTER_ROW_CODEC_H_
+#define BTSIM_CLUSTER_ROW_CODEC_H_
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "cluster/version.h"
+
+namespace btsim::cluster {
+
+struct CellData {
+  int64_t timestamp_micros;  // a multiple of 1000
+  Version version;
+  std::string_view value;
+};
+
+// Covers cells of its column with start <= ts < end (end 0: unbounded) and
+// version < tombstone version.
+struct ColumnTombstone {
+  int64_t start_micros;
+  int64_t end_micros;
+  Version version;
+};
+
+struct ColumnData {
+  std::string_view qualifier;
+  std::vector<ColumnTombstone> tombstones;
+  std::vector<CellData> cells;  // timestamp descending, unique
+};
+
+struct FamilyData {
+  uint32_t id;
+  Version tombstone = kNoVersion;  // covers cells with an older version
+  std::vector<ColumnData> columns;  // qualifier ascending
+};
+
+struct RowData {
+  Version tombstone = kNoVersion;  // covers cells with an older version
+  std::vector<FamilyData> families;  // id ascending
+
+  bool empty() const { return tombstone == kNoVersion && families.empty(); }
+};
+
+// True when a tombstone of the row, family or column hides `cell`.
+bool IsCovered(const RowData& row, const FamilyData& family,
+               const ColumnData& column, const CellData& cell);
+
+// One stored row: key and encoded data in a single allocation.
+class RowRecord {
+ public:
+  RowRecord() = default;
+  RowRecord(std::string_view key, const RowData& row);
+
+  std::string_view key() const;
+  std::string_view encoded() const;
+  // Bytes of the allocation (key + encoded row + header).
+  size_t bytes() const;
+  bool valid() const { return data_ != nullptr; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+};
+
+// Appends the encoding of `row` to `out`.
+void EncodeRow(const RowData& row, std::string* out);
+// Size EncodeRow would produce.
+size_t EncodedSize(const RowData& row);
+// Decodes `encoded` (produced by EncodeRow). Aborts on corrupt input.
+RowData DecodeRow(std::string_view encoded);
+
+// A cell that no tombstone hides, as the read path sees it.
+struct LiveCell {
+  uint32_t family_id;
+  std::string_view qualifier;
+  int64_t timestamp_micros;
+  std::string_view value;
+};
+
+// Appends every live cell of `encoded` to `out`, in storage order (family id,
+// qualifier ascending, timestamp descending), without building a RowData.
+void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out);
+
+}  // namespace btsim::cluster
+
+#endif  // BTSIM_CLUSTER_ROW_CODEC_H_

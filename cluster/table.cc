@@ -1,0 +1,720 @@
+#include "cluster/table.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <utility>
+
+#include "base/check.h"
+#include "cluster/limits.h"
+
+namespace btsim::cluster {
+
+struct Table::FamilyEntry {
+  std::string name;
+  uint32_t id;
+  GcRule gc_rule;
+};
+
+namespace {
+
+std::string Field(size_t i, const char* rest) {
+  return "mutations[" + std::to_string(i) + "]" + rest;
+}
+
+Status ValidQualifier(std::string_view q, const std::string& field) {
+  if (static_cast<int64_t>(q.size()) > kMaxQualifierBytes) {
+    return InvalidArgument(field + ": column qualifier is " +
+                           std::to_string(q.size()) +
+                           " bytes; the limit is 16 KiB (16384 bytes)");
+  }
+  return OkStatus();
+}
+
+FamilyData& FindOrAddFamily(RowData& row, uint32_t id) {
+  auto it = std::lower_bound(
+      row.families.begin(), row.families.end(), id,
+      [](const FamilyData& f, uint32_t i) { return f.id < i; });
+  if (it == row.families.end() || it->id != id) {
+    it = row.families.insert(it, FamilyData{id, kNoVersion, {}});
+  }
+  return *it;
+}
+
+ColumnData& FindOrAddColumn(FamilyData& family, std::string_view qualifier) {
+  auto it = std::lower_bound(family.columns.begin(), family.columns.end(),
+                             qualifier,
+                             [](const ColumnData& c, std::string_view q) {
+                               return c.qualifier < q;
+                             });
+  if (it == family.columns.end() || it->qualifier != qualifier) {
+    it = family.columns.insert(it, ColumnData{qualifier, {}, {}});
+  }
+  return *it;
+}
+
+// Last-writer-wins upsert of one cell.
+void UpsertCell(ColumnData& column, int64_t ts, Version version,
+                std::string_view value) {
+  auto it = std::lower_bound(
+      column.cells.begin(), column.cells.end(), ts,
+      [](const CellData& c, int64_t t) { return c.timestamp_micros > t; });
+  if (it != column.cells.end() && it->timestamp_micros == ts) {
+    if (it->version < version) {
+      it->version = version;
+      it->value = value;
+    }
+    return;
+  }
+  column.cells.insert(it, CellData{ts, version, value});
+}
+
+void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
+                        Version version) {
+  for (ColumnTombstone& t : column.tombstones) {
+    if (t.start_micros == start && t.end_micros == end) {
+      t.version = std::max(t.version, version);
+      return;
+    }
+  }
+  column.tombstones.push_back(ColumnTombstone{start, end, version});
+}
+
+uint64_t DecodeBigEndian(std::string_view v) {
+  uint64_t x = 0;
+  for (unsigned char c : v) x = (x << 8) | c;
+  return x;
+}
+
+std::string EncodeBigEndian(uint64_t x) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<char>(x & 0xff);
+    x >>= 8;
+  }
+  return out;
+}
+
+// Orders intervals for a reversed scan: by end, descending.
+bool EndGreater(const Interval& a, const Interval& b) {
+  if (a.end.unbounded() != b.end.unbounded()) return a.end.unbounded();
+  if (a.end.unbounded()) return false;
+  if (int c = a.end.value.compare(b.end.value); c != 0) return c > 0;
+  return a.end.kind == Bound::Kind::kClosed &&
+         b.end.kind == Bound::Kind::kOpen;
+}
+
+}  // namespace
+
+Table::Table(std::string id, TableOptions options,
+             const std::vector<std::string>& splits)
+    : id_(std::move(id)), options_(options) {
+  std::set<std::string> keys(splits.begin(), splits.end());
+  keys.erase("");
+  std::string start;
+  bool pinned = false;
+  for (const std::string& k : keys) {
+    tablets_.push_back(std::make_unique<Tablet>(start, k, pinned));
+    start = k;
+    pinned = true;
+  }
+  tablets_.push_back(std::make_unique<Tablet>(start, "", pinned));
+}
+
+Table::~Table() = default;
+
+// ---------------------------------------------------------------- Schema
+
+std::vector<ColumnFamily> Table::Families() const {
+  std::vector<ColumnFamily> out;
+  for (const auto& [name, entry] : families_) {
+    out.push_back(ColumnFamily{name, entry->gc_rule});
+  }
+  return out;
+}
+
+bool Table::HasFamily(std::string_view name) const {
+  return FindFamily(name) != nullptr;
+}
+
+const Table::FamilyEntry* Table::FindFamily(std::string_view name) const {
+  auto it = families_.find(name);
+  return it == families_.end() ? nullptr : it->second.get();
+}
+
+const std::string* Table::FamilyNameById(uint32_t id) const {
+  if (id >= families_by_id_.size() || families_by_id_[id] == nullptr) {
+    return nullptr;
+  }
+  return &families_by_id_[id]->name;
+}
+
+Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
+  // Validate against a simulated schema first, so the change is atomic.
+  std::map<std::string, bool, std::less<>> exists;
+  for (const auto& [name, entry] : families_) exists[name] = true;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    const FamilyModification& m = mods[i];
+    const std::string field = "modifications[" + std::to_string(i) + "]";
+    const bool present = exists.count(m.name) > 0 && exists[m.name];
+    switch (m.kind) {
+      case FamilyModification::Kind::kCreate:
+        if (present) {
+          return AlreadyExists(field + ": column family '" + m.name +
+                               "' already exists in table '" + id_ + "'");
+        }
+        BTSIM_RETURN_IF_ERROR(m.gc_rule.Validate(field + ".create.gc_rule"));
+        exists[m.name] = true;
+        break;
+      case FamilyModification::Kind::kUpdate:
+        if (!present) {
+          return NotFound(field + ": column family '" + m.name +
+                          "' does not exist in table '" + id_ + "'");
+        }
+        BTSIM_RETURN_IF_ERROR(m.gc_rule.Validate(field + ".update.gc_rule"));
+        break;
+      case FamilyModification::Kind::kDrop:
+        if (!present) {
+          return NotFound(field + ": column family '" + m.name +
+                          "' does not exist in table '" + id_ + "'");
+        }
+        exists[m.name] = false;
+        break;
+    }
+  }
+  for (const FamilyModification& m : mods) {
+    switch (m.kind) {
+      case FamilyModification::Kind::kCreate: {
+        auto entry = std::make_unique<FamilyEntry>(FamilyEntry{
+            m.name, static_cast<uint32_t>(families_by_id_.size()),
+            m.gc_rule});
+        families_by_id_.push_back(entry.get());
+        families_[m.name] = std::move(entry);
+        break;
+      }
+      case FamilyModification::Kind::kUpdate:
+        families_[m.name]->gc_rule = m.gc_rule;
+        break;
+      case FamilyModification::Kind::kDrop: {
+        // The data stays until compaction, but is unreachable: family ids
+        // are never reused.
+        auto it = families_.find(m.name);
+        families_by_id_[it->second->id] = nullptr;
+        families_.erase(it);
+        break;
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// ---------------------------------------------------------------- Writes
+
+Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
+  if (static_cast<int64_t>(mutations.size()) > kMaxMutationsPerRequest) {
+    return InvalidArgument("mutations: " + std::to_string(mutations.size()) +
+                           " mutations; the limit is 100000 per request");
+  }
+  for (size_t i = 0; i < mutations.size(); ++i) {
+    const Mutation& m = mutations[i];
+    auto family_missing = [&](const std::string& family, const char* rest) {
+      return NotFound(Field(i, rest) + ": column family '" + family +
+                      "' does not exist in table '" + id_ + "'");
+    };
+    if (const auto* set = std::get_if<SetCell>(&m)) {
+      if (!HasFamily(set->family)) {
+        return family_missing(set->family, ".set_cell.family_name");
+      }
+      BTSIM_RETURN_IF_ERROR(ValidQualifier(
+          set->qualifier, Field(i, ".set_cell.column_qualifier")));
+      if (static_cast<int64_t>(set->value.size()) > kMaxCellValueBytes) {
+        return InvalidArgument(Field(i, ".set_cell.value") + ": value is " +
+                               std::to_string(set->value.size()) +
+                               " bytes; the cell limit is 100 MiB");
+      }
+      const int64_t ts = set->timestamp_micros;
+      if (ts != kServerTimestamp && (ts < 0 || ts % 1000 != 0)) {
+        return InvalidArgument(
+            Field(i, ".set_cell.timestamp_micros") + ": " +
+            std::to_string(ts) +
+            " is not a valid timestamp; use -1 (server time) or a "
+            "non-negative number of microseconds divisible by 1000 "
+            "(millisecond granularity)");
+      }
+    } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
+      if (!HasFamily(col->family)) {
+        return family_missing(col->family, ".delete_from_column.family_name");
+      }
+      BTSIM_RETURN_IF_ERROR(ValidQualifier(
+          col->qualifier, Field(i, ".delete_from_column.column_qualifier")));
+      if (col->start_micros < 0 || col->end_micros < 0) {
+        return InvalidArgument(Field(i, ".delete_from_column.time_range") +
+                               ": timestamps must not be negative");
+      }
+      if (col->end_micros != 0 && col->end_micros < col->start_micros) {
+        return InvalidArgument(Field(i, ".delete_from_column.time_range") +
+                               ": end_timestamp_micros is before "
+                               "start_timestamp_micros");
+      }
+    } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
+      if (!HasFamily(fam->family)) {
+        return family_missing(fam->family, ".delete_from_family.family_name");
+      }
+    }
+  }
+  return OkStatus();
+}
+
+namespace {
+
+Status ValidRowKey(std::string_view key) {
+  if (key.empty()) {
+    return InvalidArgument("row_key: row keys must not be empty");
+  }
+  if (static_cast<int64_t>(key.size()) > kMaxRowKeyBytes) {
+    return InvalidArgument("row_key: row key is " + std::to_string(key.size()) +
+                           " bytes; the limit is 4 KiB (4096 bytes)");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status Table::ApplyToRow(std::string_view key,
+                         std::span<const Mutation> mutations,
+                         const CommitContext& commit) {
+  const size_t ti = TabletIndex(key);
+  Tablet& tablet = *tablets_[ti];
+  const RowRecord* old = tablet.Find(key);
+  RowData row = old ? DecodeRow(old->encoded()) : RowData{};
+  for (size_t i = 0; i < mutations.size(); ++i) {
+    const Version version =
+        commit.version + (static_cast<Version>(i) << kOriginBits);
+    const Mutation& m = mutations[i];
+    if (const auto* set = std::get_if<SetCell>(&m)) {
+      const int64_t ts = set->timestamp_micros == kServerTimestamp
+                             ? commit.server_time_micros
+                             : set->timestamp_micros;
+      FamilyData& f = FindOrAddFamily(row, FindFamily(set->family)->id);
+      UpsertCell(FindOrAddColumn(f, set->qualifier), ts, version, set->value);
+    } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
+      FamilyData& f = FindOrAddFamily(row, FindFamily(col->family)->id);
+      AddColumnTombstone(FindOrAddColumn(f, col->qualifier), col->start_micros,
+                         col->end_micros, version);
+    } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
+      FamilyData& f = FindOrAddFamily(row, FindFamily(fam->family)->id);
+      f.tombstone = std::max(f.tombstone, version);
+    } else {
+      row.tombstone = std::max(row.tombstone, version);
+    }
+  }
+  const size_t size = EncodedSize(row) + key.size();
+  if (static_cast<int64_t>(size) > kMaxRowBytes) {
+    return InvalidArgument("row '" + std::string(key.substr(0, 64)) +
+                           "' would be " + std::to_string(size) +
+                           " bytes; the row limit is 256 MiB");
+  }
+  tablet.Put(RowRecord(key, row));
+  MaybeSplit(ti);
+  return OkStatus();
+}
+
+Status Table::MutateRow(std::string_view key,
+                        std::span<const Mutation> mutations,
+                        const CommitContext& commit) {
+  BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
+  if (mutations.empty()) {
+    return InvalidArgument("mutations: at least one mutation is required");
+  }
+  BTSIM_RETURN_IF_ERROR(ValidateMutations(mutations));
+  return ApplyToRow(key, mutations, commit);
+}
+
+Result<bool> Table::CheckAndMutateRow(std::string_view key,
+                                      const Filter* predicate,
+                                      std::span<const Mutation> if_true,
+                                      std::span<const Mutation> if_false,
+                                      const CommitContext& commit,
+                                      sim::Rng& rng) {
+  BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
+  if (static_cast<int64_t>(if_true.size() + if_false.size()) >
+      kMaxMutationsPerRequest) {
+    return InvalidArgument("true_mutations, false_mutations: " +
+                           std::to_string(if_true.size() + if_false.size()) +
+                           " mutations; the limit is 100000 per request");
+  }
+  if (Status s = ValidateMutations(if_true); !s.ok()) {
+    return Status(s.code(), "true_" + s.message());
+  }
+  if (Status s = ValidateMutations(if_false); !s.ok()) {
+    return Status(s.code(), "false_" + s.message());
+  }
+  bool matched = false;
+  if (const RowRecord* record = TabletFor(key).Find(key)) {
+    std::vector<LiveCell> scratch;
+    std::vector<CellView> cells;
+    LiveCells(*record, &scratch, &cells);
+    if (predicate == nullptr) {
+      matched = !cells.empty();
+    } else {
+      std::vector<CellView> out;
+      predicate->Apply(key, cells, rng, &out);
+      matched = !out.empty();
+    }
+  }
+  std::span<const Mutation> chosen = matched ? if_true : if_false;
+  if (!chosen.empty()) BTSIM_RETURN_IF_ERROR(ApplyToRow(key, chosen, commit));
+  return matched;
+}
+
+Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
+    std::string_view key, std::span<const ReadModifyWriteRule> rules,
+    const CommitContext& commit) {
+  BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
+  if (rules.empty()) {
+    return InvalidArgument("rules: at least one rule is required");
+  }
+  if (static_cast<int64_t>(rules.size()) > kMaxMutationsPerRequest) {
+    return InvalidArgument("rules: more than 100000 rules in one request");
+  }
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string field = "rules[" + std::to_string(i) + "]";
+    if (!HasFamily(rules[i].family)) {
+      return NotFound(field + ".family_name: column family '" +
+                      rules[i].family + "' does not exist in table '" + id_ +
+                      "'");
+    }
+    BTSIM_RETURN_IF_ERROR(
+        ValidQualifier(rules[i].qualifier, field + ".column_qualifier"));
+  }
+  std::vector<LiveCell> scratch;
+  std::vector<CellView> cells;
+  if (const RowRecord* record = TabletFor(key).Find(key)) {
+    LiveCells(*record, &scratch, &cells);
+  }
+  struct Current {
+    int64_t timestamp;
+    std::string value;
+    bool present;
+  };
+  // Ordered by (family, qualifier): the canonical output order.
+  std::map<std::pair<std::string, std::string>, Current> current;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const ReadModifyWriteRule& rule = rules[i];
+    auto [it, inserted] =
+        current.try_emplace({rule.family, rule.qualifier}, Current{});
+    Current& c = it->second;
+    if (inserted) {
+      c.timestamp = commit.server_time_micros;
+      c.present = false;
+      for (const CellView& cell : cells) {
+        if (cell.family == rule.family && cell.qualifier == rule.qualifier) {
+          c.timestamp = std::max(c.timestamp, cell.timestamp_micros);
+          c.value = std::string(cell.value);
+          c.present = true;
+          break;  // canonical order: the newest cell comes first
+        }
+      }
+    }
+    if (rule.kind == ReadModifyWriteRule::Kind::kAppend) {
+      c.value += rule.append_value;
+      if (static_cast<int64_t>(c.value.size()) > kMaxCellValueBytes) {
+        return InvalidArgument("rules[" + std::to_string(i) +
+                               "].append_value: the result would exceed the "
+                               "100 MiB cell limit");
+      }
+    } else {
+      if (c.present && c.value.size() != 8) {
+        return InvalidArgument(
+            "rules[" + std::to_string(i) +
+            "].increment_amount: cannot increment a " +
+            std::to_string(c.value.size()) +
+            "-byte value; increments need an 8-byte big-endian int64");
+      }
+      const uint64_t base = c.present ? DecodeBigEndian(c.value) : 0;
+      c.value = EncodeBigEndian(base +
+                                static_cast<uint64_t>(rule.increment_amount));
+    }
+    c.present = true;
+  }
+  std::vector<Mutation> writes;
+  std::vector<ModifiedCell> result;
+  for (auto& [column, c] : current) {
+    writes.push_back(SetCell{column.first, column.second, c.timestamp, c.value});
+    result.push_back(
+        ModifiedCell{column.first, column.second, c.timestamp, c.value});
+  }
+  BTSIM_RETURN_IF_ERROR(ApplyToRow(key, writes, commit));
+  return result;
+}
+
+void Table::DropRowRange(std::string_view prefix) {
+  const std::string end = PrefixSuccessor(prefix);
+  for (auto& tablet : tablets_) {
+    const size_t first = tablet->LowerBound(prefix);
+    const size_t last =
+        end.empty() ? tablet->size() : tablet->LowerBound(end);
+    if (first < last) tablet->EraseRange(first, last);
+  }
+}
+
+// ---------------------------------------------------------------- Reads
+
+void Table::LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
+                      std::vector<CellView>* out) const {
+  scratch->clear();
+  out->clear();
+  AppendLiveCells(record.encoded(), scratch);
+  bool sorted = true;
+  for (const LiveCell& c : *scratch) {
+    const std::string* family = FamilyNameById(c.family_id);
+    if (family == nullptr) continue;  // dropped family
+    if (!out->empty() && out->back().family != *family &&
+        *family < out->back().family) {
+      sorted = false;
+    }
+    out->push_back(
+        CellView{*family, c.qualifier, c.timestamp_micros, c.value, nullptr});
+  }
+  if (!sorted) {
+    std::stable_sort(out->begin(), out->end(),
+                     [](const CellView& a, const CellView& b) {
+                       return a.family < b.family;
+                     });
+  }
+}
+
+void Table::Read(const ReadOptions& options, sim::Rng& rng,
+                 const RowVisitor& visit) const {
+  std::vector<Interval> intervals =
+      options.rows ? options.rows->Normalized() : RowSet().Normalized();
+  if (options.reversed) {
+    std::stable_sort(intervals.begin(), intervals.end(), EndGreater);
+  }
+  // Rows already passed, in scan order: the resume point, then the last row
+  // visited (intervals may overlap).
+  std::string last = options.resume_after.value_or("");
+  bool have_last = options.resume_after.has_value();
+  std::vector<LiveCell> scratch;
+  std::vector<CellView> cells;
+  std::vector<CellView> filtered;
+
+  // Returns false to stop the whole read.
+  auto process = [&](const RowRecord& record) -> bool {
+    const std::string_view key = record.key();
+    if (have_last && (options.reversed ? key >= last : key <= last)) {
+      return true;
+    }
+    last.assign(key);
+    have_last = true;
+    LiveCells(record, &scratch, &cells);
+    if (cells.empty()) return true;
+    if (options.filter == nullptr) return visit(key, cells);
+    filtered.clear();
+    options.filter->Apply(key, cells, rng, &filtered);
+    if (filtered.empty()) return true;
+    return visit(key, filtered);
+  };
+
+  for (const Interval& interval : intervals) {
+    if (!options.reversed) {
+      size_t ti = 0;
+      size_t pos = 0;
+      if (!interval.start.unbounded()) {
+        ti = TabletIndex(interval.start.value);
+        pos = interval.start.kind == Bound::Kind::kClosed
+                  ? tablets_[ti]->LowerBound(interval.start.value)
+                  : tablets_[ti]->UpperBound(interval.start.value);
+      }
+      for (; ti < tablets_.size(); ++ti, pos = 0) {
+        const Tablet& t = *tablets_[ti];
+        bool past_end = false;
+        for (; pos < t.size(); ++pos) {
+          const RowRecord& r = t.row(pos);
+          if (!interval.end.AdmitsAsEnd(r.key())) {
+            past_end = true;
+            break;
+          }
+          if (!process(r)) return;
+        }
+        if (past_end) break;
+      }
+    } else {
+      size_t ti = tablets_.size() - 1;
+      size_t pos = tablets_[ti]->size();  // one past the row to visit
+      if (!interval.end.unbounded()) {
+        ti = TabletIndex(interval.end.value);
+        pos = interval.end.kind == Bound::Kind::kClosed
+                  ? tablets_[ti]->UpperBound(interval.end.value)
+                  : tablets_[ti]->LowerBound(interval.end.value);
+      }
+      while (true) {
+        const Tablet& t = *tablets_[ti];
+        bool past_start = false;
+        for (; pos > 0; --pos) {
+          const RowRecord& r = t.row(pos - 1);
+          if (!interval.start.AdmitsAsStart(r.key())) {
+            past_start = true;
+            break;
+          }
+          if (!process(r)) return;
+        }
+        if (past_start || ti == 0) break;
+        --ti;
+        pos = tablets_[ti]->size();
+      }
+    }
+  }
+}
+
+std::vector<KeySample> Table::SampleRowKeys() const {
+  std::vector<KeySample> out;
+  int64_t offset = 0;
+  for (size_t i = 0; i < tablets_.size(); ++i) {
+    offset += tablets_[i]->bytes();
+    if (i + 1 < tablets_.size()) {
+      out.push_back(KeySample{tablets_[i + 1]->start(), offset});
+    }
+  }
+  out.push_back(KeySample{"", offset});
+  return out;
+}
+
+// ---------------------------------------------------------------- Tablets
+
+size_t Table::TabletIndex(std::string_view key) const {
+  auto it = std::upper_bound(
+      tablets_.begin(), tablets_.end(), key,
+      [](std::string_view k, const std::unique_ptr<Tablet>& t) {
+        return k < t->start();
+      });
+  BTSIM_CHECK(it != tablets_.begin());
+  return static_cast<size_t>(it - tablets_.begin()) - 1;
+}
+
+Tablet& Table::TabletFor(std::string_view key) {
+  return *tablets_[TabletIndex(key)];
+}
+
+const Tablet& Table::TabletFor(std::string_view key) const {
+  return *tablets_[TabletIndex(key)];
+}
+
+void Table::MaybeSplit(size_t ti) {
+  Tablet& t = *tablets_[ti];
+  if (t.size() < 2) return;
+  if (t.bytes() <= options_.split_bytes &&
+      static_cast<int64_t>(t.size()) <= options_.split_rows) {
+    return;
+  }
+  // Split where half the bytes lie on each side.
+  size_t at = 0;
+  int64_t acc = 0;
+  while (at < t.size() && acc * 2 < t.bytes()) {
+    acc += static_cast<int64_t>(t.row(at).bytes());
+    ++at;
+  }
+  at = std::clamp<size_t>(at, 1, t.size() - 1);
+  auto right = std::make_unique<Tablet>(t.SplitAt(at));
+  tablets_.insert(tablets_.begin() + static_cast<ptrdiff_t>(ti) + 1,
+                  std::move(right));
+}
+
+void Table::MergeSmallTablets() {
+  const int64_t max_bytes = options_.split_bytes / options_.merge_divisor;
+  const int64_t max_rows = options_.split_rows / options_.merge_divisor;
+  size_t i = 0;
+  while (i + 1 < tablets_.size()) {
+    Tablet& a = *tablets_[i];
+    Tablet& b = *tablets_[i + 1];
+    if (!b.pinned() && a.bytes() + b.bytes() < max_bytes &&
+        static_cast<int64_t>(a.size() + b.size()) < max_rows) {
+      a.Absorb(std::move(b));
+      tablets_.erase(tablets_.begin() + static_cast<ptrdiff_t>(i) + 1);
+    } else {
+      ++i;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- Compaction
+
+void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
+  for (auto& tablet_ptr : tablets_) {
+    Tablet& tablet = *tablet_ptr;
+    bool any_removed = false;
+    for (size_t i = 0; i < tablet.size(); ++i) {
+      const RowRecord& record = tablet.row(i);
+      RowData row = DecodeRow(record.encoded());
+      bool changed = false;
+      RowData out;
+      out.tombstone = row.tombstone > tombstone_horizon ? row.tombstone
+                                                        : kNoVersion;
+      changed |= out.tombstone != row.tombstone;
+      for (FamilyData& f : row.families) {
+        const FamilyEntry* entry =
+            f.id < families_by_id_.size() ? families_by_id_[f.id] : nullptr;
+        if (entry == nullptr) {
+          changed = true;
+          continue;
+        }
+        FamilyData nf{f.id, f.tombstone > tombstone_horizon ? f.tombstone
+                                                            : kNoVersion,
+                      {}};
+        changed |= nf.tombstone != f.tombstone;
+        for (ColumnData& c : f.columns) {
+          ColumnData nc{c.qualifier, {}, {}};
+          int64_t index = 0;
+          for (const CellData& cell : c.cells) {
+            if (IsCovered(row, f, c, cell)) {
+              changed = true;
+              continue;
+            }
+            if (entry->gc_rule.Deletes(index++, cell.timestamp_micros,
+                                       now_micros)) {
+              changed = true;
+              continue;
+            }
+            nc.cells.push_back(cell);
+          }
+          for (const ColumnTombstone& t : c.tombstones) {
+            if (t.version > tombstone_horizon) {
+              nc.tombstones.push_back(t);
+            } else {
+              changed = true;
+            }
+          }
+          if (!nc.cells.empty() || !nc.tombstones.empty()) {
+            nf.columns.push_back(std::move(nc));
+          }
+        }
+        if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
+          out.families.push_back(std::move(nf));
+        } else if (!f.columns.empty() || f.tombstone != kNoVersion) {
+          changed = true;
+        }
+      }
+      if (out.empty()) {
+        tablet.Rewrite(i, RowRecord());
+        any_removed = true;
+      } else if (changed) {
+        tablet.Rewrite(i, RowRecord(record.key(), out));
+      }
+    }
+    if (any_removed) tablet.DropInvalid();
+  }
+  MergeSmallTablets();
+  for (size_t i = 0; i < tablets_.size(); ++i) MaybeSplit(i);
+}
+
+TableStats Table::Stats() const {
+  TableStats s;
+  for (const auto& t : tablets_) {
+    s.rows += static_cast<int64_t>(t->size());
+    s.bytes += t->bytes();
+  }
+  s.tablets = static_cast<int64_t>(tablets_.size());
+  return s;
+}
+
+}  // namespace btsim::cluster

@@ -1,0 +1,170 @@
+// Table: one table of one cluster — its schema (column families and GC
+// rules) and its rows, split into tablets. Implements Bigtable's row
+// operations; every operation on one row is atomic (validated in full before
+// anything changes). Commit versions and server time come from the caller
+// (Cluster). Not thread-safe: the owner serialises access.
+#ifndef BTSIM_CLUSTER_TABLE_H_
+#define BTSIM_CLUSTER_TABLE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "cluster/cell_view.h"
+#include "cluster/filter.h"
+#include "cluster/gc_rule.h"
+#include "cluster/mutation.h"
+#include "cluster/row_set.h"
+#include "cluster/tablet.h"
+#include "cluster/version.h"
+#include "sim/rng.h"
+
+namespace btsim::cluster {
+
+struct TableOptions {
+  // A tablet splits when it holds more than this many bytes or rows...
+  int64_t split_bytes = 16 << 20;
+  int64_t split_rows = 16 * 1024;
+  // ...and two neighbours merge at compaction when together they hold less
+  // than a quarter of both limits (never across a user-requested split).
+  int64_t merge_divisor = 4;
+};
+
+struct ColumnFamily {
+  std::string name;
+  GcRule gc_rule;
+};
+
+// One step of ModifyColumnFamilies.
+struct FamilyModification {
+  enum class Kind { kCreate, kUpdate, kDrop };
+  std::string name;
+  Kind kind = Kind::kCreate;
+  GcRule gc_rule;  // kCreate, kUpdate
+};
+
+// When and as whom a write commits. Mutation i of a request commits at
+// version + (i << kOriginBits), so later mutations of one request order
+// after earlier ones.
+struct CommitContext {
+  Version version = 0;
+  int64_t server_time_micros = 0;  // a multiple of 1000
+};
+
+struct ReadOptions {
+  const RowSet* rows = nullptr;    // null: all rows
+  const Filter* filter = nullptr;  // null: pass all
+  bool reversed = false;
+  // Skip rows up to and including this key (in scan order): resumes a read.
+  std::optional<std::string> resume_after;
+};
+
+// Receives one output row; return false to stop the read. Views are valid
+// only during the call.
+using RowVisitor =
+    std::function<bool(std::string_view key, std::span<const CellView> cells)>;
+
+// A cell written by ReadModifyWriteRow.
+struct ModifiedCell {
+  std::string family;
+  std::string qualifier;
+  int64_t timestamp_micros;
+  std::string value;
+};
+
+struct KeySample {
+  std::string row_key;  // "" for the end of the table
+  int64_t offset_bytes;
+};
+
+struct TableStats {
+  int64_t rows = 0;  // stored rows, including rows holding only tombstones
+  int64_t bytes = 0;
+  int64_t tablets = 0;
+};
+
+class Table {
+ public:
+  // `splits` are the initial split keys (any order, duplicates ignored).
+  Table(std::string id, TableOptions options,
+        const std::vector<std::string>& splits);
+  ~Table();
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+
+  const std::string& id() const { return id_; }
+
+  // ---- Schema ----
+  // Families sorted by name.
+  std::vector<ColumnFamily> Families() const;
+  bool HasFamily(std::string_view name) const;
+  // Applies every modification in order, or none: NOT_FOUND, ALREADY_EXISTS
+  // or INVALID_ARGUMENT (naming `modifications[i]`) when one is invalid.
+  Status ModifyColumnFamilies(std::span<const FamilyModification> mods);
+
+  // ---- Writes ----
+  // INVALID_ARGUMENT / NOT_FOUND when a mutation is invalid, naming
+  // `mutations[i]`; then nothing changes.
+  Status ValidateMutations(std::span<const Mutation> mutations) const;
+  // Applies mutations atomically (validates first).
+  Status MutateRow(std::string_view key, std::span<const Mutation> mutations,
+                   const CommitContext& commit);
+  // Evaluates `predicate` (null: "row has any cell") on the row, then applies
+  // the matching list. Returns whether the predicate matched.
+  Result<bool> CheckAndMutateRow(std::string_view key, const Filter* predicate,
+                                 std::span<const Mutation> if_true,
+                                 std::span<const Mutation> if_false,
+                                 const CommitContext& commit, sim::Rng& rng);
+  // Applies the rules in order; returns the final value of each modified
+  // column, in canonical order.
+  Result<std::vector<ModifiedCell>> ReadModifyWriteRow(
+      std::string_view key, std::span<const ReadModifyWriteRule> rules,
+      const CommitContext& commit);
+  // Removes every row starting with `prefix` ("" = every row) at once.
+  void DropRowRange(std::string_view prefix);
+
+  // ---- Reads ----
+  void Read(const ReadOptions& options, sim::Rng& rng,
+            const RowVisitor& visit) const;
+  std::vector<KeySample> SampleRowKeys() const;
+
+  // ---- Maintenance ----
+  // Rewrites every row: drops cells hidden by tombstones, tombstones with
+  // version <= `tombstone_horizon`, data of dropped families, and cells the
+  // GC rules delete at `now_micros`; then merges small tablets.
+  void Compact(int64_t now_micros, Version tombstone_horizon);
+
+  TableStats Stats() const;
+
+ private:
+  struct FamilyEntry;
+  Tablet& TabletFor(std::string_view key);
+  const Tablet& TabletFor(std::string_view key) const;
+  size_t TabletIndex(std::string_view key) const;
+  const std::string* FamilyNameById(uint32_t id) const;
+  const FamilyEntry* FindFamily(std::string_view name) const;
+  // Live cells of a stored row, in canonical order, into `*out`.
+  void LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
+                 std::vector<CellView>* out) const;
+  Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
+                    const CommitContext& commit);
+  void MaybeSplit(size_t tablet_index);
+  void MergeSmallTablets();
+
+  std::string id_;
+  TableOptions options_;
+  std::map<std::string, std::unique_ptr<FamilyEntry>, std::less<>> families_;
+  std::vector<const FamilyEntry*> families_by_id_;  // null once dropped
+  std::vector<std::unique_ptr<Tablet>> tablets_;    // sorted by start
+};
+
+}  // namespace btsim::cluster
+
+#endif  // BTSIM_CLUSTER_TABLE_H_

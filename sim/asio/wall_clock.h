@@ -1,0 +1,23 @@
+// WallClock: the real-time Clock used by `btsim serve`. Lives outside the
+// deterministic core; reads the system clock and never goes backwards.
+#ifndef BTSIM_SIM_ASIO_WALL_CLOCK_H_
+#define BTSIM_SIM_ASIO_WALL_CLOCK_H_
+
+#include <atomic>
+
+#include "sim/clock.h"
+
+namespace btsim::sim {
+
+// Thread-safe.
+class WallClock : public Clock {
+ public:
+  Nanos Now() const override;
+
+ private:
+  mutable std::atomic<int64_t> last_{0};
+};
+
+}  // namespace btsim::sim
+
+#endif  // BTSIM_SIM_ASIO_WALL_CLOCK_H_
