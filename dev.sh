@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One entry point for the README's Quick start and for CI.
+#   ./dev.sh demo      install what is missing, build, run the main job
+#   ./dev.sh test      install what is missing, build, run the whole suite
+#   ./dev.sh build     install what is missing and build
+#   ./dev.sh sanitize  build with ASan + UBSan in build-asan/ and run the suite
+set -euo pipefail
+cd "$(dirname "$0")"
+
+jobs=2
+
+build() {  # build DIR [extra cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+}
+
+case "${1:-}" in
+  demo)
+    scripts/install-deps.sh
+    build build
+    scripts/demo.sh build/btsim
+    ;;
+  test)
+    scripts/install-deps.sh
+    build build
+    ctest --test-dir build -j"$jobs" --output-on-failure
+    ;;
+  build)
+    scripts/install-deps.sh
+    build build
+    ;;
+  sanitize)
+    scripts/install-deps.sh
+    build build-asan -DBTSIM_SANITIZE=ON -DBTSIM_BENCH=OFF
+    ctest --test-dir build-asan -j"$jobs" --output-on-failure
+    ;;
+  *)
+    echo "usage: $0 demo|test|build|sanitize" >&2
+    exit 2
+    ;;
+esac
