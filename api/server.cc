@@ -4,6 +4,7 @@
 #include "api/bigtable_service.h"
 #include "api/instance_registry.h"
 #include "api/table_admin_service.h"
+#include "api/unimplemented_service.h"
 #include "sim/asio/wall_clock.h"
 
 namespace btsim::api {
@@ -23,6 +24,7 @@ struct Server::State {
   InstanceRegistry registry;
   BigtableService data;
   TableAdminService table_admin;
+  UnimplementedService unimplemented;
   std::unique_ptr<grpc::Server> server;
   std::thread compactor;
   std::mutex mu;
@@ -45,6 +47,7 @@ Result<int> Server::Start() {
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(&state_->data);
   builder.RegisterService(&state_->table_admin);
+  builder.RegisterCallbackGenericService(&state_->unimplemented);
   state_->server = builder.BuildAndStart();
   if (!state_->server || port == 0) {
     state_->server.reset();

@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
       "btsim: a simulator and emulator of a replicated Cloud Bigtable "
       "instance"};
   app.require_subcommand(1);
+  // Top-level --help lists every subcommand with all of its flags.
+  app.set_help_flag();
+  app.set_help_all_flag("-h,--help", "Print help for every subcommand and exit");
 
   btsim::api::ServerOptions serve_options;
   std::string compaction = "5s";
