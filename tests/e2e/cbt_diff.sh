@@ -46,11 +46,9 @@
 # missing table: NotFound; createtable of an existing table: AlreadyExists)
 # are diffed (code only) AND asserted on btsim directly.
 #
-# TODO(gc): once btsim has a documented way to force compaction (e.g. a
-#   `serve --compaction-interval 0.2s` flag), add a section that sets
-#   `maxversions=1 or maxage=1d` on a family with old multi-version data,
-#   waits, and asserts that btsim's read shows only the newest cell (and, for
-#   an `and` rule, asserts btsim's result without comparing to the emulator).
+#   E6a/b btsim runs with --compaction-interval 300ms; after an intersection
+#   rule (`maxversions=1 and maxage=1d`) on old multi-version data and a
+#   short wait, btsim must keep only the newest cell (the emulator keeps all).
 set -u -o pipefail
 
 CBTEMULATOR=${CBTEMULATOR:-/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator}
@@ -113,7 +111,10 @@ wait_listening() {  # wait_listening PID PORT: 0 up, 1 process exited, 2 timeout
   return 2
 }
 launch_emulator() { "$CBTEMULATOR" -host 127.0.0.1 -port "$1" >"$2" 2>&1 & }
-launch_btsim() { "$BTSIM" serve --host 127.0.0.1 --port "$1" >"$2" 2>&1 & }
+# btsim compacts every 300 ms so that the E6 checks can see GC rules act.
+launch_btsim() {
+  "$BTSIM" serve --host 127.0.0.1 --port "$1" --compaction-interval 300ms >"$2" 2>&1 &
+}
 # start NAME LAUNCHER LOG PIDVAR PORTVAR [EXCLUDE_PORT]: start a server, wait
 # until it accepts connections (3 attempts if it exits early, e.g. on a bind
 # error), and store its pid and port in PIDVAR and PORTVAR.
@@ -427,6 +428,14 @@ expect_bt E4 1 "deletefamily of a missing family fails with NotFound/InvalidArgu
 on_both deletecolumn exc r1 nofam x
 expect_bt E5 1 "deletecolumn in a missing family fails with NotFound/InvalidArgument" \
   'code = (NotFound|InvalidArgument)'
+on_both set exc r3 cf:c=old1@$T0
+on_both set exc r3 cf:c=old2@$((T0 + 1000))
+on_both set exc r3 cf:c=newest@$((T0 + 2000))
+on_both setgcpolicy exc cf maxversions=1 and maxage=1d
+sleep 1.5
+on_both lookup exc r3
+expect_bt E6a 1 "an intersection GC rule keeps the newest cell" 'newest'
+expect_bt E6b 1 "... and removes the older ones at compaction" '!' 'old1|old2'
 on_both deletetable exc
 expect_bt cleanup 0 "deletetable exc succeeds" '^\[exit 0\]$'
 
