@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "cluster/cluster.h"  // ValidateFamilyName
 #include "cluster/limits.h"
 
 namespace btsim::cluster {
@@ -159,6 +160,7 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
     const bool present = exists.count(m.name) > 0 && exists[m.name];
     switch (m.kind) {
       case FamilyModification::Kind::kCreate:
+        BTSIM_RETURN_IF_ERROR(ValidateFamilyName(m.name, field + ".id"));
         if (present) {
           return AlreadyExists(field + ": column family '" + m.name +
                                "' already exists in table '" + id_ + "'");

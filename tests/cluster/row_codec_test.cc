@@ -1,0 +1,363 @@
+#include "cluster/row_codec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/version.h"
+#include "sim/rng.h"
+
+namespace btsim::cluster {
+namespace {
+
+using ::testing::IsEmpty;
+
+// Deep comparison of two decoded rows (RowData has no operator==).
+void ExpectSameRow(const RowData& a, const RowData& b) {
+  EXPECT_EQ(a.tombstone, b.tombstone);
+  ASSERT_EQ(a.families.size(), b.families.size());
+  for (size_t f = 0; f < a.families.size(); ++f) {
+    const FamilyData& fa = a.families[f];
+    const FamilyData& fb = b.families[f];
+    EXPECT_EQ(fa.id, fb.id);
+    EXPECT_EQ(fa.tombstone, fb.tombstone);
+    ASSERT_EQ(fa.columns.size(), fb.columns.size());
+    for (size_t c = 0; c < fa.columns.size(); ++c) {
+      const ColumnData& ca = fa.columns[c];
+      const ColumnData& cb = fb.columns[c];
+      EXPECT_EQ(ca.qualifier, cb.qualifier);
+      ASSERT_EQ(ca.tombstones.size(), cb.tombstones.size());
+      for (size_t t = 0; t < ca.tombstones.size(); ++t) {
+        EXPECT_EQ(ca.tombstones[t].start_micros, cb.tombstones[t].start_micros);
+        EXPECT_EQ(ca.tombstones[t].end_micros, cb.tombstones[t].end_micros);
+        EXPECT_EQ(ca.tombstones[t].version, cb.tombstones[t].version);
+      }
+      ASSERT_EQ(ca.cells.size(), cb.cells.size());
+      for (size_t k = 0; k < ca.cells.size(); ++k) {
+        EXPECT_EQ(ca.cells[k].timestamp_micros, cb.cells[k].timestamp_micros);
+        EXPECT_EQ(ca.cells[k].version, cb.cells[k].version);
+        EXPECT_EQ(ca.cells[k].value, cb.cells[k].value);
+      }
+    }
+  }
+}
+
+RowData RoundTrip(const RowData& row, std::string* storage) {
+  storage->clear();
+  EncodeRow(row, storage);
+  return DecodeRow(*storage);
+}
+
+std::vector<LiveCell> Live(const RowData& row, std::string* storage) {
+  storage->clear();
+  EncodeRow(row, storage);
+  std::vector<LiveCell> out;
+  AppendLiveCells(*storage, &out);
+  return out;
+}
+
+TEST(RowCodecTest, EmptyRowRoundTrips) {
+  RowData row;
+  EXPECT_TRUE(row.empty());
+  std::string storage;
+  RowData back = RoundTrip(row, &storage);
+  EXPECT_TRUE(back.empty());
+  EXPECT_EQ(storage.size(), EncodedSize(row));
+  EXPECT_EQ(storage.size(), 2u);  // two zero varints
+}
+
+TEST(RowCodecTest, RowWithOnlyATombstoneIsNotEmpty) {
+  RowData row;
+  row.tombstone = MakeVersion(5, 1);
+  EXPECT_FALSE(row.empty());
+  std::string storage;
+  EXPECT_EQ(RoundTrip(row, &storage).tombstone, MakeVersion(5, 1));
+}
+
+TEST(RowCodecTest, RoundTripPreservesEveryField) {
+  const Version big = MakeVersion(1'700'000'000'000'000, 3);
+  RowData row;
+  row.tombstone = big;
+  row.families.push_back(FamilyData{
+      0,
+      big + 256,
+      {ColumnData{"a",
+                  {ColumnTombstone{0, 0, big + 512},
+                   ColumnTombstone{3000, 9000, big + 768}},
+                  {CellData{1'700'000'000'000'000, big + 1024, "newest"},
+                   CellData{5000, big + 1, "older"}, CellData{0, 7, "zero"}}},
+       ColumnData{"b", {}, {CellData{1000, 1, "x"}}}}});
+  row.families.push_back(FamilyData{
+      7, kNoVersion, {ColumnData{"q", {}, {CellData{2000, 9, ""}}}}});
+  std::string storage;
+  RowData back = RoundTrip(row, &storage);
+  ExpectSameRow(row, back);
+  EXPECT_EQ(storage.size(), EncodedSize(row));
+}
+
+TEST(RowCodecTest, BinaryQualifiersAndValuesWithNulBytesRoundTrip) {
+  const std::string qualifier("q\0\xff\x01", 4);
+  const std::string value("\0\0\xfe\0v\0", 6);
+  const std::string empty_qualifier;
+  RowData row;
+  row.families.push_back(
+      FamilyData{1,
+                 kNoVersion,
+                 {ColumnData{empty_qualifier, {}, {CellData{1000, 1, value}}},
+                  ColumnData{qualifier, {}, {CellData{2000, 2, ""}}}}});
+  std::string storage;
+  RowData back = RoundTrip(row, &storage);
+  ASSERT_EQ(back.families.size(), 1u);
+  ASSERT_EQ(back.families[0].columns.size(), 2u);
+  EXPECT_EQ(back.families[0].columns[0].qualifier, "");
+  EXPECT_EQ(back.families[0].columns[0].cells[0].value, value);
+  EXPECT_EQ(back.families[0].columns[0].cells[0].value.size(), 6u);
+  EXPECT_EQ(back.families[0].columns[1].qualifier, qualifier);
+  EXPECT_EQ(back.families[0].columns[1].qualifier.size(), 4u);
+  EXPECT_EQ(back.families[0].columns[1].cells[0].value, "");
+}
+
+TEST(RowCodecTest, ManyVersionsRoundTripInOrder) {
+  std::vector<std::string> values;
+  for (int i = 0; i < 2000; ++i) values.push_back("v" + std::to_string(i));
+  RowData row;
+  FamilyData family{2, kNoVersion, {ColumnData{"col", {}, {}}}};
+  for (int i = 0; i < 2000; ++i) {
+    family.columns[0].cells.push_back(
+        CellData{(2000 - i) * int64_t{1000}, MakeVersion(i, 0), values[i]});
+  }
+  row.families.push_back(family);
+  std::string storage;
+  RowData back = RoundTrip(row, &storage);
+  ExpectSameRow(row, back);
+  std::vector<LiveCell> live;
+  AppendLiveCells(storage, &live);
+  ASSERT_EQ(live.size(), 2000u);
+  EXPECT_EQ(live.front().timestamp_micros, 2'000'000);
+  EXPECT_EQ(live.back().timestamp_micros, 1000);
+  EXPECT_EQ(live.back().value, "v1999");
+}
+
+TEST(RowCodecTest, EncodeRowAppendsToExistingBytes) {
+  RowData row;
+  row.families.push_back(FamilyData{
+      0, kNoVersion, {ColumnData{"c", {}, {CellData{1000, 1, "v"}}}}});
+  std::string storage = "prefix";
+  EncodeRow(row, &storage);
+  EXPECT_EQ(storage.substr(0, 6), "prefix");
+  EXPECT_EQ(storage.size(), 6 + EncodedSize(row));
+  ExpectSameRow(row, DecodeRow(std::string_view(storage).substr(6)));
+}
+
+TEST(RowCodecTest, RowRecordHoldsBinaryKeyAndEncoding) {
+  const std::string key("k\0\xff", 3);
+  RowData row;
+  row.families.push_back(FamilyData{
+      0, kNoVersion, {ColumnData{"c", {}, {CellData{1000, 1, "value"}}}}});
+  RowRecord record(key, row);
+  ASSERT_TRUE(record.valid());
+  EXPECT_EQ(record.key(), key);
+  std::string expected;
+  EncodeRow(row, &expected);
+  EXPECT_EQ(record.encoded(), expected);
+  EXPECT_EQ(record.bytes(), 8 + key.size() + expected.size());
+  EXPECT_FALSE(RowRecord().valid());
+}
+
+TEST(RowCodecTest, RowRecordOutlivesTheRowDataItWasBuiltFrom) {
+  RowRecord record;
+  {
+    std::string value(1000, 'x');
+    RowData row;
+    row.families.push_back(FamilyData{
+        0, kNoVersion, {ColumnData{"c", {}, {CellData{0, 1, value}}}}});
+    record = RowRecord("key", row);
+  }
+  RowData back = DecodeRow(record.encoded());
+  EXPECT_EQ(back.families[0].columns[0].cells[0].value, std::string(1000, 'x'));
+}
+
+RowData ThreeFamilies() {
+  RowData row;
+  for (uint32_t id : {0u, 1u, 2u}) {
+    FamilyData f{id, kNoVersion, {}};
+    f.columns.push_back(
+        ColumnData{"c",
+                   {},
+                   {CellData{3000, MakeVersion(30, 0), "new"},
+                    CellData{2000, MakeVersion(20, 0), "mid"},
+                    CellData{1000, MakeVersion(10, 0), "old"}}});
+    row.families.push_back(std::move(f));
+  }
+  return row;
+}
+
+TEST(RowCodecTest, AppendLiveCellsWithoutTombstonesReturnsAllInStorageOrder) {
+  std::string storage;
+  std::vector<LiveCell> live = Live(ThreeFamilies(), &storage);
+  ASSERT_EQ(live.size(), 9u);
+  for (size_t i = 0; i < live.size(); ++i) {
+    EXPECT_EQ(live[i].family_id, i / 3);
+    EXPECT_EQ(live[i].qualifier, "c");
+    EXPECT_EQ(live[i].timestamp_micros, 3000 - 1000 * int64_t(i % 3));
+  }
+}
+
+TEST(RowCodecTest, AppendLiveCellsHonoursRowTombstone) {
+  RowData row = ThreeFamilies();
+  row.tombstone = MakeVersion(20, 0);  // hides only version 10 (strictly older)
+  std::string storage;
+  std::vector<LiveCell> live = Live(row, &storage);
+  ASSERT_EQ(live.size(), 6u);
+  for (const LiveCell& c : live) EXPECT_NE(c.value, "old");
+}
+
+TEST(RowCodecTest, AppendLiveCellsHonoursFamilyTombstone) {
+  RowData row = ThreeFamilies();
+  row.families[1].tombstone = MakeVersion(31, 0);
+  std::string storage;
+  std::vector<LiveCell> live = Live(row, &storage);
+  ASSERT_EQ(live.size(), 6u);
+  for (const LiveCell& c : live) EXPECT_NE(c.family_id, 1u);
+}
+
+TEST(RowCodecTest, AppendLiveCellsHonoursColumnTombstoneRangeAndVersion) {
+  RowData row = ThreeFamilies();
+  // [2000, 3000): covers only the 2000 cell (start inclusive, end exclusive).
+  row.families[0].columns[0].tombstones.push_back(
+      ColumnTombstone{2000, 3000, MakeVersion(40, 0)});
+  // Unbounded end, but an older version than every cell: covers nothing.
+  row.families[1].columns[0].tombstones.push_back(
+      ColumnTombstone{0, 0, MakeVersion(5, 0)});
+  // Unbounded end from 2000 at a version between the cells': covers "mid".
+  row.families[2].columns[0].tombstones.push_back(
+      ColumnTombstone{2000, 0, MakeVersion(25, 0)});
+  std::string storage;
+  std::vector<LiveCell> live = Live(row, &storage);
+  std::vector<std::pair<uint32_t, std::string>> got;
+  for (const LiveCell& c : live) got.emplace_back(c.family_id, c.value);
+  EXPECT_EQ(got, (std::vector<std::pair<uint32_t, std::string>>{{0, "new"},
+                                                                {0, "old"},
+                                                                {1, "new"},
+                                                                {1, "mid"},
+                                                                {1, "old"},
+                                                                {2, "new"},
+                                                                {2, "old"}}));
+}
+
+TEST(RowCodecTest, AppendLiveCellsHandlesManyColumnTombstones) {
+  RowData row;
+  FamilyData f{0, kNoVersion, {ColumnData{"c", {}, {}}}};
+  for (int i = 9; i >= 0; --i) {
+    f.columns[0].cells.push_back(
+        CellData{i * int64_t{1000}, MakeVersion(1, 0), "v"});
+  }
+  // Six tombstones (more than the inline buffer), each covering one even ts.
+  for (int i = 0; i < 10; i += 2) {
+    f.columns[0].tombstones.push_back(ColumnTombstone{
+        i * int64_t{1000}, i * int64_t{1000} + 1000, MakeVersion(2, 0)});
+  }
+  f.columns[0].tombstones.push_back(
+      ColumnTombstone{100000, 0, MakeVersion(2, 0)});
+  row.families.push_back(f);
+  std::string storage;
+  std::vector<LiveCell> live = Live(row, &storage);
+  std::vector<int64_t> ts;
+  for (const LiveCell& c : live) ts.push_back(c.timestamp_micros);
+  EXPECT_EQ(ts, (std::vector<int64_t>{9000, 7000, 5000, 3000, 1000}));
+}
+
+TEST(RowCodecTest, IsCoveredAgreesWithAppendLiveCellsOnRandomRows) {
+  sim::Rng rng(2024);
+  std::vector<std::string> values = {"a", "b", "", std::string("\0", 1)};
+  for (int iter = 0; iter < 300; ++iter) {
+    RowData row;
+    row.tombstone = rng.Bernoulli(0.3) ? rng.Uniform(50) : kNoVersion;
+    const int families = static_cast<int>(rng.Uniform(3));
+    for (int f = 0; f < families; ++f) {
+      FamilyData fd{static_cast<uint32_t>(f * 2),
+                    rng.Bernoulli(0.3) ? rng.Uniform(50) : kNoVersion,
+                    {}};
+      static const char* kQualifiers[] = {"", "a", "b"};
+      for (const char* q : kQualifiers) {
+        if (rng.Bernoulli(0.4)) continue;
+        ColumnData cd{q, {}, {}};
+        const int tombstones = static_cast<int>(rng.Uniform(7));
+        for (int t = 0; t < tombstones; ++t) {
+          const int64_t start = int64_t(rng.Uniform(6)) * 1000;
+          const int64_t end =
+              rng.Bernoulli(0.3) ? 0 : start + int64_t(rng.Uniform(4)) * 1000;
+          cd.tombstones.push_back(ColumnTombstone{start, end, rng.Uniform(50)});
+        }
+        for (int64_t ts = 5000; ts >= 0; ts -= 1000) {
+          if (rng.Bernoulli(0.5)) {
+            cd.cells.push_back(
+                CellData{ts, rng.Uniform(50), values[rng.Uniform(4)]});
+          }
+        }
+        fd.columns.push_back(std::move(cd));
+      }
+      row.families.push_back(std::move(fd));
+    }
+    std::vector<LiveCell> expected;
+    for (const FamilyData& f : row.families) {
+      for (const ColumnData& c : f.columns) {
+        for (const CellData& cell : c.cells) {
+          if (!IsCovered(row, f, c, cell)) {
+            expected.push_back(
+                LiveCell{f.id, c.qualifier, cell.timestamp_micros, cell.value});
+          }
+        }
+      }
+    }
+    std::string storage;
+    std::vector<LiveCell> live = Live(row, &storage);
+    ASSERT_EQ(live.size(), expected.size()) << "iteration " << iter;
+    for (size_t i = 0; i < live.size(); ++i) {
+      EXPECT_EQ(live[i].family_id, expected[i].family_id);
+      EXPECT_EQ(live[i].qualifier, expected[i].qualifier);
+      EXPECT_EQ(live[i].timestamp_micros, expected[i].timestamp_micros);
+      EXPECT_EQ(live[i].value, expected[i].value);
+    }
+  }
+}
+
+TEST(RowCodecTest, IsCoveredUsesStrictlyOlderVersions) {
+  RowData row;
+  FamilyData f{0, kNoVersion, {}};
+  ColumnData c{"c", {ColumnTombstone{0, 0, 100}}, {}};
+  const CellData same{1000, 100, "v"};
+  const CellData older{1000, 99, "v"};
+  EXPECT_FALSE(IsCovered(row, f, c, same));
+  EXPECT_TRUE(IsCovered(row, f, c, older));
+  ColumnData none{"c", {}, {}};
+  row.tombstone = 100;
+  EXPECT_FALSE(IsCovered(row, f, none, same));
+  EXPECT_TRUE(IsCovered(row, f, none, older));
+  row.tombstone = kNoVersion;
+  f.tombstone = 100;
+  EXPECT_FALSE(IsCovered(row, f, none, same));
+  EXPECT_TRUE(IsCovered(row, f, none, older));
+}
+
+TEST(RowCodecDeathTest, DecodeRowAbortsOnTruncatedInput) {
+  RowData row = ThreeFamilies();
+  std::string storage;
+  EncodeRow(row, &storage);
+  EXPECT_DEATH(
+      DecodeRow(std::string_view(storage).substr(0, storage.size() - 1)),
+      "truncated row encoding");
+  EXPECT_DEATH(DecodeRow(storage + "x"), "trailing bytes");
+}
+
+TEST(RowCodecTest, EmptyLiveCellsForEmptyRow) {
+  std::string storage;
+  EXPECT_THAT(Live(RowData{}, &storage), IsEmpty());
+}
+
+}  // namespace
+}  // namespace btsim::cluster

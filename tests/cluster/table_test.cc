@@ -1,0 +1,616 @@
+// Tests of Table used directly: schema changes, tablets (split, merge,
+// samples), DropRowRange, compaction with an explicit tombstone horizon, and
+// the last-writer-wins rules replication relies on.
+#include "cluster/table.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/version.h"
+#include "sim/rng.h"
+#include "tests/cluster/engine_test_util.h"
+
+namespace btsim::cluster {
+namespace {
+
+using test_util::Cell;
+using test_util::CreateFamily;
+using test_util::DelCol;
+using test_util::DelFam;
+using test_util::DelRow;
+using test_util::DropFamily;
+using test_util::Keys;
+using test_util::Row;
+using test_util::Set;
+using test_util::UpdateFamily;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr int64_t kNowMicros = 1'700'000'000'000'000;
+
+// Drives a Table directly, handing out commit versions like a Cluster would.
+class TableTest : public ::testing::Test {
+ protected:
+  explicit TableTest(TableOptions options = {},
+                     std::vector<std::string> splits = {})
+      : table_("t", options, splits) {
+    const FamilyModification mods[] = {CreateFamily("cf")};
+    BTSIM_CHECK(table_.ModifyColumnFamilies(mods).ok());
+  }
+
+  CommitContext Commit(size_t n = 1) {
+    CommitContext c{next_version_, kNowMicros};
+    next_version_ += static_cast<Version>(std::max<size_t>(n, 1))
+                     << kOriginBits;
+    return c;
+  }
+  Version last_version() const { return next_version_ - (1 << kOriginBits); }
+
+  Status Mutate(std::string_view key, std::vector<Mutation> mutations) {
+    return table_.MutateRow(key, mutations, Commit(mutations.size()));
+  }
+  void Put(std::string_view key, std::string value = "v",
+           std::string qualifier = "q", int64_t ts = 1000) {
+    Status s = Mutate(key, {Set("cf", qualifier, ts, value)});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  std::vector<Row> Read(const RowSet* rows = nullptr, bool reversed = false) {
+    ReadOptions options;
+    options.rows = rows;
+    options.reversed = reversed;
+    std::vector<Row> out;
+    table_.Read(options, rng_,
+                [&](std::string_view key, std::span<const CellView> cells) {
+                  out.push_back(test_util::CopyRow(key, cells));
+                  return true;
+                });
+    return out;
+  }
+
+  std::vector<Cell> ReadRow(std::string_view key) {
+    RowSet set;
+    set.AddKey(std::string(key));
+    std::vector<Row> rows = Read(&set);
+    return rows.empty() ? std::vector<Cell>{} : rows[0].cells;
+  }
+
+  Status Modify(std::vector<FamilyModification> mods) {
+    return table_.ModifyColumnFamilies(mods);
+  }
+
+  void CompactAll() { table_.Compact(kNowMicros, last_version()); }
+
+  Table table_;
+  sim::Rng rng_{7};
+  Version next_version_ = MakeVersion(kNowMicros, 0);
+};
+
+std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "row%05d", i);
+  return buf;
+}
+
+// ------------------------------------------------------------------ Basics
+
+TEST(VersionTest, PacksCommitTimeAndOrigin) {
+  const Version v = MakeVersion(kNowMicros, 7);
+  EXPECT_EQ(VersionMicros(v), kNowMicros);
+  EXPECT_EQ(VersionOrigin(v), 7u);
+  EXPECT_EQ(VersionOrigin(MakeVersion(1, 255)), 255u);
+  // Commit time decides first, then the origin breaks ties.
+  EXPECT_LT(MakeVersion(kNowMicros, 255), MakeVersion(kNowMicros + 1, 0));
+  EXPECT_LT(MakeVersion(kNowMicros, 1), MakeVersion(kNowMicros, 2));
+  EXPECT_LT(kNoVersion, MakeVersion(0, 1));
+}
+
+TEST(CanonicalLessTest, OrdersByFamilyQualifierThenNewestFirst) {
+  const CellView a{"a", "z", 1000, "", nullptr};
+  const CellView b_old{"b", "a", 1000, "", nullptr};
+  const CellView b_new{"b", "a", 2000, "", nullptr};
+  const CellView b_q{"b", "\x80", 5000, "", nullptr};
+  EXPECT_TRUE(CanonicalLess(a, b_old));
+  EXPECT_TRUE(CanonicalLess(b_new, b_old));
+  EXPECT_FALSE(CanonicalLess(b_old, b_new));
+  EXPECT_TRUE(CanonicalLess(b_old, b_q));  // unsigned qualifier bytes
+  EXPECT_FALSE(CanonicalLess(b_old, b_old));
+}
+
+// ------------------------------------------------------------------ Schema
+
+TEST_F(TableTest, FamiliesAreListedByNameWithTheirRules) {
+  ASSERT_TRUE(Modify({CreateFamily("zeta", GcRule::MaxVersions(3)),
+                      CreateFamily("alpha")})
+                  .ok());
+  std::vector<ColumnFamily> families = table_.Families();
+  ASSERT_EQ(families.size(), 3u);
+  EXPECT_EQ(families[0].name, "alpha");
+  EXPECT_EQ(families[1].name, "cf");
+  EXPECT_EQ(families[2].name, "zeta");
+  EXPECT_EQ(families[2].gc_rule, GcRule::MaxVersions(3));
+  EXPECT_TRUE(table_.HasFamily("zeta"));
+  EXPECT_FALSE(table_.HasFamily("zet"));
+}
+
+TEST_F(TableTest, ModifyColumnFamiliesAppliesCreateUpdateDropInOrder) {
+  ASSERT_TRUE(
+      Modify({CreateFamily("a"), UpdateFamily("a", GcRule::MaxVersions(1)),
+              DropFamily("cf"), CreateFamily("cf", GcRule::MaxAge(1000))})
+          .ok());
+  std::vector<ColumnFamily> families = table_.Families();
+  ASSERT_EQ(families.size(), 2u);
+  EXPECT_EQ(families[0].name, "a");
+  EXPECT_EQ(families[0].gc_rule, GcRule::MaxVersions(1));
+  EXPECT_EQ(families[1].name, "cf");
+  EXPECT_EQ(families[1].gc_rule, GcRule::MaxAge(1000));
+}
+
+TEST_F(TableTest, ModifyColumnFamiliesIsAtomic) {
+  Status s =
+      Modify({CreateFamily("new"), UpdateFamily("cf", GcRule::MaxVersions(1)),
+              DropFamily("missing")});
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("modifications[2]"));
+  EXPECT_FALSE(table_.HasFamily("new"));
+  ASSERT_EQ(table_.Families().size(), 1u);
+  EXPECT_EQ(table_.Families()[0].gc_rule, GcRule::None());
+}
+
+TEST_F(TableTest, ModifyColumnFamiliesErrorsNameTheModification) {
+  Status exists = Modify({CreateFamily("x"), CreateFamily("x")});
+  EXPECT_EQ(exists.code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(exists.message(), HasSubstr("modifications[1]"));
+
+  Status update_missing =
+      Modify({UpdateFamily("nope", GcRule::MaxVersions(1))});
+  EXPECT_EQ(update_missing.code(), StatusCode::kNotFound);
+  EXPECT_THAT(update_missing.message(), HasSubstr("modifications[0]"));
+
+  Status dropped_twice = Modify({DropFamily("cf"), DropFamily("cf")});
+  EXPECT_EQ(dropped_twice.code(), StatusCode::kNotFound);
+  EXPECT_THAT(dropped_twice.message(), HasSubstr("modifications[1]"));
+  EXPECT_TRUE(table_.HasFamily("cf"));
+
+  Status bad_rule =
+      Modify({CreateFamily("y"), UpdateFamily("cf", GcRule::MaxVersions(0))});
+  EXPECT_EQ(bad_rule.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad_rule.message(),
+              HasSubstr("modifications[1].update.gc_rule.max_num_versions"));
+  EXPECT_FALSE(table_.HasFamily("y"));
+
+  Status bad_create = Modify({CreateFamily("z", GcRule::MaxAge(0))});
+  EXPECT_THAT(bad_create.message(),
+              HasSubstr("modifications[0].create.gc_rule.max_age"));
+}
+
+TEST_F(TableTest, ModifyColumnFamiliesRejectsInvalidFamilyNames) {
+  for (const std::string& name :
+       {std::string(""), std::string("-dash"), std::string("sp ace"),
+        std::string("a:b"), std::string(65, 'f')}) {
+    Status s = Modify({CreateFamily("ok"), CreateFamily(name)});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << "'" << name << "'";
+    EXPECT_THAT(s.message(), HasSubstr("modifications[1]"));
+    EXPECT_FALSE(table_.HasFamily("ok"));
+  }
+  EXPECT_TRUE(Modify({CreateFamily(std::string(64, 'f'))}).ok());
+}
+
+TEST_F(TableTest, DropAndCreateInOneRequestEmptiesTheFamily) {
+  Put("r", "old");
+  ASSERT_TRUE(Modify({DropFamily("cf"), CreateFamily("cf")}).ok());
+  EXPECT_THAT(Read(), IsEmpty());
+  ASSERT_TRUE(Modify({CreateFamily("tmp"), DropFamily("tmp")}).ok());
+  EXPECT_FALSE(table_.HasFamily("tmp"));
+}
+
+TEST_F(TableTest, DroppedFamilyDataIsHiddenAtOnceAndNotResurrected) {
+  Put("r1", "old");
+  ASSERT_TRUE(Mutate("r2", {Set("cf", "q", 1000, "old2")}).ok());
+  ASSERT_TRUE(Modify({DropFamily("cf")}).ok());
+  EXPECT_THAT(Read(), IsEmpty());
+  Status s = Mutate("r1", {Set("cf", "q", 1000, "x")});
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+
+  ASSERT_TRUE(Modify({CreateFamily("cf")}).ok());
+  EXPECT_THAT(Read(), IsEmpty());  // before compaction
+  Put("r1", "new", "other", 2000);
+  EXPECT_THAT(ReadRow("r1"), ElementsAre(Cell{"cf", "other", 2000, "new", ""}));
+  CompactAll();
+  EXPECT_THAT(ReadRow("r1"), ElementsAre(Cell{"cf", "other", 2000, "new", ""}));
+  EXPECT_EQ(table_.Stats().rows, 1);  // r2 held only dropped data
+}
+
+TEST_F(TableTest, CompactionReclaimsDroppedFamilyBytes) {
+  ASSERT_TRUE(Modify({CreateFamily("big")}).ok());
+  Put("r", "small");
+  ASSERT_TRUE(
+      Mutate("r", {Set("big", "q", 1000, std::string(10000, 'x'))}).ok());
+  const int64_t before = table_.Stats().bytes;
+  EXPECT_GT(before, 10000);
+  ASSERT_TRUE(Modify({DropFamily("big")}).ok());
+  EXPECT_EQ(table_.Stats().bytes, before);  // still stored
+  CompactAll();
+  EXPECT_LT(table_.Stats().bytes, 1000);
+  EXPECT_THAT(ReadRow("r"), ElementsAre(Cell{"cf", "q", 1000, "small", ""}));
+}
+
+TEST_F(TableTest, CellsComeInCanonicalOrderWhateverTheFamilyCreationOrder) {
+  ASSERT_TRUE(
+      Modify({CreateFamily("zz"), CreateFamily("b"), CreateFamily("aa")}).ok());
+  ASSERT_TRUE(Mutate("r", {Set("zz", "q", 1000, "1"), Set("cf", "b", 1000, "2"),
+                           Set("aa", "z", 1000, "3"), Set("b", "q", 1000, "4"),
+                           Set("cf", "a", 2000, "5"), Set("cf", "a", 3000, "6"),
+                           Set("aa", "a", 1000, "7")})
+                  .ok());
+  EXPECT_THAT(ReadRow("r"), ElementsAre(Cell{"aa", "a", 1000, "7", ""},
+                                        Cell{"aa", "z", 1000, "3", ""},
+                                        Cell{"b", "q", 1000, "4", ""},
+                                        Cell{"cf", "a", 3000, "6", ""},
+                                        Cell{"cf", "a", 2000, "5", ""},
+                                        Cell{"cf", "b", 1000, "2", ""},
+                                        Cell{"zz", "q", 1000, "1", ""}));
+}
+
+// ------------------------------------------------------------------ Writes
+
+TEST_F(TableTest, ValidateMutationsNamesTheField) {
+  std::vector<Mutation> ok = {Set("cf", "q", 1000, "v"), DelRow()};
+  EXPECT_TRUE(table_.ValidateMutations(ok).ok());
+
+  std::vector<Mutation> bad_family = {Set("cf", "q", 0, "v"),
+                                      DelCol("nope", "q")};
+  Status s = table_.ValidateMutations(bad_family);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("mutations[1].delete_from_column"));
+
+  std::vector<Mutation> bad_range = {DelCol("cf", "q", 5000, 1000)};
+  s = table_.ValidateMutations(bad_range);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("mutations[0].delete_from_column.time_range"));
+
+  std::vector<Mutation> negative = {DelCol("cf", "q", -1000, 0)};
+  EXPECT_EQ(table_.ValidateMutations(negative).code(),
+            StatusCode::kInvalidArgument);
+
+  std::vector<Mutation> bad_fam_delete = {DelFam("nope")};
+  s = table_.ValidateMutations(bad_fam_delete);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("mutations[0].delete_from_family"));
+}
+
+TEST_F(TableTest, MutateRowRejectsAnEmptyMutationList) {
+  Status s = Mutate("r", {});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("mutations"));
+  EXPECT_EQ(table_.Stats().rows, 0);
+}
+
+TEST_F(TableTest, SameCellFromAnOlderVersionLosesLastWriterWins) {
+  // Replication may deliver writes out of order: the newer commit wins.
+  const CommitContext newer{MakeVersion(kNowMicros + 10, 1), kNowMicros};
+  const CommitContext older{MakeVersion(kNowMicros + 5, 2), kNowMicros};
+  std::vector<Mutation> a = {Set("cf", "q", 1000, "newer")};
+  std::vector<Mutation> b = {Set("cf", "q", 1000, "older")};
+  ASSERT_TRUE(table_.MutateRow("r", a, newer).ok());
+  ASSERT_TRUE(table_.MutateRow("r", b, older).ok());
+  EXPECT_THAT(ReadRow("r"), ElementsAre(Cell{"cf", "q", 1000, "newer", ""}));
+}
+
+TEST_F(TableTest, EqualCommitTimeTieBrokenByOrigin) {
+  const CommitContext origin1{MakeVersion(kNowMicros, 1), kNowMicros};
+  const CommitContext origin2{MakeVersion(kNowMicros, 2), kNowMicros};
+  std::vector<Mutation> a = {Set("cf", "q", 1000, "from2")};
+  std::vector<Mutation> b = {Set("cf", "q", 1000, "from1")};
+  ASSERT_TRUE(table_.MutateRow("r", a, origin2).ok());
+  ASSERT_TRUE(table_.MutateRow("r", b, origin1).ok());
+  EXPECT_THAT(ReadRow("r"), ElementsAre(Cell{"cf", "q", 1000, "from2", ""}));
+}
+
+TEST_F(TableTest, DeleteArrivingLateCoversOnlyOlderCommits) {
+  const CommitContext early{MakeVersion(kNowMicros + 1, 1), kNowMicros};
+  const CommitContext del{MakeVersion(kNowMicros + 2, 2), kNowMicros};
+  const CommitContext late{MakeVersion(kNowMicros + 3, 1), kNowMicros};
+  std::vector<Mutation> w1 = {Set("cf", "a", 1000, "early")};
+  std::vector<Mutation> w2 = {Set("cf", "b", 1000, "late")};
+  std::vector<Mutation> d = {DelRow()};
+  ASSERT_TRUE(table_.MutateRow("r", w1, early).ok());
+  ASSERT_TRUE(table_.MutateRow("r", w2, late).ok());
+  ASSERT_TRUE(table_.MutateRow("r", d, del).ok());  // arrives last
+  EXPECT_THAT(ReadRow("r"), ElementsAre(Cell{"cf", "b", 1000, "late", ""}));
+}
+
+// ------------------------------------------------------------------ Reads
+
+TEST_F(TableTest, ResumeAfterSkipsRowsUpToTheKeyInScanOrder) {
+  for (const char* k : {"a", "b", "c", "d"}) Put(k);
+  ReadOptions options;
+  options.resume_after = "b";
+  std::vector<std::string> forward;
+  table_.Read(options, rng_, [&](std::string_view key, auto) {
+    forward.emplace_back(key);
+    return true;
+  });
+  EXPECT_THAT(forward, ElementsAre("c", "d"));
+
+  options.reversed = true;
+  options.resume_after = "c";
+  std::vector<std::string> reverse;
+  table_.Read(options, rng_, [&](std::string_view key, auto) {
+    reverse.emplace_back(key);
+    return true;
+  });
+  EXPECT_THAT(reverse, ElementsAre("b", "a"));
+}
+
+TEST_F(TableTest, VisitorReturningFalseStopsTheRead) {
+  for (const char* k : {"a", "b", "c", "d"}) Put(k);
+  for (bool reversed : {false, true}) {
+    ReadOptions options;
+    options.reversed = reversed;
+    std::vector<std::string> seen;
+    table_.Read(options, rng_, [&](std::string_view key, auto) {
+      seen.emplace_back(key);
+      return seen.size() < 2;
+    });
+    EXPECT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0], reversed ? "d" : "a");
+  }
+}
+
+// ------------------------------------------------------------------
+// DropRowRange
+
+TEST_F(TableTest, DropRowRangeByPrefix) {
+  for (const char* k : {"a", "ab", "abc", "abd", "ac", "b"}) Put(k);
+  table_.DropRowRange("ab");
+  EXPECT_THAT(Keys(Read()), ElementsAre("a", "ac", "b"));
+  EXPECT_EQ(table_.Stats().rows, 3);
+}
+
+TEST_F(TableTest, DropRowRangeWithFfBytesAndBinaryKeys) {
+  const std::vector<std::string> keys = {
+      std::string("a\xfe", 2),     std::string("a\xff", 2),
+      std::string("a\xff\x00", 3), std::string("a\xff\xff", 3),
+      std::string("b", 1),         std::string("\xff", 1),
+      std::string("\xff\x01", 2),  std::string("\0", 1),
+      std::string("\0\0", 2)};
+  for (const std::string& k : keys) Put(k);
+  table_.DropRowRange("a\xff");
+  EXPECT_THAT(Keys(Read()),
+              ElementsAre(std::string("\0", 1), std::string("\0\0", 2),
+                          std::string("a\xfe", 2), "b", "\xff", "\xff\x01"));
+  table_.DropRowRange("\xff");
+  EXPECT_THAT(Keys(Read()),
+              ElementsAre(std::string("\0", 1), std::string("\0\0", 2),
+                          std::string("a\xfe", 2), "b"));
+  table_.DropRowRange(std::string("\0", 1));
+  EXPECT_THAT(Keys(Read()), ElementsAre(std::string("a\xfe", 2), "b"));
+}
+
+TEST_F(TableTest, DropRowRangeWithEmptyPrefixDropsEverything) {
+  for (int i = 0; i < 50; ++i) Put(Key(i));
+  table_.DropRowRange("");
+  EXPECT_THAT(Read(), IsEmpty());
+  EXPECT_EQ(table_.Stats().rows, 0);
+  EXPECT_EQ(table_.Stats().bytes, 0);
+  Put("again");
+  EXPECT_THAT(Keys(Read()), ElementsAre("again"));
+}
+
+// ------------------------------------------------------------------ Compaction
+
+TEST_F(TableTest, CompactionKeepsTombstonesNewerThanTheHorizon) {
+  Put("r", "old", "q", 1000);
+  const Version horizon = last_version();
+  ASSERT_TRUE(Mutate("r", {DelCol("cf", "q")}).ok());
+  table_.Compact(kNowMicros, horizon);
+  EXPECT_THAT(ReadRow("r"), IsEmpty());
+  EXPECT_EQ(table_.Stats().rows, 1);  // the tombstone is still stored
+  // A write replicated from a peer with a commit older than the delete stays
+  // hidden because the tombstone survived.
+  std::vector<Mutation> stale = {Set("cf", "q", 2000, "stale")};
+  ASSERT_TRUE(table_
+                  .MutateRow("r", stale,
+                             CommitContext{horizon - (1 << kOriginBits) + 5,
+                                           kNowMicros})
+                  .ok());
+  EXPECT_THAT(ReadRow("r"), IsEmpty());
+  CompactAll();
+  EXPECT_EQ(table_.Stats().rows, 0);
+}
+
+TEST_F(TableTest, CompactionRemovesEmptyRowsAndCoveredBytes) {
+  for (int i = 0; i < 10; ++i) Put(Key(i), std::string(100, 'x'));
+  const int64_t bytes = table_.Stats().bytes;
+  for (int i = 0; i < 10; i += 2) ASSERT_TRUE(Mutate(Key(i), {DelRow()}).ok());
+  EXPECT_EQ(table_.Stats().rows, 10);  // tombstones are stored rows
+  EXPECT_GE(table_.Stats().bytes, bytes);
+  EXPECT_EQ(Read().size(), 5u);
+  CompactAll();
+  EXPECT_EQ(table_.Stats().rows, 5);
+  EXPECT_LT(table_.Stats().bytes, bytes * 6 / 10);
+  EXPECT_EQ(Read().size(), 5u);
+}
+
+TEST_F(TableTest, CompactionAppliesGcRuleAtTheGivenTime) {
+  ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxAge(60'000'000))}).ok());
+  Put("r", "old", "q", kNowMicros - 120'000'000);
+  Put("r", "new", "q", kNowMicros - 30'000'000);
+  table_.Compact(kNowMicros - 60'000'000, last_version());
+  EXPECT_EQ(ReadRow("r").size(), 2u);  // nothing old enough yet
+  table_.Compact(kNowMicros, last_version());
+  EXPECT_THAT(ReadRow("r"),
+              ElementsAre(Cell{"cf", "q", kNowMicros - 30'000'000, "new", ""}));
+}
+
+// ------------------------------------------------------------------ Tablets
+
+class SmallTabletTest : public TableTest {
+ protected:
+  SmallTabletTest() : TableTest(TableOptions{1 << 20, 8, 4}) {}
+};
+
+TEST_F(SmallTabletTest, SplitsWhenRowLimitIsExceeded) {
+  EXPECT_EQ(table_.Stats().tablets, 1);
+  for (int i = 0; i < 8; ++i) Put(Key(i));
+  EXPECT_EQ(table_.Stats().tablets, 1);
+  Put(Key(8));
+  EXPECT_EQ(table_.Stats().tablets, 2);
+  for (int i = 9; i < 200; ++i) Put(Key(i));
+  const TableStats stats = table_.Stats();
+  EXPECT_EQ(stats.rows, 200);
+  EXPECT_GE(stats.tablets, 200 / 8);
+}
+
+TEST_F(SmallTabletTest, SampleRowKeysAreIncreasingAndEndWithTheTotal) {
+  for (int i = 0; i < 100; ++i) Put(Key(i), std::string(i % 7 * 10, 'v'));
+  std::vector<KeySample> samples = table_.SampleRowKeys();
+  ASSERT_EQ(static_cast<int64_t>(samples.size()), table_.Stats().tablets);
+  for (size_t i = 0; i + 1 < samples.size(); ++i) {
+    EXPECT_FALSE(samples[i].row_key.empty());
+    EXPECT_GT(samples[i].offset_bytes, 0);
+    if (i > 0) {
+      EXPECT_LT(samples[i - 1].row_key, samples[i].row_key);
+      EXPECT_LT(samples[i - 1].offset_bytes, samples[i].offset_bytes);
+    }
+  }
+  EXPECT_EQ(samples.back().row_key, "");
+  EXPECT_EQ(samples.back().offset_bytes, table_.Stats().bytes);
+  EXPECT_LT(samples[samples.size() - 2].offset_bytes,
+            samples.back().offset_bytes);
+}
+
+TEST_F(SmallTabletTest, ReadsAcrossManyTabletsInBothDirections) {
+  std::vector<std::string> expected;
+  for (int i = 0; i < 300; ++i) {
+    // Insert in a scrambled order so splits happen everywhere.
+    Put(Key(i * 7 % 300));
+    expected.push_back(Key(i));
+  }
+  ASSERT_GT(table_.Stats().tablets, 30);
+  EXPECT_EQ(Keys(Read()), expected);
+  std::vector<std::string> reversed(expected.rbegin(), expected.rend());
+  EXPECT_EQ(Keys(Read(nullptr, true)), reversed);
+
+  RowSet set;
+  set.AddRange(Interval{Bound::Open(Key(17)), Bound::Closed(Key(250))});
+  set.AddKey(Key(3));
+  set.AddKey(Key(299));
+  std::vector<std::string> want = {Key(3)};
+  for (int i = 18; i <= 250; ++i) want.push_back(Key(i));
+  want.push_back(Key(299));
+  EXPECT_EQ(Keys(Read(&set)), want);
+  std::vector<std::string> want_rev(want.rbegin(), want.rend());
+  EXPECT_EQ(Keys(Read(&set, true)), want_rev);
+}
+
+TEST_F(SmallTabletTest, SplitsOnBytesToo) {
+  Table table("bytes", TableOptions{1000, 1 << 20, 4}, {});
+  const FamilyModification mods[] = {CreateFamily("cf")};
+  ASSERT_TRUE(table.ModifyColumnFamilies(mods).ok());
+  for (int i = 0; i < 20; ++i) {
+    std::vector<Mutation> m = {Set("cf", "q", 1000, std::string(300, 'x'))};
+    ASSERT_TRUE(table.MutateRow(Key(i), m, Commit()).ok());
+  }
+  EXPECT_GE(table.Stats().tablets, 5);
+  std::vector<KeySample> samples = table.SampleRowKeys();
+  for (size_t i = 1; i < samples.size(); ++i) {
+    EXPECT_LE(samples[i].offset_bytes - samples[i - 1].offset_bytes, 1000);
+  }
+}
+
+TEST_F(SmallTabletTest, TabletsMergeAfterMostRowsAreDeletedAndCompacted) {
+  for (int i = 0; i < 200; ++i) Put(Key(i));
+  const int64_t before = table_.Stats().tablets;
+  ASSERT_GT(before, 20);
+  for (int i = 0; i < 200; ++i) {
+    if (i % 50 != 0) {
+      ASSERT_TRUE(Mutate(Key(i), {DelRow()}).ok());
+    }
+  }
+  EXPECT_EQ(table_.Stats().tablets, before);  // deletes alone do not merge
+  CompactAll();
+  EXPECT_EQ(table_.Stats().rows, 4);
+  EXPECT_LT(table_.Stats().tablets, before / 4);
+  EXPECT_THAT(Keys(Read()), ElementsAre(Key(0), Key(50), Key(100), Key(150)));
+  EXPECT_THAT(Keys(Read(nullptr, true)),
+              ElementsAre(Key(150), Key(100), Key(50), Key(0)));
+}
+
+class PresplitTableTest : public TableTest {
+ protected:
+  PresplitTableTest()
+      : TableTest(TableOptions{1 << 20, 8, 4}, {"m", "d", "", "m", "t"}) {}
+};
+
+TEST_F(PresplitTableTest, InitialSplitsAppearInSampleRowKeys) {
+  std::vector<KeySample> samples = table_.SampleRowKeys();
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(samples[0].row_key, "d");
+  EXPECT_EQ(samples[1].row_key, "m");
+  EXPECT_EQ(samples[2].row_key, "t");
+  EXPECT_EQ(samples[3].row_key, "");
+  for (const KeySample& s : samples) EXPECT_EQ(s.offset_bytes, 0);
+  EXPECT_EQ(table_.Stats().tablets, 4);
+}
+
+TEST_F(PresplitTableTest, InitialSplitsSurviveMerging) {
+  for (const char* k : {"a", "e", "n", "u"}) Put(k);
+  std::vector<KeySample> samples = table_.SampleRowKeys();
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_GT(samples[0].offset_bytes, 0);
+  EXPECT_LT(samples[0].offset_bytes, samples[1].offset_bytes);
+  table_.DropRowRange("");
+  CompactAll();
+  samples = table_.SampleRowKeys();
+  ASSERT_EQ(samples.size(), 4u);
+  EXPECT_EQ(samples[0].row_key, "d");
+  EXPECT_EQ(samples[1].row_key, "m");
+  EXPECT_EQ(samples[2].row_key, "t");
+}
+
+TEST_F(PresplitTableTest, GrownTabletsMergeBackButNotAcrossInitialSplits) {
+  for (int i = 0; i < 100; ++i) Put("n" + Key(i));  // all in [m, t)
+  const int64_t grown = table_.Stats().tablets;
+  ASSERT_GT(grown, 10);
+  table_.DropRowRange("n");
+  Put("e");
+  Put("n");
+  CompactAll();
+  EXPECT_EQ(table_.Stats().tablets, 4);
+  std::vector<KeySample> samples = table_.SampleRowKeys();
+  EXPECT_EQ(samples[0].row_key, "d");
+  EXPECT_EQ(samples[1].row_key, "m");
+  EXPECT_EQ(samples[2].row_key, "t");
+  EXPECT_THAT(Keys(Read()), ElementsAre("e", "n"));
+}
+
+TEST_F(PresplitTableTest, ReadsStartingOrEndingOnSplitKeys) {
+  for (const char* k : {"a", "d", "da", "l", "m", "s", "t", "z"}) Put(k);
+  RowSet set;
+  set.AddRange(Interval{Bound::Closed("d"), Bound::Open("t")});
+  EXPECT_THAT(Keys(Read(&set)), ElementsAre("d", "da", "l", "m", "s"));
+  EXPECT_THAT(Keys(Read(&set, true)), ElementsAre("s", "m", "l", "da", "d"));
+  RowSet set2;
+  set2.AddRange(Interval{Bound::Open("d"), Bound::Closed("t")});
+  EXPECT_THAT(Keys(Read(&set2)), ElementsAre("da", "l", "m", "s", "t"));
+  EXPECT_THAT(Keys(Read(&set2, true)), ElementsAre("t", "s", "m", "l", "da"));
+  const std::string m0("m\0", 2);
+  Put(m0);
+  RowSet set3;
+  set3.AddRange(
+      Interval{Bound::Open("m"), Bound::Open(std::string("m\0\0", 3))});
+  EXPECT_THAT(Keys(Read(&set3)), ElementsAre(m0));
+  EXPECT_THAT(Keys(Read(&set3, true)), ElementsAre(m0));
+}
+
+}  // namespace
+}  // namespace btsim::cluster
