@@ -78,6 +78,13 @@ Bound ValueEnd(const v2::ValueRange& r) {
   }
 }
 
+// Prefixes a leaf filter's error with the path of the filter in the request.
+Result<Filter> AtField(Result<Filter> result, const std::string& field) {
+  if (result.ok()) return result;
+  return Status(result.status().code(),
+                field + ": " + result.status().message());
+}
+
 Status MustBeTrue(bool value, const std::string& field) {
   if (!value) {
     return InvalidArgument(field + ": must be true when set");
@@ -121,11 +128,14 @@ Result<Filter> Convert(const v2::RowFilter& f, const std::string& field) {
                                std::move(on_false));
     }
     case v2::RowFilter::kRowKeyRegexFilter:
-      return Filter::RowKeyRegex(f.row_key_regex_filter());
+      return AtField(Filter::RowKeyRegex(f.row_key_regex_filter()), field);
     case v2::RowFilter::kFamilyNameRegexFilter:
-      return Filter::FamilyNameRegex(f.family_name_regex_filter());
+      return AtField(Filter::FamilyNameRegex(f.family_name_regex_filter()),
+                     field);
     case v2::RowFilter::kColumnQualifierRegexFilter:
-      return Filter::ColumnQualifierRegex(f.column_qualifier_regex_filter());
+      return AtField(
+          Filter::ColumnQualifierRegex(f.column_qualifier_regex_filter()),
+          field);
     case v2::RowFilter::kColumnRangeFilter: {
       const auto& r = f.column_range_filter();
       if (r.family_name().empty()) {
@@ -136,23 +146,28 @@ Result<Filter> Convert(const v2::RowFilter& f, const std::string& field) {
                                  QualifierEnd(r));
     }
     case v2::RowFilter::kTimestampRangeFilter:
-      return Filter::TimestampRange(
-          f.timestamp_range_filter().start_timestamp_micros(),
-          f.timestamp_range_filter().end_timestamp_micros());
+      return AtField(Filter::TimestampRange(
+                         f.timestamp_range_filter().start_timestamp_micros(),
+                         f.timestamp_range_filter().end_timestamp_micros()),
+                     field);
     case v2::RowFilter::kValueRegexFilter:
-      return Filter::ValueRegex(f.value_regex_filter());
+      return AtField(Filter::ValueRegex(f.value_regex_filter()), field);
     case v2::RowFilter::kCellsPerRowOffsetFilter:
-      return Filter::CellsPerRowOffset(f.cells_per_row_offset_filter());
+      return AtField(Filter::CellsPerRowOffset(f.cells_per_row_offset_filter()),
+                     field);
     case v2::RowFilter::kCellsPerRowLimitFilter:
-      return Filter::CellsPerRowLimit(f.cells_per_row_limit_filter());
+      return AtField(Filter::CellsPerRowLimit(f.cells_per_row_limit_filter()),
+                     field);
     case v2::RowFilter::kCellsPerColumnLimitFilter:
-      return Filter::CellsPerColumnLimit(f.cells_per_column_limit_filter());
+      return AtField(
+          Filter::CellsPerColumnLimit(f.cells_per_column_limit_filter()),
+          field);
     case v2::RowFilter::kStripValueTransformer:
       BTSIM_RETURN_IF_ERROR(MustBeTrue(f.strip_value_transformer(),
                                        field + ".strip_value_transformer"));
       return Filter::StripValue();
     case v2::RowFilter::kRowSampleFilter:
-      return Filter::RowSample(f.row_sample_filter());
+      return AtField(Filter::RowSample(f.row_sample_filter()), field);
     case v2::RowFilter::kValueRangeFilter:
       return Filter::ValueRange(ValueStart(f.value_range_filter()),
                                 ValueEnd(f.value_range_filter()));

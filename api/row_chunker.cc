@@ -23,6 +23,11 @@ void RowChunker::AddRow(std::string_view key,
   for (const cluster::CellView& cell : cells) {
     const bool new_family = prev == nullptr || prev->family != cell.family;
     const bool new_column = new_family || prev->qualifier != cell.qualifier;
+    // A later cell of the same column with timestamp 0, an empty value and
+    // no label would otherwise be a chunk with no data at all, which the
+    // chunk rules forbid: repeat its qualifier.
+    const bool would_be_bare = !new_column && cell.timestamp_micros == 0 &&
+                               cell.value.empty() && cell.label == nullptr;
     size_t offset = 0;
     const size_t total = cell.value.size();
     do {
@@ -39,7 +44,7 @@ void RowChunker::AddRow(std::string_view key,
                                                   cell.family.size());
           bytes += cell.family.size();
         }
-        if (new_column) {
+        if (new_column || would_be_bare) {
           chunk->mutable_qualifier()->set_value(cell.qualifier.data(),
                                                 cell.qualifier.size());
           bytes += cell.qualifier.size();

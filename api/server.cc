@@ -43,6 +43,9 @@ Result<int> Server::Start() {
   int port = 0;
   builder.AddListeningPort(options_.host + ":" + std::to_string(options_.port),
                            grpc::InsecureServerCredentials(), &port);
+  // Without this, gRPC binds with SO_REUSEPORT and a second server on a busy
+  // port would start and silently share the traffic.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(&state_->data);
