@@ -9,6 +9,7 @@
 #include "api/convert.h"
 #include "api/resource_names.h"
 #include "api/row_chunker.h"
+#include "cluster/limits.h"
 
 namespace btsim::api {
 
@@ -21,10 +22,21 @@ constexpr size_t kBatchBytes = 1 << 20;
 constexpr size_t kResponseBytes = 1 << 20;
 constexpr size_t kChunkValueBytes = 1 << 20;
 
-Status ValidAuthorizedView(const std::string& view) {
-  if (!view.empty()) {
+// Requests may target an authorized or materialized view instead of a
+// table; btsim serves tables only. Checked before table_name, which is empty
+// when a client targets a view.
+template <typename Request>
+Status UnsupportedTarget(const Request& request) {
+  if (!request.authorized_view_name().empty()) {
     return Unimplemented(
         "authorized_view_name: authorized views are not supported by btsim");
+  }
+  if constexpr (requires { request.materialized_view_name(); }) {
+    if (!request.materialized_view_name().empty()) {
+      return Unimplemented(
+          "materialized_view_name: materialized views are not supported by "
+          "btsim");
+    }
   }
   return OkStatus();
 }
@@ -34,12 +46,9 @@ Status ValidAuthorizedView(const std::string& view) {
 grpc::Status BigtableService::ReadRows(
     grpc::ServerContext* context, const v2::ReadRowsRequest* request,
     grpc::ServerWriter<v2::ReadRowsResponse>* writer) {
+  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  if (Status s = ValidAuthorizedView(request->authorized_view_name());
-      !s.ok()) {
-    return ToGrpc(s);
-  }
   if (request->rows_limit() < 0) {
     return ToGrpc(InvalidArgument("rows_limit: must not be negative, got " +
                                   std::to_string(request->rows_limit())));
@@ -97,11 +106,12 @@ grpc::Status BigtableService::ReadRows(
 grpc::Status BigtableService::SampleRowKeys(
     grpc::ServerContext*, const v2::SampleRowKeysRequest* request,
     grpc::ServerWriter<v2::SampleRowKeysResponse>* writer) {
+  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  if (Status s = ValidAuthorizedView(request->authorized_view_name());
-      !s.ok()) {
-    return ToGrpc(s);
+  if (request->has_row_range()) {
+    return ToGrpc(Unimplemented(
+        "row_range: sampling part of a table is not supported by btsim"));
   }
   Instance& instance = registry_.GetOrCreate(name->instance);
   std::vector<cluster::KeySample> samples;
@@ -123,12 +133,9 @@ grpc::Status BigtableService::SampleRowKeys(
 grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
                                         const v2::MutateRowRequest* request,
                                         v2::MutateRowResponse*) {
+  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  if (Status s = ValidAuthorizedView(request->authorized_view_name());
-      !s.ok()) {
-    return ToGrpc(s);
-  }
   auto mutations = MutationsFromProto(request->mutations(), "mutations");
   if (!mutations.ok()) return ToGrpc(mutations.status());
   Instance& instance = registry_.GetOrCreate(name->instance);
@@ -140,12 +147,9 @@ grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
 grpc::Status BigtableService::MutateRows(
     grpc::ServerContext*, const v2::MutateRowsRequest* request,
     grpc::ServerWriter<v2::MutateRowsResponse>* writer) {
+  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  if (Status s = ValidAuthorizedView(request->authorized_view_name());
-      !s.ok()) {
-    return ToGrpc(s);
-  }
   if (request->entries_size() == 0) {
     return ToGrpc(InvalidArgument("entries: at least one entry is required"));
   }
@@ -168,7 +172,7 @@ grpc::Status BigtableService::MutateRows(
                                          std::move(mutations).value()});
     row_index.push_back(i);
   }
-  if (total > 100000) {
+  if (total > cluster::kMaxMutationsPerRequest) {
     return ToGrpc(InvalidArgument(
         "entries: " + std::to_string(total) +
         " mutations in total; the limit is 100000 per request"));
@@ -179,7 +183,11 @@ grpc::Status BigtableService::MutateRows(
     auto result = instance.cluster.MutateRows(name->table_id, rows);
     if (!result.ok()) return ToGrpc(result.status());
     for (size_t k = 0; k < rows.size(); ++k) {
-      statuses[row_index[k]] = (*result)[k];
+      const Status& s = (*result)[k];
+      statuses[row_index[k]] =
+          s.ok() ? s
+                 : Status(s.code(), "entries[" + std::to_string(row_index[k]) +
+                                        "]." + s.message());
     }
   } else {
     std::lock_guard<std::mutex> lock(instance.mu);
@@ -202,12 +210,9 @@ grpc::Status BigtableService::MutateRows(
 grpc::Status BigtableService::CheckAndMutateRow(
     grpc::ServerContext*, const v2::CheckAndMutateRowRequest* request,
     v2::CheckAndMutateRowResponse* response) {
+  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  if (Status s = ValidAuthorizedView(request->authorized_view_name());
-      !s.ok()) {
-    return ToGrpc(s);
-  }
   auto if_true = MutationsFromProto(request->true_mutations(), "true_mutations");
   if (!if_true.ok()) return ToGrpc(if_true.status());
   auto if_false =
@@ -241,12 +246,9 @@ grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
 grpc::Status BigtableService::ReadModifyWriteRow(
     grpc::ServerContext*, const v2::ReadModifyWriteRowRequest* request,
     v2::ReadModifyWriteRowResponse* response) {
+  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  if (Status s = ValidAuthorizedView(request->authorized_view_name());
-      !s.ok()) {
-    return ToGrpc(s);
-  }
   auto rules = RulesFromProto(request->rules(), "rules");
   if (!rules.ok()) return ToGrpc(rules.status());
   Instance& instance = registry_.GetOrCreate(name->instance);

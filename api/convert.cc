@@ -340,9 +340,14 @@ Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
       break;
     case admin::GcRule::kMaxAge: {
       const auto& d = proto.max_age();
-      if (d.seconds() < 0 || d.nanos() < 0 ||
-          d.seconds() > INT64_MAX / 1000000 - 1) {
-        return InvalidArgument(field + ".max_age: must be positive");
+      // google.protobuf.Duration's valid range is +-10,000 years.
+      constexpr int64_t kMaxDurationSeconds = 315'576'000'000;
+      if (d.seconds() < 0 || d.nanos() < 0 || d.nanos() > 999'999'999 ||
+          d.seconds() > kMaxDurationSeconds) {
+        return InvalidArgument(
+            field +
+            ".max_age: must be a valid, non-negative google.protobuf.Duration "
+            "(0 <= nanos < 1e9, seconds <= 315576000000)");
       }
       rule = cluster::GcRule::MaxAge(d.seconds() * 1000000 + d.nanos() / 1000);
       break;

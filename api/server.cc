@@ -41,7 +41,12 @@ Server::~Server() { Shutdown(); }
 Result<int> Server::Start() {
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options_.host + ":" + std::to_string(options_.port),
+  // IPv6 literals need brackets in a gRPC address.
+  const std::string host = options_.host.find(':') != std::string::npos &&
+                                   options_.host.front() != '['
+                               ? "[" + options_.host + "]"
+                               : options_.host;
+  builder.AddListeningPort(host + ":" + std::to_string(options_.port),
                            grpc::InsecureServerCredentials(), &port);
   // Without this, gRPC binds with SO_REUSEPORT and a second server on a busy
   // port would start and silently share the traffic.

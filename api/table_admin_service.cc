@@ -15,6 +15,8 @@ namespace admin = ::google::bigtable::admin::v2;
 
 namespace {
 
+constexpr std::string_view kPageTokenPrefix = "btsim-tables-after:";
+
 // Fills `out` with the parts of `table` that `view` selects. Caller holds
 // the instance lock.
 void FillTable(const Instance& instance, const cluster::Table& table,
@@ -38,6 +40,22 @@ void FillTable(const Instance& instance, const cluster::Table& table,
   }
 }
 
+// Fields of the public API that btsim does not declare (aggregate
+// `value_type`, change streams, backup policies, ...) arrive as unknown
+// fields. Refuse them rather than silently ignore them.
+Status NoUnsupportedFields(const google::protobuf::Message& message,
+                           const std::string& field) {
+  const auto& unknown = message.GetReflection()->GetUnknownFields(message);
+  if (unknown.empty()) return OkStatus();
+  std::string numbers;
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    if (i > 0) numbers += ", ";
+    numbers += std::to_string(unknown.field(i).number());
+  }
+  return Unimplemented(field + ": field number(s) " + numbers +
+                       " of this message are not supported by btsim");
+}
+
 Status ValidView(admin::Table::View view, const char* field) {
   if (!admin::Table::View_IsValid(view)) {
     return InvalidArgument(std::string(field) + ": unknown view " +
@@ -53,6 +71,14 @@ grpc::Status TableAdminService::CreateTable(
     admin::Table* response) {
   auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
+  if (Status s = NoUnsupportedFields(request->table(), "table"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  if (request->table().deletion_protection()) {
+    return ToGrpc(Unimplemented(
+        "table.deletion_protection: deletion protection is not supported by "
+        "btsim"));
+  }
   if (request->table().granularity() == admin::Table::MICROS) {
     return ToGrpc(InvalidArgument(
         "table.granularity: only MILLIS timestamp granularity is supported"));
@@ -65,6 +91,12 @@ grpc::Status TableAdminService::CreateTable(
   std::sort(names.begin(), names.end());
   std::vector<cluster::FamilyModification> families;
   for (const std::string& family : names) {
+    if (Status s = NoUnsupportedFields(
+            request->table().column_families().at(family),
+            "table.column_families['" + family + "']");
+        !s.ok()) {
+      return ToGrpc(s);
+    }
     auto rule = GcRuleFromProto(
         request->table().column_families().at(family).gc_rule(),
         "table.column_families['" + family + "'].gc_rule");
@@ -99,16 +131,24 @@ grpc::Status TableAdminService::ListTables(
                                       : request->view();
   Instance& instance = registry_.GetOrCreate(*parent);
   std::lock_guard<std::mutex> lock(instance.mu);
-  // Page tokens are the id of the last table returned.
-  const std::string& after = request->page_token();
+  // A page token is kPageTokenPrefix + the id of the last table returned.
+  std::string after;
+  if (!request->page_token().empty()) {
+    if (request->page_token().rfind(kPageTokenPrefix, 0) != 0) {
+      return ToGrpc(InvalidArgument(
+          "page_token: not a token returned by ListTables"));
+    }
+    after = request->page_token().substr(kPageTokenPrefix.size());
+  }
   int count = 0;
+  std::string last;
   for (const std::string& id : instance.cluster.ListTables()) {
     if (!after.empty() && id <= after) continue;
     if (request->page_size() > 0 && count == request->page_size()) {
-      response->set_next_page_token(response->tables().rbegin()->name().substr(
-          instance.name.size() + 8));
+      response->set_next_page_token(std::string(kPageTokenPrefix) + last);
       break;
     }
+    last = id;
     FillTable(instance, **instance.cluster.GetTable(id), view,
               response->add_tables());
     ++count;
@@ -163,6 +203,10 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
     mod.name = m.id();
     switch (m.mod_case()) {
       case admin::ModifyColumnFamiliesRequest::Modification::kCreate: {
+        if (Status s = NoUnsupportedFields(m.create(), field + ".create");
+            !s.ok()) {
+          return ToGrpc(s);
+        }
         auto rule = GcRuleFromProto(m.create().gc_rule(), field + ".create.gc_rule");
         if (!rule.ok()) return ToGrpc(rule.status());
         mod.kind = cluster::FamilyModification::Kind::kCreate;
@@ -170,6 +214,10 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
         break;
       }
       case admin::ModifyColumnFamiliesRequest::Modification::kUpdate: {
+        if (Status s = NoUnsupportedFields(m.update(), field + ".update");
+            !s.ok()) {
+          return ToGrpc(s);
+        }
         // Only gc_rule is updatable; an empty mask means every field.
         for (const std::string& path : m.update_mask().paths()) {
           if (path != "gc_rule") {

@@ -21,11 +21,22 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   }
   if (digits == 0) return bad();
   const std::string_view unit = text.substr(digits);
-  if (unit == "ms") return std::chrono::milliseconds(value);
-  if (unit == "s") return std::chrono::milliseconds(value * 1000);
-  if (unit == "m") return std::chrono::milliseconds(value * 60'000);
-  if (unit == "h") return std::chrono::milliseconds(value * 3'600'000);
-  return bad();
+  int64_t millis;
+  if (unit == "ms") {
+    millis = value;
+  } else if (unit == "s") {
+    millis = value * 1000;
+  } else if (unit == "m") {
+    millis = value * 60'000;
+  } else if (unit == "h") {
+    millis = value * 3'600'000;
+  } else {
+    return bad();
+  }
+  if (millis > kMaxDuration.count()) {
+    return InvalidArgument("'" + original + "' is longer than the 24h maximum");
+  }
+  return std::chrono::milliseconds(millis);
 }
 
 }  // namespace btsim::cli

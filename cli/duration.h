@@ -9,7 +9,10 @@
 
 namespace btsim::cli {
 
-// "250ms", "5s", "2m", "1h", "0" (zero). INVALID_ARGUMENT otherwise.
+inline constexpr std::chrono::milliseconds kMaxDuration{24 * 3'600'000};
+
+// "250ms", "5s", "2m", "1h", "0" (zero), at most kMaxDuration.
+// INVALID_ARGUMENT otherwise.
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 
 }  // namespace btsim::cli

@@ -73,6 +73,10 @@ Status Cluster::CreateTable(const std::string& id,
                   "an instance holds at most 1000 tables");
   }
   for (size_t i = 0; i < splits.size(); ++i) {
+    if (splits[i].empty()) {
+      return InvalidArgument("initial_splits[" + std::to_string(i) +
+                             "].key: must not be empty");
+    }
     if (static_cast<int64_t>(splits[i].size()) > kMaxRowKeyBytes) {
       return InvalidArgument("initial_splits[" + std::to_string(i) +
                              "].key: longer than the 4 KiB row key limit");

@@ -126,6 +126,7 @@ struct Filter::Node {
   bool PredicateMatches(std::span<const CellView> input, Context& ctx) const;
   // Sets *max_labels to the most labels one output cell can carry.
   Status Validate(bool in_condition, int* max_labels) const;
+  int64_t Fanout(bool* too_large) const;
 };
 
 Result<Filter> Filter::Node::MakeRegex(Kind kind, std::string pattern,
@@ -550,9 +551,58 @@ Filter Filter::Condition(Filter predicate, std::unique_ptr<Filter> on_true,
   return Filter(std::move(node));
 }
 
+namespace {
+
+// Upper bound on how many copies of one input cell a filter can output
+// (chain: product, interleave: sum, condition: the larger branch), saturated
+// just above kMaxFilterFanout. Every subtree must stay within the limit, so
+// no intermediate result of an evaluation can exceed it either.
+constexpr int64_t kMaxFilterFanout = 1024;
+
+}  // namespace
+
+int64_t Filter::Node::Fanout(bool* too_large) const {
+  auto cap = [](int64_t v) { return std::min(v, kMaxFilterFanout + 1); };
+  int64_t result = 1;
+  switch (kind) {
+    case Kind::kChain:
+      for (const Filter& child : children) {
+        result = cap(result * std::max<int64_t>(1, Of(child).Fanout(too_large)));
+      }
+      break;
+    case Kind::kInterleave:
+      result = 0;
+      for (const Filter& child : children) {
+        result = cap(result + Of(child).Fanout(too_large));
+      }
+      break;
+    case Kind::kCondition:
+      Of(*predicate).Fanout(too_large);
+      result = 0;
+      for (const auto* branch : {&on_true, &on_false}) {
+        if (*branch != nullptr) {
+          result = std::max(result, Of(**branch).Fanout(too_large));
+        }
+      }
+      break;
+    default:
+      break;
+  }
+  if (result > kMaxFilterFanout) *too_large = true;
+  return result;
+}
+
 Status Filter::Validate() const {
   int max_labels = 0;
-  return Node::Of(*this).Validate(false, &max_labels);
+  BTSIM_RETURN_IF_ERROR(Node::Of(*this).Validate(false, &max_labels));
+  bool too_large = false;
+  Node::Of(*this).Fanout(&too_large);
+  if (too_large) {
+    return InvalidArgument(
+        "the filter could output more than 1024 copies of a cell (nested "
+        "interleaves multiply); simplify the filter");
+  }
+  return OkStatus();
 }
 
 void Filter::Apply(std::string_view row_key, std::span<const CellView> cells,

@@ -184,6 +184,7 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
         break;
     }
   }
+  schema_dirty_ = true;
   for (const FamilyModification& m : mods) {
     switch (m.kind) {
       case FamilyModification::Kind::kCreate: {
@@ -339,11 +340,10 @@ Result<bool> Table::CheckAndMutateRow(std::string_view key,
                                       const CommitContext& commit,
                                       sim::Rng& rng) {
   BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
-  if (static_cast<int64_t>(if_true.size() + if_false.size()) >
-      kMaxMutationsPerRequest) {
-    return InvalidArgument("true_mutations, false_mutations: " +
-                           std::to_string(if_true.size() + if_false.size()) +
-                           " mutations; the limit is 100000 per request");
+  if (if_true.empty() && if_false.empty()) {
+    return InvalidArgument(
+        "true_mutations, false_mutations: at least one of them must hold a "
+        "mutation");
   }
   if (Status s = ValidateMutations(if_true); !s.ok()) {
     return Status(s.code(), "true_" + s.message());
@@ -518,7 +518,22 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
     return visit(key, filtered);
   };
 
-  for (const Interval& interval : intervals) {
+  for (Interval interval : intervals) {
+    // Seek straight to the resume point instead of rescanning up to it.
+    if (options.resume_after) {
+      const std::string& r = *options.resume_after;
+      if (!options.reversed) {
+        if (!interval.end.unbounded() && interval.end.value <= r) continue;
+        if (interval.start.unbounded() || interval.start.value <= r) {
+          interval.start = Bound::Open(r);
+        }
+      } else {
+        if (!interval.start.unbounded() && interval.start.value >= r) continue;
+        if (interval.end.unbounded() || interval.end.value >= r) {
+          interval.end = Bound::Open(r);
+        }
+      }
+    }
     if (!options.reversed) {
       size_t ti = 0;
       size_t pos = 0;
@@ -641,10 +656,28 @@ void Table::MergeSmallTablets() {
 
 // ---------------------------------------------------------------- Compaction
 
+namespace {
+
+bool HasAgeRule(const GcRule& rule) {
+  if (rule.kind == GcRule::Kind::kMaxAge) return true;
+  for (const GcRule& r : rule.rules) {
+    if (HasAgeRule(r)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
+  bool age_rules = false;
+  for (const auto& [name, entry] : families_) {
+    age_rules = age_rules || HasAgeRule(entry->gc_rule);
+  }
   for (auto& tablet_ptr : tablets_) {
     Tablet& tablet = *tablet_ptr;
+    if (!tablet.dirty() && !schema_dirty_ && !age_rules) continue;
     bool any_removed = false;
+    bool kept_tombstones = false;
     for (size_t i = 0; i < tablet.size(); ++i) {
       const RowRecord& record = tablet.row(i);
       RowData row = DecodeRow(record.encoded());
@@ -652,6 +685,7 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
       RowData out;
       out.tombstone = row.tombstone > tombstone_horizon ? row.tombstone
                                                         : kNoVersion;
+      kept_tombstones = kept_tombstones || out.tombstone != kNoVersion;
       changed |= out.tombstone != row.tombstone;
       for (FamilyData& f : row.families) {
         const FamilyEntry* entry =
@@ -664,6 +698,7 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
                                                             : kNoVersion,
                       {}};
         changed |= nf.tombstone != f.tombstone;
+        kept_tombstones = kept_tombstones || nf.tombstone != kNoVersion;
         for (ColumnData& c : f.columns) {
           ColumnData nc{c.qualifier, {}, {}};
           int64_t index = 0;
@@ -682,6 +717,7 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
           for (const ColumnTombstone& t : c.tombstones) {
             if (t.version > tombstone_horizon) {
               nc.tombstones.push_back(t);
+              kept_tombstones = true;
             } else {
               changed = true;
             }
@@ -704,7 +740,10 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
       }
     }
     if (any_removed) tablet.DropInvalid();
+    // Tombstones above the horizon must be revisited once it moves.
+    tablet.set_dirty(kept_tombstones);
   }
+  schema_dirty_ = false;
   MergeSmallTablets();
   for (size_t i = 0; i < tablets_.size(); ++i) MaybeSplit(i);
 }

@@ -136,9 +136,12 @@ class Table {
   std::vector<KeySample> SampleRowKeys() const;
 
   // ---- Maintenance ----
-  // Rewrites every row: drops cells hidden by tombstones, tombstones with
-  // version <= `tombstone_horizon`, data of dropped families, and cells the
-  // GC rules delete at `now_micros`; then merges small tablets.
+  // Rewrites the rows of every tablet that may have something to reclaim
+  // (written since the last compaction, holding tombstones newer than the
+  // horizon, or subject to an age-based GC rule; every tablet after a schema
+  // change): drops cells hidden by tombstones, tombstones with version <=
+  // `tombstone_horizon`, data of dropped families, and cells the GC rules
+  // delete at `now_micros`; then merges small tablets.
   void Compact(int64_t now_micros, Version tombstone_horizon);
 
   TableStats Stats() const;
@@ -163,6 +166,9 @@ class Table {
   std::map<std::string, std::unique_ptr<FamilyEntry>, std::less<>> families_;
   std::vector<const FamilyEntry*> families_by_id_;  // null once dropped
   std::vector<std::unique_ptr<Tablet>> tablets_;    // sorted by start
+  // Set when the schema changes (GC rules, dropped families): the next
+  // compaction must visit every tablet, not only the dirty ones.
+  bool schema_dirty_ = true;
 };
 
 }  // namespace btsim::cluster

@@ -28,6 +28,7 @@ const RowRecord* Tablet::Find(std::string_view key) const {
 
 void Tablet::Put(RowRecord record) {
   BTSIM_CHECK(Covers(record.key()));
+  dirty_ = true;
   const size_t i = LowerBound(record.key());
   bytes_ += static_cast<int64_t>(record.bytes());
   if (i < rows_.size() && rows_[i].key() == record.key()) {
@@ -44,6 +45,7 @@ void Tablet::Erase(std::string_view key) {
 }
 
 void Tablet::EraseRange(size_t first, size_t last) {
+  dirty_ = true;
   for (size_t i = first; i < last; ++i) {
     bytes_ -= static_cast<int64_t>(rows_[i].bytes());
   }
@@ -54,6 +56,7 @@ void Tablet::EraseRange(size_t first, size_t last) {
 Tablet Tablet::SplitAt(size_t at) {
   BTSIM_CHECK(at > 0 && at < rows_.size());
   Tablet right(std::string(rows_[at].key()), end_, /*pinned=*/false);
+  right.dirty_ = dirty_;
   right.rows_.reserve(rows_.size() - at);
   for (size_t i = at; i < rows_.size(); ++i) {
     right.bytes_ += static_cast<int64_t>(rows_[i].bytes());
@@ -70,6 +73,7 @@ void Tablet::Absorb(Tablet&& next) {
   rows_.reserve(rows_.size() + next.rows_.size());
   for (RowRecord& r : next.rows_) rows_.push_back(std::move(r));
   bytes_ += next.bytes_;
+  dirty_ = dirty_ || next.dirty_;
   end_ = next.end_;
   next.rows_.clear();
   next.bytes_ = 0;

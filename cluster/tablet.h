@@ -26,6 +26,10 @@ class Tablet {
     return key >= start_ && (end_.empty() || key < end_);
   }
 
+  // True when rows changed since compaction last cleared the flag.
+  bool dirty() const { return dirty_; }
+  void set_dirty(bool dirty) { dirty_ = dirty; }
+
   size_t size() const { return rows_.size(); }
   int64_t bytes() const { return bytes_; }
   const RowRecord& row(size_t i) const { return rows_[i]; }
@@ -61,6 +65,7 @@ class Tablet {
   bool pinned_;
   std::vector<RowRecord> rows_;
   int64_t bytes_ = 0;
+  bool dirty_ = true;
 };
 
 }  // namespace btsim::cluster

@@ -358,6 +358,17 @@ TEST_F(AdminServiceTest, ListTablesPages) {
                                  TableName("d"), TableName("e")));
 }
 
+TEST_F(AdminServiceTest, ListTablesRejectsForeignPageToken) {
+  CreateTable("a");
+  admin::ListTablesRequest request;
+  request.set_parent(kInstance);
+  request.set_page_token("a");
+  admin::ListTablesResponse response;
+  grpc::Status status = List(request, &response);
+  EXPECT_GRPC_CODE(status, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("page_token"));
+}
+
 TEST_F(AdminServiceTest, ListTablesWithoutPageSizeAndWithViews) {
   CreateTable("t1", {"cf"});
   CreateTable("t2", {"cf"});

@@ -82,6 +82,17 @@ TEST_F(ServerLifecycleTest, UnservedMethodsAreUnimplemented) {
   }
 }
 
+TEST_F(ServerLifecycleTest, InvalidUtf8InANameIsInvalidArgumentNotInternal) {
+  // Field 1 (table_name) holding the invalid UTF-8 sequence C3 28.
+  const std::string payload("\x0a\x02\xc3\x28", 4);
+  grpc::Status s =
+      RawUnaryCall(channel_, "/google.bigtable.v2.Bigtable/MutateRow", payload);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << s.error_message();
+  EXPECT_THAT(s.error_message(), ::testing::HasSubstr("table_name"));
+  ExpectServing();
+}
+
 TEST_F(ServerLifecycleTest, GarbageRequestBytesDoNotCrashTheServer) {
   CreateTable("t");
   // The parser logs every invalid UTF-8 string it meets; keep the output
@@ -95,8 +106,6 @@ TEST_F(ServerLifecycleTest, GarbageRequestBytesDoNotCrashTheServer) {
                   6),
       // A varint that never ends.
       std::string(12, '\xff'),
-      // Field 1 with invalid UTF-8 in a proto3 string.
-      std::string("\x0a\x02\xc3\x28", 4),
       // Wire type 7 does not exist.
       std::string("\x0f", 1),
   };

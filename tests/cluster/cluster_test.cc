@@ -668,6 +668,12 @@ TEST_F(ClusterTest, CheckAndMutateWithEmptyChosenListChangesNothing) {
   EXPECT_THAT(ReadRow("r"), ElementsAre(C("cf", "q", 1000, "v")));
 }
 
+TEST_F(ClusterTest, CheckAndMutateWithBothListsEmptyIsInvalid) {
+  Result<bool> r = cluster_.CheckAndMutateRow("t", "r", nullptr, {}, {});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("true_mutations"), std::string::npos);
+}
+
 TEST_F(ClusterTest, CheckAndMutateWithAnInvalidMutationInEitherListFails) {
   Put("r", "cf", "q", 1000, "v");
   const std::vector<Mutation> good = {Set("cf", "q", 2000, "changed")};
@@ -895,6 +901,24 @@ TEST_F(GcTest, MaxVersionsKeepsTheNewestAfterCompactionOnly) {
   EXPECT_EQ(Values("r").size(), 6u);  // expired cells stay readable
   cluster_.Compact();
   EXPECT_THAT(Values("r"), ElementsAre("1", "2", "other family"));
+}
+
+TEST_F(GcTest, StricterRuleAppliesRetroactivelyToUntouchedTablets) {
+  PutAges("r", {1, 2, 3});
+  cluster_.Compact();  // no rule yet: everything stays, tablets turn clean
+  EXPECT_EQ(Values("r").size(), 3u);
+  SetRule(GcRule::MaxVersions(1));  // no write since the last compaction
+  cluster_.Compact();
+  EXPECT_THAT(Values("r"), ElementsAre("1"));
+}
+
+TEST_F(GcTest, WritesAfterACleanCompactionAreCompactedAgain) {
+  SetRule(GcRule::MaxVersions(1));
+  PutAges("r", {5});
+  cluster_.Compact();
+  PutAges("r", {1});
+  cluster_.Compact();
+  EXPECT_THAT(Values("r"), ElementsAre("1"));
 }
 
 TEST_F(GcTest, MaxVersionsCountsOnlyLiveCells) {

@@ -1029,3 +1029,38 @@ TEST(IntervalTest, ComparesUnsignedBytes) {
 
 }  // namespace
 }  // namespace btsim::cluster
+
+namespace btsim::cluster {
+namespace {
+
+Filter DoublingChain(int depth) {
+  std::vector<Filter> links;
+  for (int i = 0; i < depth; ++i) {
+    std::vector<Filter> pair;
+    pair.push_back(Filter::PassAll());
+    pair.push_back(Filter::PassAll());
+    links.push_back(Filter::Interleave(std::move(pair)));
+  }
+  return Filter::Chain(std::move(links));
+}
+
+TEST(FilterFanoutTest, ExponentialInterleaveChainIsRejected) {
+  // 2^40 copies of every cell: must be refused, not evaluated.
+  Status s = DoublingChain(40).Validate();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("1024"), std::string::npos) << s.message();
+}
+
+TEST(FilterFanoutTest, BombInsideAPredicateIsRejected) {
+  Filter f = Filter::Condition(DoublingChain(12), nullptr, nullptr);
+  EXPECT_EQ(f.Validate().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FilterFanoutTest, ModestFanoutIsAccepted) {
+  // 2^10 = 1024 copies is the documented limit.
+  EXPECT_TRUE(DoublingChain(10).Validate().ok());
+  EXPECT_EQ(DoublingChain(11).Validate().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace btsim::cluster
