@@ -168,8 +168,8 @@ grpc::Status BigtableService::MutateRows(
       statuses[i] = mutations.status();
       continue;
     }
-    rows.push_back(cluster::RowMutations{entry.row_key(),
-                                         std::move(mutations).value()});
+    rows.push_back(
+        cluster::RowMutations{entry.row_key(), std::move(mutations).value()});
     row_index.push_back(i);
   }
   if (total > cluster::kMaxMutationsPerRequest) {
@@ -213,7 +213,8 @@ grpc::Status BigtableService::CheckAndMutateRow(
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto if_true = MutationsFromProto(request->true_mutations(), "true_mutations");
+  auto if_true =
+      MutationsFromProto(request->true_mutations(), "true_mutations");
   if (!if_true.ok()) return ToGrpc(if_true.status());
   auto if_false =
       MutationsFromProto(request->false_mutations(), "false_mutations");

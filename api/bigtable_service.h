@@ -25,10 +25,10 @@ class BigtableService final : public google::bigtable::v2::Bigtable::Service {
       const google::bigtable::v2::SampleRowKeysRequest* request,
       grpc::ServerWriter<google::bigtable::v2::SampleRowKeysResponse>* writer)
       override;
-  grpc::Status MutateRow(grpc::ServerContext* context,
-                         const google::bigtable::v2::MutateRowRequest* request,
-                         google::bigtable::v2::MutateRowResponse* response)
-      override;
+  grpc::Status MutateRow(
+      grpc::ServerContext* context,
+      const google::bigtable::v2::MutateRowRequest* request,
+      google::bigtable::v2::MutateRowResponse* response) override;
   grpc::Status MutateRows(
       grpc::ServerContext* context,
       const google::bigtable::v2::MutateRowsRequest* request,

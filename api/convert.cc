@@ -27,8 +27,8 @@ Result<std::vector<Filter>> ConvertList(
   out.reserve(list.size());
   for (int i = 0; i < list.size(); ++i) {
     BTSIM_ASSIGN_OR_RETURN(
-        Filter f, Convert(list[i], field + ".filters[" + std::to_string(i) +
-                                       "]"));
+        Filter f,
+        Convert(list[i], field + ".filters[" + std::to_string(i) + "]"));
     out.push_back(std::move(f));
   }
   return out;
@@ -95,27 +95,28 @@ Status MustBeTrue(bool value, const std::string& field) {
 Result<Filter> Convert(const v2::RowFilter& f, const std::string& field) {
   switch (f.filter_case()) {
     case v2::RowFilter::kChain: {
-      BTSIM_ASSIGN_OR_RETURN(auto list,
-                             ConvertList(f.chain().filters(), field + ".chain"));
+      BTSIM_ASSIGN_OR_RETURN(
+          auto list, ConvertList(f.chain().filters(), field + ".chain"));
       return Filter::Chain(std::move(list));
     }
     case v2::RowFilter::kInterleave: {
-      BTSIM_ASSIGN_OR_RETURN(
-          auto list, ConvertList(f.interleave().filters(), field + ".interleave"));
+      BTSIM_ASSIGN_OR_RETURN(auto list, ConvertList(f.interleave().filters(),
+                                                    field + ".interleave"));
       return Filter::Interleave(std::move(list));
     }
     case v2::RowFilter::kCondition: {
       const auto& c = f.condition();
       Filter predicate = Filter::PassAll();
       if (c.has_predicate_filter()) {
-        BTSIM_ASSIGN_OR_RETURN(
-            predicate,
-            Convert(c.predicate_filter(), field + ".condition.predicate_filter"));
+        BTSIM_ASSIGN_OR_RETURN(predicate,
+                               Convert(c.predicate_filter(),
+                                       field + ".condition.predicate_filter"));
       }
       std::unique_ptr<Filter> on_true, on_false;
       if (c.has_true_filter()) {
         BTSIM_ASSIGN_OR_RETURN(
-            Filter t, Convert(c.true_filter(), field + ".condition.true_filter"));
+            Filter t,
+            Convert(c.true_filter(), field + ".condition.true_filter"));
         on_true = std::make_unique<Filter>(std::move(t));
       }
       if (c.has_false_filter()) {
@@ -273,8 +274,8 @@ Result<std::vector<cluster::Mutation>> MutationsFromProto(
       }
       case v2::Mutation::kDeleteFromColumn: {
         const auto& d = m.delete_from_column();
-        auto& del = std::get<cluster::DeleteFromColumn>(out.emplace_back(
-            std::in_place_type<cluster::DeleteFromColumn>));
+        auto& del = std::get<cluster::DeleteFromColumn>(
+            out.emplace_back(std::in_place_type<cluster::DeleteFromColumn>));
         del.family = d.family_name();
         del.qualifier = d.column_qualifier();
         del.start_micros = d.time_range().start_timestamp_micros();
@@ -361,7 +362,8 @@ Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
       for (int i = 0; i < rules.size(); ++i) {
         BTSIM_ASSIGN_OR_RETURN(
             cluster::GcRule sub,
-            GcRuleFromProto(rules[i], field + (inter ? ".intersection" : ".union") +
+            GcRuleFromProto(rules[i], field +
+                                          (inter ? ".intersection" : ".union") +
                                           ".rules[" + std::to_string(i) + "]"));
         subs.push_back(std::move(sub));
       }

@@ -1,6 +1,5 @@
 #include "api/server.h"
 
-
 #include "api/bigtable_service.h"
 #include "api/instance_registry.h"
 #include "api/table_admin_service.h"
@@ -16,7 +15,8 @@ constexpr int kMaxMessageBytes = 512 << 20;
 
 struct Server::State {
   explicit State(const ServerOptions& options)
-      : registry(clock, options.seed, cluster::ClusterOptions{0, options.table}),
+      : registry(clock, options.seed,
+                 cluster::ClusterOptions{0, options.table}),
         data(registry),
         table_admin(registry) {}
 

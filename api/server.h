@@ -23,7 +23,7 @@ namespace btsim::api {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8086;  // 0 picks a free port
+  int port = 8086;                                      // 0 picks a free port
   std::chrono::milliseconds compaction_interval{5000};  // 0 disables it
   uint64_t seed = 1;  // seeds row_sample filters
   cluster::TableOptions table;

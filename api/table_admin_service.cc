@@ -29,8 +29,9 @@ void FillTable(const Instance& instance, const cluster::Table& table,
                            view == admin::Table::FULL;
   if (schema) {
     for (const cluster::ColumnFamily& f : table.Families()) {
-      GcRuleToProto(f.gc_rule,
-                    (*out->mutable_column_families())[f.name].mutable_gc_rule());
+      GcRuleToProto(
+          f.gc_rule,
+          (*out->mutable_column_families())[f.name].mutable_gc_rule());
     }
     out->set_granularity(admin::Table::MILLIS);
   }
@@ -91,15 +92,15 @@ grpc::Status TableAdminService::CreateTable(
   std::sort(names.begin(), names.end());
   std::vector<cluster::FamilyModification> families;
   for (const std::string& family : names) {
-    if (Status s = NoUnsupportedFields(
-            request->table().column_families().at(family),
-            "table.column_families['" + family + "']");
+    if (Status s =
+            NoUnsupportedFields(request->table().column_families().at(family),
+                                "table.column_families['" + family + "']");
         !s.ok()) {
       return ToGrpc(s);
     }
-    auto rule = GcRuleFromProto(
-        request->table().column_families().at(family).gc_rule(),
-        "table.column_families['" + family + "'].gc_rule");
+    auto rule =
+        GcRuleFromProto(request->table().column_families().at(family).gc_rule(),
+                        "table.column_families['" + family + "'].gc_rule");
     if (!rule.ok()) return ToGrpc(rule.status());
     families.push_back(cluster::FamilyModification{
         family, cluster::FamilyModification::Kind::kCreate, *rule});
@@ -110,7 +111,8 @@ grpc::Status TableAdminService::CreateTable(
   }
   Instance& instance = registry_.GetOrCreate(*parent);
   std::lock_guard<std::mutex> lock(instance.mu);
-  Status s = instance.cluster.CreateTable(request->table_id(), families, splits);
+  Status s =
+      instance.cluster.CreateTable(request->table_id(), families, splits);
   if (!s.ok()) return ToGrpc(s);
   FillTable(instance, **instance.cluster.GetTable(request->table_id()),
             admin::Table::SCHEMA_VIEW, response);
@@ -126,17 +128,18 @@ grpc::Status TableAdminService::ListTables(
   if (request->page_size() < 0) {
     return ToGrpc(InvalidArgument("page_size: must not be negative"));
   }
-  const admin::Table::View view = request->view() == admin::Table::VIEW_UNSPECIFIED
-                                      ? admin::Table::NAME_ONLY
-                                      : request->view();
+  const admin::Table::View view =
+      request->view() == admin::Table::VIEW_UNSPECIFIED
+          ? admin::Table::NAME_ONLY
+          : request->view();
   Instance& instance = registry_.GetOrCreate(*parent);
   std::lock_guard<std::mutex> lock(instance.mu);
   // A page token is kPageTokenPrefix + the id of the last table returned.
   std::string after;
   if (!request->page_token().empty()) {
     if (request->page_token().rfind(kPageTokenPrefix, 0) != 0) {
-      return ToGrpc(InvalidArgument(
-          "page_token: not a token returned by ListTables"));
+      return ToGrpc(
+          InvalidArgument("page_token: not a token returned by ListTables"));
     }
     after = request->page_token().substr(kPageTokenPrefix.size());
   }
@@ -162,9 +165,10 @@ grpc::Status TableAdminService::GetTable(grpc::ServerContext*,
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
   if (Status s = ValidView(request->view(), "view"); !s.ok()) return ToGrpc(s);
-  const admin::Table::View view = request->view() == admin::Table::VIEW_UNSPECIFIED
-                                      ? admin::Table::SCHEMA_VIEW
-                                      : request->view();
+  const admin::Table::View view =
+      request->view() == admin::Table::VIEW_UNSPECIFIED
+          ? admin::Table::SCHEMA_VIEW
+          : request->view();
   Instance& instance = registry_.GetOrCreate(name->instance);
   std::lock_guard<std::mutex> lock(instance.mu);
   auto table = instance.cluster.GetTable(name->table_id);
@@ -189,14 +193,15 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
   if (request->modifications_size() == 0) {
-    return ToGrpc(
-        InvalidArgument("modifications: at least one modification is required"));
+    return ToGrpc(InvalidArgument(
+        "modifications: at least one modification is required"));
   }
   std::vector<cluster::FamilyModification> mods;
   for (int i = 0; i < request->modifications_size(); ++i) {
     const auto& m = request->modifications(i);
     const std::string field = "modifications[" + std::to_string(i) + "]";
-    if (Status s = cluster::ValidateFamilyName(m.id(), field + ".id"); !s.ok()) {
+    if (Status s = cluster::ValidateFamilyName(m.id(), field + ".id");
+        !s.ok()) {
       return ToGrpc(s);
     }
     cluster::FamilyModification mod;
@@ -207,7 +212,8 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
             !s.ok()) {
           return ToGrpc(s);
         }
-        auto rule = GcRuleFromProto(m.create().gc_rule(), field + ".create.gc_rule");
+        auto rule =
+            GcRuleFromProto(m.create().gc_rule(), field + ".create.gc_rule");
         if (!rule.ok()) return ToGrpc(rule.status());
         mod.kind = cluster::FamilyModification::Kind::kCreate;
         mod.gc_rule = *rule;
@@ -221,12 +227,13 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
         // Only gc_rule is updatable; an empty mask means every field.
         for (const std::string& path : m.update_mask().paths()) {
           if (path != "gc_rule") {
-            return ToGrpc(InvalidArgument(
-                field + ".update_mask: unsupported path '" + path +
-                "'; only 'gc_rule' can be updated"));
+            return ToGrpc(
+                InvalidArgument(field + ".update_mask: unsupported path '" +
+                                path + "'; only 'gc_rule' can be updated"));
           }
         }
-        auto rule = GcRuleFromProto(m.update().gc_rule(), field + ".update.gc_rule");
+        auto rule =
+            GcRuleFromProto(m.update().gc_rule(), field + ".update.gc_rule");
         if (!rule.ok()) return ToGrpc(rule.status());
         mod.kind = cluster::FamilyModification::Kind::kUpdate;
         mod.gc_rule = *rule;
@@ -234,7 +241,8 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
       }
       case admin::ModifyColumnFamiliesRequest::Modification::kDrop:
         if (!m.drop()) {
-          return ToGrpc(InvalidArgument(field + ".drop: must be true when set"));
+          return ToGrpc(
+              InvalidArgument(field + ".drop: must be true when set"));
         }
         mod.kind = cluster::FamilyModification::Kind::kDrop;
         break;
@@ -264,9 +272,9 @@ grpc::Status TableAdminService::DropRowRange(
   switch (request->target_case()) {
     case admin::DropRowRangeRequest::kRowKeyPrefix:
       if (request->row_key_prefix().empty()) {
-        return ToGrpc(InvalidArgument(
-            "row_key_prefix: must not be empty; use "
-            "delete_all_data_from_table to drop every row"));
+        return ToGrpc(
+            InvalidArgument("row_key_prefix: must not be empty; use "
+                            "delete_all_data_from_table to drop every row"));
       }
       prefix = request->row_key_prefix();
       break;
@@ -286,8 +294,7 @@ grpc::Status TableAdminService::DropRowRange(
 }
 
 grpc::Status TableAdminService::GenerateConsistencyToken(
-    grpc::ServerContext*,
-    const admin::GenerateConsistencyTokenRequest* request,
+    grpc::ServerContext*, const admin::GenerateConsistencyTokenRequest* request,
     admin::GenerateConsistencyTokenResponse* response) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
@@ -314,10 +321,9 @@ grpc::Status TableAdminService::CheckConsistency(
       request->consistency_token(), name->full());
   if (!positions.ok()) return ToGrpc(positions.status());
   if (positions->size() != 1) {
-    return ToGrpc(InvalidArgument(
-        "consistency_token: the token names " +
-        std::to_string(positions->size()) +
-        " clusters; this instance has 1"));
+    return ToGrpc(InvalidArgument("consistency_token: the token names " +
+                                  std::to_string(positions->size()) +
+                                  " clusters; this instance has 1"));
   }
   // With one cluster, every committed write is readable everywhere.
   response->set_consistent((*positions)[0] <= instance.cluster.last_version());

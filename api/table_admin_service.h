@@ -49,8 +49,7 @@ class TableAdminService final
   grpc::Status CheckConsistency(
       grpc::ServerContext* context,
       const google::bigtable::admin::v2::CheckConsistencyRequest* request,
-      google::bigtable::admin::v2::CheckConsistencyResponse* response)
-      override;
+      google::bigtable::admin::v2::CheckConsistencyResponse* response) override;
 
  private:
   InstanceRegistry& registry_;

@@ -14,13 +14,13 @@ namespace btsim {
 // time) for crash reports on the calling thread. Pass nullptr to clear.
 void SetCrashContext(std::function<std::string()> describe);
 
-[[noreturn]] void CheckFailed(const char* condition, const char* file,
-                              int line, const std::string& detail);
+[[noreturn]] void CheckFailed(const char* condition, const char* file, int line,
+                              const std::string& detail);
 
 }  // namespace btsim
 
-#define BTSIM_CHECK(cond)                                            \
-  do {                                                               \
+#define BTSIM_CHECK(cond)                                             \
+  do {                                                                \
     if (!(cond)) ::btsim::CheckFailed(#cond, __FILE__, __LINE__, ""); \
   } while (0)
 

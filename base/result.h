@@ -24,9 +24,18 @@ class [[nodiscard]] Result {
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }
 
   // Require ok().
-  T& value() & { BTSIM_CHECK(ok()); return std::get<T>(v_); }
-  const T& value() const& { BTSIM_CHECK(ok()); return std::get<T>(v_); }
-  T&& value() && { BTSIM_CHECK(ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    BTSIM_CHECK(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    BTSIM_CHECK(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    BTSIM_CHECK(ok());
+    return std::get<T>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -42,10 +51,10 @@ class [[nodiscard]] Result {
 // the value into `lhs` (a declaration such as `auto x`).
 #define BTSIM_CONCAT_INNER_(a, b) a##b
 #define BTSIM_CONCAT_(a, b) BTSIM_CONCAT_INNER_(a, b)
-#define BTSIM_ASSIGN_OR_RETURN(lhs, rexpr)                       \
-  auto BTSIM_CONCAT_(btsim_result_, __LINE__) = (rexpr);         \
-  if (!BTSIM_CONCAT_(btsim_result_, __LINE__).ok())              \
-    return BTSIM_CONCAT_(btsim_result_, __LINE__).status();      \
+#define BTSIM_ASSIGN_OR_RETURN(lhs, rexpr)                  \
+  auto BTSIM_CONCAT_(btsim_result_, __LINE__) = (rexpr);    \
+  if (!BTSIM_CONCAT_(btsim_result_, __LINE__).ok())         \
+    return BTSIM_CONCAT_(btsim_result_, __LINE__).status(); \
   lhs = std::move(BTSIM_CONCAT_(btsim_result_, __LINE__)).value()
 
 #endif  // BTSIM_BASE_RESULT_H_

@@ -81,9 +81,9 @@ inline Status Internal(std::string m) {
 }  // namespace btsim
 
 // Returns early from the enclosing function if `expr` is not OK.
-#define BTSIM_RETURN_IF_ERROR(expr)           \
-  do {                                        \
-    ::btsim::Status btsim_status_ = (expr);   \
+#define BTSIM_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::btsim::Status btsim_status_ = (expr);        \
     if (!btsim_status_.ok()) return btsim_status_; \
   } while (0)
 

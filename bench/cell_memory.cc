@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   }
   const size_t after = mallinfo2().uordblks;
   const auto stats = (*b.cluster.GetTable("t"))->Stats();
-  std::printf("cells=%lld tablets=%lld heap_bytes=%zu bytes_per_cell=%.1f\n",
-              n, static_cast<long long>(stats.tablets), after - before,
+  std::printf("cells=%lld tablets=%lld heap_bytes=%zu bytes_per_cell=%.1f\n", n,
+              static_cast<long long>(stats.tablets), after - before,
               static_cast<double>(after - before) / static_cast<double>(n));
   return 0;
 }

@@ -37,7 +37,8 @@ BENCHMARK(BM_MutateRowRandom);
 
 void Fill(BenchCluster& b, int64_t rows) {
   std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
-  for (int64_t i = 0; i < rows; ++i) (void)b.cluster.MutateRow("t", RowKey(i), m);
+  for (int64_t i = 0; i < rows; ++i)
+    (void)b.cluster.MutateRow("t", RowKey(i), m);
 }
 
 void BM_PointRead(benchmark::State& state) {

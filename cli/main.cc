@@ -5,8 +5,8 @@
 #include <string>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "api/server.h"
 #include "cli/duration.h"
@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   // Top-level --help lists every subcommand with all of its flags.
   app.set_help_flag();
-  app.set_help_all_flag("-h,--help", "Print help for every subcommand and exit");
+  app.set_help_all_flag("-h,--help",
+                        "Print help for every subcommand and exit");
 
   btsim::api::ServerOptions serve_options;
   std::string compaction = "5s";
@@ -61,19 +62,23 @@ int main(int argc, char** argv) {
       "serve",
       "Serve the Bigtable gRPC API (a drop-in for the official emulator; "
       "point clients at it with BIGTABLE_EMULATOR_HOST=HOST:PORT)");
-  serve->add_option("--host", serve_options.host,
-                    "Address to listen on (default 127.0.0.1: loopback only)")
+  serve
+      ->add_option("--host", serve_options.host,
+                   "Address to listen on (default 127.0.0.1: loopback only)")
       ->capture_default_str();
-  serve->add_option("--port", serve_options.port,
-                    "Port to listen on; 0 picks a free port")
+  serve
+      ->add_option("--port", serve_options.port,
+                   "Port to listen on; 0 picks a free port")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  serve->add_option("--compaction-interval", compaction,
-                    "How often compaction applies GC rules and removes "
-                    "deleted data, e.g. 500ms, 5s, 1m; 0 disables it")
+  serve
+      ->add_option("--compaction-interval", compaction,
+                   "How often compaction applies GC rules and removes "
+                   "deleted data, e.g. 500ms, 5s, 1m; 0 disables it")
       ->capture_default_str();
-  serve->add_option("--seed", serve_options.seed,
-                    "Seed for the random choices of row_sample filters")
+  serve
+      ->add_option("--seed", serve_options.seed,
+                   "Seed for the random choices of row_sample filters")
       ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);

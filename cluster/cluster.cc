@@ -83,8 +83,8 @@ Status Cluster::CreateTable(const std::string& id,
     }
   }
   for (const FamilyModification& f : families) {
-    BTSIM_RETURN_IF_ERROR(ValidateFamilyName(
-        f.name, "table.column_families['" + f.name + "']"));
+    BTSIM_RETURN_IF_ERROR(
+        ValidateFamilyName(f.name, "table.column_families['" + f.name + "']"));
   }
   auto table = std::make_unique<Table>(id, options_.table, splits);
   BTSIM_RETURN_IF_ERROR(table->ModifyColumnFamilies(families));
@@ -156,9 +156,9 @@ Result<bool> Cluster::CheckAndMutateRow(std::string_view table,
                                         std::span<const Mutation> if_true,
                                         std::span<const Mutation> if_false) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  return t->CheckAndMutateRow(
-      key, predicate, if_true, if_false,
-      Commit(std::max(if_true.size(), if_false.size())), rng_);
+  return t->CheckAndMutateRow(key, predicate, if_true, if_false,
+                              Commit(std::max(if_true.size(), if_false.size())),
+                              rng_);
 }
 
 Result<std::vector<ModifiedCell>> Cluster::ReadModifyWriteRow(

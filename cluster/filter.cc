@@ -567,7 +567,8 @@ int64_t Filter::Node::Fanout(bool* too_large) const {
   switch (kind) {
     case Kind::kChain:
       for (const Filter& child : children) {
-        result = cap(result * std::max<int64_t>(1, Of(child).Fanout(too_large)));
+        result =
+            cap(result * std::max<int64_t>(1, Of(child).Fanout(too_large)));
       }
       break;
     case Kind::kInterleave:

@@ -29,11 +29,25 @@ namespace btsim::cluster {
 class Filter {
  public:
   enum class Kind {
-    kPassAll, kBlockAll, kSink, kStripValue, kApplyLabel,
-    kRowKeyRegex, kFamilyNameRegex, kColumnQualifierRegex, kValueRegex,
-    kColumnRange, kTimestampRange, kValueRange,
-    kCellsPerRowOffset, kCellsPerRowLimit, kCellsPerColumnLimit,
-    kRowSample, kChain, kInterleave, kCondition,
+    kPassAll,
+    kBlockAll,
+    kSink,
+    kStripValue,
+    kApplyLabel,
+    kRowKeyRegex,
+    kFamilyNameRegex,
+    kColumnQualifierRegex,
+    kValueRegex,
+    kColumnRange,
+    kTimestampRange,
+    kValueRange,
+    kCellsPerRowOffset,
+    kCellsPerRowLimit,
+    kCellsPerColumnLimit,
+    kRowSample,
+    kChain,
+    kInterleave,
+    kCondition,
   };
 
   static Filter PassAll();

@@ -54,8 +54,8 @@ Status GcRule::Validate(const std::string& field) const {
       for (size_t i = 0; i < rules.size(); ++i) {
         const char* name =
             kind == Kind::kIntersection ? ".intersection" : ".union";
-        BTSIM_RETURN_IF_ERROR(rules[i].Validate(
-            field + name + ".rules[" + std::to_string(i) + "]"));
+        BTSIM_RETURN_IF_ERROR(rules[i].Validate(field + name + ".rules[" +
+                                                std::to_string(i) + "]"));
       }
       return OkStatus();
   }

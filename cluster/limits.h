@@ -12,8 +12,8 @@ inline constexpr int64_t kMaxCellValueBytes = 100 * 1024 * 1024;
 inline constexpr int64_t kMaxRowBytes = 256 * 1024 * 1024;
 inline constexpr int64_t kMaxMutationsPerRequest = 100'000;
 inline constexpr int64_t kMaxTablesPerInstance = 1000;
-inline constexpr int64_t kMaxIdLength = 50;           // table ids
-inline constexpr int64_t kMaxFamilyNameLength = 64;   // family names
+inline constexpr int64_t kMaxIdLength = 50;          // table ids
+inline constexpr int64_t kMaxFamilyNameLength = 64;  // family names
 
 }  // namespace btsim::cluster
 

@@ -73,7 +73,8 @@ void Encode(const RowData& row, Sink& sink) {
 
 class Reader {
  public:
-  explicit Reader(std::string_view in) : p_(in.data()), end_(in.data() + in.size()) {}
+  explicit Reader(std::string_view in)
+      : p_(in.data()), end_(in.data() + in.size()) {}
 
   uint64_t Varint() {
     uint64_t result = 0;

@@ -43,12 +43,12 @@ struct ColumnData {
 
 struct FamilyData {
   uint32_t id;
-  Version tombstone = kNoVersion;  // covers cells with an older version
+  Version tombstone = kNoVersion;   // covers cells with an older version
   std::vector<ColumnData> columns;  // qualifier ascending
 };
 
 struct RowData {
-  Version tombstone = kNoVersion;  // covers cells with an older version
+  Version tombstone = kNoVersion;    // covers cells with an older version
   std::vector<FamilyData> families;  // id ascending
 
   bool empty() const { return tombstone == kNoVersion && families.empty(); }

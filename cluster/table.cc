@@ -43,11 +43,9 @@ FamilyData& FindOrAddFamily(RowData& row, uint32_t id) {
 }
 
 ColumnData& FindOrAddColumn(FamilyData& family, std::string_view qualifier) {
-  auto it = std::lower_bound(family.columns.begin(), family.columns.end(),
-                             qualifier,
-                             [](const ColumnData& c, std::string_view q) {
-                               return c.qualifier < q;
-                             });
+  auto it = std::lower_bound(
+      family.columns.begin(), family.columns.end(), qualifier,
+      [](const ColumnData& c, std::string_view q) { return c.qualifier < q; });
   if (it == family.columns.end() || it->qualifier != qualifier) {
     it = family.columns.insert(it, ColumnData{qualifier, {}, {}});
   }
@@ -101,8 +99,7 @@ bool EndGreater(const Interval& a, const Interval& b) {
   if (a.end.unbounded() != b.end.unbounded()) return a.end.unbounded();
   if (a.end.unbounded()) return false;
   if (int c = a.end.value.compare(b.end.value); c != 0) return c > 0;
-  return a.end.kind == Bound::Kind::kClosed &&
-         b.end.kind == Bound::Kind::kOpen;
+  return a.end.kind == Bound::Kind::kClosed && b.end.kind == Bound::Kind::kOpen;
 }
 
 }  // namespace
@@ -189,8 +186,7 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
     switch (m.kind) {
       case FamilyModification::Kind::kCreate: {
         auto entry = std::make_unique<FamilyEntry>(FamilyEntry{
-            m.name, static_cast<uint32_t>(families_by_id_.size()),
-            m.gc_rule});
+            m.name, static_cast<uint32_t>(families_by_id_.size()), m.gc_rule});
         families_by_id_.push_back(entry.get());
         families_[m.name] = std::move(entry);
         break;
@@ -238,8 +234,7 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
       const int64_t ts = set->timestamp_micros;
       if (ts != kServerTimestamp && (ts < 0 || ts % 1000 != 0)) {
         return InvalidArgument(
-            Field(i, ".set_cell.timestamp_micros") + ": " +
-            std::to_string(ts) +
+            Field(i, ".set_cell.timestamp_micros") + ": " + std::to_string(ts) +
             " is not a valid timestamp; use -1 (server time) or a "
             "non-negative number of microseconds divisible by 1000 "
             "(millisecond granularity)");
@@ -434,15 +429,16 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
             "-byte value; increments need an 8-byte big-endian int64");
       }
       const uint64_t base = c.present ? DecodeBigEndian(c.value) : 0;
-      c.value = EncodeBigEndian(base +
-                                static_cast<uint64_t>(rule.increment_amount));
+      c.value =
+          EncodeBigEndian(base + static_cast<uint64_t>(rule.increment_amount));
     }
     c.present = true;
   }
   std::vector<Mutation> writes;
   std::vector<ModifiedCell> result;
   for (auto& [column, c] : current) {
-    writes.push_back(SetCell{column.first, column.second, c.timestamp, c.value});
+    writes.push_back(
+        SetCell{column.first, column.second, c.timestamp, c.value});
     result.push_back(
         ModifiedCell{column.first, column.second, c.timestamp, c.value});
   }
@@ -454,8 +450,7 @@ void Table::DropRowRange(std::string_view prefix) {
   const std::string end = PrefixSuccessor(prefix);
   for (auto& tablet : tablets_) {
     const size_t first = tablet->LowerBound(prefix);
-    const size_t last =
-        end.empty() ? tablet->size() : tablet->LowerBound(end);
+    const size_t last = end.empty() ? tablet->size() : tablet->LowerBound(end);
     if (first < last) tablet->EraseRange(first, last);
   }
 }
@@ -683,8 +678,8 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
       RowData row = DecodeRow(record.encoded());
       bool changed = false;
       RowData out;
-      out.tombstone = row.tombstone > tombstone_horizon ? row.tombstone
-                                                        : kNoVersion;
+      out.tombstone =
+          row.tombstone > tombstone_horizon ? row.tombstone : kNoVersion;
       kept_tombstones = kept_tombstones || out.tombstone != kNoVersion;
       changed |= out.tombstone != row.tombstone;
       for (FamilyData& f : row.families) {
@@ -694,9 +689,10 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
           changed = true;
           continue;
         }
-        FamilyData nf{f.id, f.tombstone > tombstone_horizon ? f.tombstone
-                                                            : kNoVersion,
-                      {}};
+        FamilyData nf{
+            f.id,
+            f.tombstone > tombstone_horizon ? f.tombstone : kNoVersion,
+            {}};
         changed |= nf.tombstone != f.tombstone;
         kept_tombstones = kept_tombstones || nf.tombstone != kNoVersion;
         for (ColumnData& c : f.columns) {

@@ -12,7 +12,8 @@ constexpr std::string_view kPrefix = "btsim1";
 
 std::string Hex(uint64_t v) {
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -21,9 +22,12 @@ bool ParseHex(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
   for (char c : s) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else
+      return false;
     v = (v << 4) | static_cast<uint64_t>(d);
   }
   *out = v;
@@ -38,8 +42,8 @@ Status Malformed(const std::string& why) {
 
 std::string EncodeConsistencyToken(std::string_view table_name,
                                    std::span<const uint64_t> positions) {
-  std::string body = std::string(kPrefix) + "-" +
-                     Hex(sim::StableHash(table_name));
+  std::string body =
+      std::string(kPrefix) + "-" + Hex(sim::StableHash(table_name));
   for (uint64_t p : positions) body += "-" + Hex(p);
   return body + "-" + Hex(sim::StableHash(body, 0x70c3));
 }

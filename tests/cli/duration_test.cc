@@ -24,8 +24,7 @@ TEST(ParseDurationTest, RejectsMalformedText) {
 
 TEST(ParseDurationTest, RejectsDurationsAboveTheMaximum) {
   EXPECT_TRUE(ParseDuration("24h").ok());
-  EXPECT_EQ(ParseDuration("25h").status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseDuration("25h").status().code(), StatusCode::kInvalidArgument);
   // Would overflow if multiplied without a bound.
   EXPECT_EQ(ParseDuration("999999999999h").status().code(),
             StatusCode::kInvalidArgument);
