@@ -35,6 +35,23 @@ void BM_MutateRowRandom(benchmark::State& state) {
 }
 BENCHMARK(BM_MutateRowRandom);
 
+// One request writing `range(0)` columns of one row, qualifiers descending:
+// must stay O(n log n).
+void BM_WideRowRequest(benchmark::State& state) {
+  BenchCluster b;
+  std::vector<Mutation> m;
+  for (int64_t i = state.range(0); i > 0; --i) {
+    m.push_back(SetCell{"cf", RowKey(i), 1000, "v"});
+  }
+  int64_t row = 0;
+  for (auto _ : state) {
+    b.clock.Advance(sim::Nanos(1000));
+    benchmark::DoNotOptimize(b.cluster.MutateRow("t", RowKey(row++), m));
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_WideRowRequest)->Arg(1000)->Arg(100'000);
+
 void Fill(BenchCluster& b, int64_t rows) {
   std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
   for (int64_t i = 0; i < rows; ++i)

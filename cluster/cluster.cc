@@ -49,14 +49,13 @@ Status ValidateFamilyName(std::string_view name, const std::string& field) {
 Cluster::Cluster(const sim::Clock& clock, sim::Rng rng, ClusterOptions options)
     : clock_(clock), rng_(rng), options_(options) {}
 
-CommitContext Cluster::Commit(size_t n) {
+CommitContext Cluster::Commit() {
   const int64_t now_micros = clock_.Now().count() / 1000;
   Version v = MakeVersion(now_micros, options_.origin);
   if (v <= last_version_) {
     v = MakeVersion(VersionMicros(last_version_) + 1, options_.origin);
   }
-  const size_t slots = std::max<size_t>(n, 1);
-  last_version_ = v + (static_cast<Version>(slots - 1) << kOriginBits);
+  last_version_ = v;
   const int64_t micros = VersionMicros(v);
   return CommitContext{v, micros - micros % 1000};
 }
@@ -126,7 +125,7 @@ std::vector<std::string> Cluster::ListTables() const {
 Status Cluster::MutateRow(std::string_view table, std::string_view key,
                           std::span<const Mutation> mutations) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  return t->MutateRow(key, mutations, Commit(mutations.size()));
+  return t->MutateRow(key, mutations, Commit());
 }
 
 Result<std::vector<Status>> Cluster::MutateRows(
@@ -142,10 +141,13 @@ Result<std::vector<Status>> Cluster::MutateRows(
                            " mutations in total; the limit is 100000 per "
                            "request");
   }
+  // One commit for the whole batch: entries for the same row still apply
+  // in order (see CommitContext).
+  const CommitContext commit = Commit();
   std::vector<Status> out;
   out.reserve(rows.size());
   for (const RowMutations& r : rows) {
-    out.push_back(t->MutateRow(r.key, r.mutations, Commit(r.mutations.size())));
+    out.push_back(t->MutateRow(r.key, r.mutations, commit));
   }
   return out;
 }
@@ -156,8 +158,7 @@ Result<bool> Cluster::CheckAndMutateRow(std::string_view table,
                                         std::span<const Mutation> if_true,
                                         std::span<const Mutation> if_false) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  return t->CheckAndMutateRow(key, predicate, if_true, if_false,
-                              Commit(std::max(if_true.size(), if_false.size())),
+  return t->CheckAndMutateRow(key, predicate, if_true, if_false, Commit(),
                               rng_);
 }
 
@@ -165,7 +166,7 @@ Result<std::vector<ModifiedCell>> Cluster::ReadModifyWriteRow(
     std::string_view table, std::string_view key,
     std::span<const ReadModifyWriteRule> rules) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  return t->ReadModifyWriteRow(key, rules, Commit(rules.size()));
+  return t->ReadModifyWriteRow(key, rules, Commit());
 }
 
 Status Cluster::DropRowRange(std::string_view table, std::string_view prefix) {

@@ -70,8 +70,9 @@ class Cluster {
   Version last_version() const { return last_version_; }
 
  private:
-  // Reserves `n` consecutive versions (one per mutation of a request).
-  CommitContext Commit(size_t n);
+  // The next commit version: the clock's time in microseconds, bumped past
+  // the previous version if the clock has not moved.
+  CommitContext Commit();
 
   const sim::Clock& clock_;
   sim::Rng rng_;

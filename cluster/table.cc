@@ -42,30 +42,63 @@ FamilyData& FindOrAddFamily(RowData& row, uint32_t id) {
   return *it;
 }
 
-ColumnData& FindOrAddColumn(FamilyData& family, std::string_view qualifier) {
+FamilyData& FindFamilyData(RowData& row, uint32_t id) {
   auto it = std::lower_bound(
-      family.columns.begin(), family.columns.end(), qualifier,
-      [](const ColumnData& c, std::string_view q) { return c.qualifier < q; });
-  if (it == family.columns.end() || it->qualifier != qualifier) {
-    it = family.columns.insert(it, ColumnData{qualifier, {}, {}});
-  }
+      row.families.begin(), row.families.end(), id,
+      [](const FamilyData& f, uint32_t i) { return f.id < i; });
+  BTSIM_CHECK(it != row.families.end() && it->id == id);
   return *it;
 }
 
-// Last-writer-wins upsert of one cell.
-void UpsertCell(ColumnData& column, int64_t ts, Version version,
-                std::string_view value) {
+ColumnData& FindColumn(FamilyData& family, std::string_view qualifier) {
   auto it = std::lower_bound(
-      column.cells.begin(), column.cells.end(), ts,
-      [](const CellData& c, int64_t t) { return c.timestamp_micros > t; });
-  if (it != column.cells.end() && it->timestamp_micros == ts) {
-    if (it->version < version) {
-      it->version = version;
-      it->value = value;
+      family.columns.begin(), family.columns.end(), qualifier,
+      [](const ColumnData& c, std::string_view q) { return c.qualifier < q; });
+  BTSIM_CHECK(it != family.columns.end() && it->qualifier == qualifier);
+  return *it;
+}
+
+// Adds the (absent) `qualifiers`, sorted and unique, to `family` in one
+// merge, so a request touching many columns costs O(n log n), not O(n^2).
+void AddColumns(FamilyData& family, std::vector<std::string_view> qualifiers) {
+  std::vector<ColumnData> merged;
+  merged.reserve(family.columns.size() + qualifiers.size());
+  size_t k = 0;
+  for (ColumnData& c : family.columns) {
+    while (k < qualifiers.size() && qualifiers[k] < c.qualifier) {
+      merged.push_back(ColumnData{qualifiers[k++], {}, {}});
     }
-    return;
+    if (k < qualifiers.size() && qualifiers[k] == c.qualifier) ++k;
+    merged.push_back(std::move(c));
   }
-  column.cells.insert(it, CellData{ts, version, value});
+  while (k < qualifiers.size()) {
+    merged.push_back(ColumnData{qualifiers[k++], {}, {}});
+  }
+  family.columns = std::move(merged);
+}
+
+// Restores a column's invariant (timestamps descending and unique) after
+// cells were appended: of cells with one timestamp the newest version wins,
+// and of equal versions (one request) the one appended last.
+void NormalizeCells(ColumnData& column) {
+  auto& cells = column.cells;
+  std::stable_sort(cells.begin(), cells.end(),
+                   [](const CellData& a, const CellData& b) {
+                     return a.timestamp_micros > b.timestamp_micros;
+                   });
+  size_t out = 0;
+  for (size_t i = 0; i < cells.size();) {
+    size_t best = i;
+    size_t j = i;
+    for (; j < cells.size() &&
+           cells[j].timestamp_micros == cells[i].timestamp_micros;
+         ++j) {
+      if (cells[j].version >= cells[best].version) best = j;
+    }
+    cells[out++] = cells[best];
+    i = j;
+  }
+  cells.resize(out);
 }
 
 void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
@@ -285,27 +318,72 @@ Status Table::ApplyToRow(std::string_view key,
   Tablet& tablet = *tablets_[ti];
   const RowRecord* old = tablet.Find(key);
   RowData row = old ? DecodeRow(old->encoded()) : RowData{};
-  for (size_t i = 0; i < mutations.size(); ++i) {
-    const Version version =
-        commit.version + (static_cast<Version>(i) << kOriginBits);
-    const Mutation& m = mutations[i];
+  // Every mutation commits at commit.version. A tombstone covers only older
+  // versions, so a delete also erases the cells that earlier mutations of
+  // this request wrote: the request then takes effect in order, and a
+  // replica replaying the same list gets the same result.
+  const Version version = commit.version;
+
+  // First create every family and column the request touches, so that the
+  // loop below only looks them up and references into `row` stay valid.
+  std::map<uint32_t, std::vector<std::string_view>> wanted;
+  for (const Mutation& m : mutations) {
+    if (const auto* set = std::get_if<SetCell>(&m)) {
+      wanted[FindFamily(set->family)->id].push_back(set->qualifier);
+    } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
+      wanted[FindFamily(col->family)->id].push_back(col->qualifier);
+    } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
+      wanted[FindFamily(fam->family)->id];
+    }
+  }
+  for (auto& [id, qualifiers] : wanted) {
+    std::sort(qualifiers.begin(), qualifiers.end());
+    qualifiers.erase(std::unique(qualifiers.begin(), qualifiers.end()),
+                     qualifiers.end());
+    FindOrAddFamily(row, id);
+  }
+  for (auto& [id, qualifiers] : wanted) {
+    if (!qualifiers.empty()) {
+      AddColumns(FindFamilyData(row, id), std::move(qualifiers));
+    }
+  }
+
+  auto erase_same_request = [version](ColumnData& c, int64_t start,
+                                      int64_t end) {
+    std::erase_if(c.cells, [&](const CellData& cell) {
+      return cell.version == version && cell.timestamp_micros >= start &&
+             (end == 0 || cell.timestamp_micros < end);
+    });
+  };
+  std::vector<ColumnData*> appended;
+  for (const Mutation& m : mutations) {
     if (const auto* set = std::get_if<SetCell>(&m)) {
       const int64_t ts = set->timestamp_micros == kServerTimestamp
                              ? commit.server_time_micros
                              : set->timestamp_micros;
-      FamilyData& f = FindOrAddFamily(row, FindFamily(set->family)->id);
-      UpsertCell(FindOrAddColumn(f, set->qualifier), ts, version, set->value);
+      ColumnData& c = FindColumn(
+          FindFamilyData(row, FindFamily(set->family)->id), set->qualifier);
+      c.cells.push_back(CellData{ts, version, set->value});
+      appended.push_back(&c);
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-      FamilyData& f = FindOrAddFamily(row, FindFamily(col->family)->id);
-      AddColumnTombstone(FindOrAddColumn(f, col->qualifier), col->start_micros,
-                         col->end_micros, version);
+      ColumnData& c = FindColumn(
+          FindFamilyData(row, FindFamily(col->family)->id), col->qualifier);
+      AddColumnTombstone(c, col->start_micros, col->end_micros, version);
+      erase_same_request(c, col->start_micros, col->end_micros);
     } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-      FamilyData& f = FindOrAddFamily(row, FindFamily(fam->family)->id);
+      FamilyData& f = FindFamilyData(row, FindFamily(fam->family)->id);
       f.tombstone = std::max(f.tombstone, version);
+      for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
     } else {
       row.tombstone = std::max(row.tombstone, version);
+      for (FamilyData& f : row.families) {
+        for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
+      }
     }
   }
+  std::sort(appended.begin(), appended.end());
+  appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
+  for (ColumnData* c : appended) NormalizeCells(*c);
   const size_t size = EncodedSize(row) + key.size();
   if (static_cast<int64_t>(size) > kMaxRowBytes) {
     return InvalidArgument("row '" + std::string(key.substr(0, 64)) +

@@ -50,9 +50,9 @@ struct FamilyModification {
   GcRule gc_rule;  // kCreate, kUpdate
 };
 
-// When and as whom a write commits. Mutation i of a request commits at
-// version + (i << kOriginBits), so later mutations of one request order
-// after earlier ones.
+// When and as whom a write commits. Every mutation of one request commits
+// at `version`; the mutations still take effect in order (a delete also
+// erases the cells written earlier in the same request).
 struct CommitContext {
   Version version = 0;
   int64_t server_time_micros = 0;  // a multiple of 1000

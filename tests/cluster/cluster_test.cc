@@ -112,6 +112,47 @@ TEST_F(ClusterTest, SetCellThenDeleteInOneRequestDeletesTheCell) {
   EXPECT_THAT(ReadRow("r"), IsEmpty());
 }
 
+TEST_F(ClusterTest, SetDeleteSetOfOneCellInOneRequestKeepsTheLastSet) {
+  ASSERT_TRUE(
+      Mutate("r", {Set("cf", "q", 1000, "a"), DelCol("cf", "q"),
+                   Set("cf", "q", 1000, "b"), Set("cf", "q", 1000, "c")})
+          .ok());
+  EXPECT_THAT(ReadRow("r"), ElementsAre(C("cf", "q", 1000, "c")));
+}
+
+TEST_F(ClusterTest, ManyColumnsAndVersionsInOneRequestComeBackSorted) {
+  // Qualifiers and timestamps arrive in descending/ascending disorder, with
+  // repeats: the row must still read back in canonical order, one cell per
+  // timestamp, the last write of a repeated cell winning.
+  std::vector<Mutation> m;
+  for (int i = 9; i >= 0; --i) {
+    for (int ts = 1; ts <= 3; ++ts) {
+      m.push_back(Set("cf", "q" + std::to_string(i), ts * 1000,
+                      "first" + std::to_string(ts)));
+    }
+  }
+  m.push_back(Set("cf", "q5", 2000, "second2"));
+  ASSERT_TRUE(Mutate("r", m).ok());
+  const auto row = ReadRow("r");
+  ASSERT_EQ(row.size(), 30u);
+  EXPECT_EQ(row[0], C("cf", "q0", 3000, "first3"));
+  EXPECT_EQ(row[2], C("cf", "q0", 1000, "first1"));
+  EXPECT_EQ(row[16], C("cf", "q5", 2000, "second2"));
+  EXPECT_EQ(row[29], C("cf", "q9", 1000, "first1"));
+}
+
+TEST_F(ClusterTest, LargeRequestsDoNotPushServerTimeAhead) {
+  // The clock stands still. A request of 5,000 mutations is one commit, so
+  // the next server timestamp is still the clock's time, not 5 ms ahead.
+  std::vector<Mutation> many;
+  for (int i = 0; i < 5'000; ++i) {
+    many.push_back(Set("cf", "q" + std::to_string(i), 1000, "v"));
+  }
+  ASSERT_TRUE(Mutate("big", many).ok());
+  Put("r", "cf", "q", kServerTimestamp, "now");
+  EXPECT_THAT(ReadRow("r"), ElementsAre(C("cf", "q", kStartMicros, "now")));
+}
+
 TEST_F(ClusterTest, DeleteThenSetCellInOneRequestKeepsTheNewCell) {
   Put("r", "cf", "old", 1000, "x");
   ASSERT_TRUE(Mutate("r", {DelRow(), Set("cf", "q", 1000, "new")}).ok());
