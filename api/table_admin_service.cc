@@ -254,12 +254,12 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
   }
   Instance& instance = registry_.GetOrCreate(name->instance);
   std::lock_guard<std::mutex> lock(instance.mu);
-  auto table = instance.cluster.GetTable(name->table_id);
-  if (!table.ok()) return ToGrpc(table.status());
-  if (Status s = (*table)->ModifyColumnFamilies(mods); !s.ok()) {
+  if (Status s = instance.cluster.ModifyColumnFamilies(name->table_id, mods);
+      !s.ok()) {
     return ToGrpc(s);
   }
-  FillTable(instance, **table, admin::Table::SCHEMA_VIEW, response);
+  FillTable(instance, **instance.cluster.GetTable(name->table_id),
+            admin::Table::SCHEMA_VIEW, response);
   return grpc::Status::OK;
 }
 

@@ -87,8 +87,116 @@ Status Cluster::CreateTable(const std::string& id,
   }
   auto table = std::make_unique<Table>(id, options_.table, splits);
   BTSIM_RETURN_IF_ERROR(table->ModifyColumnFamilies(families));
+  HookTable(*table);
   tables_[id] = std::move(table);
+  CommitRecord record;
+  record.kind = CommitRecord::Kind::kCreateTable;
+  record.table = id;
+  record.families.assign(families.begin(), families.end());
+  record.splits = splits;
+  Report(std::move(record));
   return OkStatus();
+}
+
+void Cluster::HookTable(Table& table) {
+  table.set_commit_hook([this, id = table.id()](std::string_view key,
+                                                std::span<const Mutation> m,
+                                                Version version) {
+    if (observer_ == nullptr) return;
+    CommitRecord record;
+    record.kind = CommitRecord::Kind::kMutateRow;
+    record.table = id;
+    record.version = version;
+    record.row_key = std::string(key);
+    record.mutations.assign(m.begin(), m.end());
+    observer_->OnCommit(record);
+  });
+}
+
+void Cluster::Report(CommitRecord record) {
+  if (observer_ == nullptr) return;
+  if (record.version == 0) record.version = Commit().version;
+  observer_->OnCommit(record);
+}
+
+Status Cluster::ModifyColumnFamilies(std::string_view table,
+                                     std::span<const FamilyModification> mods) {
+  BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
+  BTSIM_RETURN_IF_ERROR(t->ModifyColumnFamilies(mods));
+  CommitRecord record;
+  record.kind = CommitRecord::Kind::kModifyFamilies;
+  record.table = std::string(table);
+  record.families.assign(mods.begin(), mods.end());
+  Report(std::move(record));
+  return OkStatus();
+}
+
+void Cluster::ApplyReplicated(const CommitRecord& record) {
+  auto it = tables_.find(record.table);
+  Table* table = it == tables_.end() ? nullptr : it->second.get();
+  switch (record.kind) {
+    case CommitRecord::Kind::kMutateRow:
+      if (table)
+        table->ApplyReplicated(record.row_key, record.mutations,
+                               record.version);
+      return;
+    case CommitRecord::Kind::kDropRowRange:
+      if (table) table->DropRowRangeAt(record.prefix, record.version);
+      return;
+    case CommitRecord::Kind::kCreateTable:
+      if (table == nullptr) {
+        auto created = std::make_unique<Table>(record.table, options_.table,
+                                               record.splits);
+        table = created.get();
+        HookTable(*table);
+        tables_[record.table] = std::move(created);
+      }
+      [[fallthrough]];
+    case CommitRecord::Kind::kModifyFamilies:
+      if (table == nullptr) return;
+      // Applied one by one and leniently, so that a replica whose schema has
+      // already moved on still converges.
+      for (const FamilyModification& m : record.families) {
+        FamilyModification mod = m;
+        const bool present = table->HasFamily(m.name);
+        if (m.kind == FamilyModification::Kind::kDrop && !present) continue;
+        if (m.kind == FamilyModification::Kind::kCreate && present) {
+          mod.kind = FamilyModification::Kind::kUpdate;
+        }
+        if (m.kind == FamilyModification::Kind::kUpdate && !present) {
+          mod.kind = FamilyModification::Kind::kCreate;
+        }
+        (void)table->ModifyColumnFamilies({&mod, 1});
+      }
+      return;
+    case CommitRecord::Kind::kDeleteTable:
+      if (table) tables_.erase(it);
+      return;
+  }
+}
+
+void Cluster::AddContents(sim::Fingerprint* out) const {
+  sim::Rng unused(0);
+  for (const auto& [id, table] : tables_) {
+    out->Add("table");
+    out->Add(id);
+    for (const ColumnFamily& f : table->Families()) {
+      out->Add(f.name);
+      out->Add(f.gc_rule.ToString());
+    }
+    table->Read(ReadOptions{}, unused,
+                [&](std::string_view key, std::span<const CellView> cells) {
+                  out->Add(key);
+                  out->AddInt(static_cast<int64_t>(cells.size()));
+                  for (const CellView& c : cells) {
+                    out->Add(c.family);
+                    out->Add(c.qualifier);
+                    out->AddInt(c.timestamp_micros);
+                    out->Add(c.value);
+                  }
+                  return true;
+                });
+  }
 }
 
 Status Cluster::DeleteTable(std::string_view id) {
@@ -97,6 +205,10 @@ Status Cluster::DeleteTable(std::string_view id) {
     return NotFound("table '" + std::string(id) + "' not found");
   }
   tables_.erase(it);
+  CommitRecord record;
+  record.kind = CommitRecord::Kind::kDeleteTable;
+  record.table = std::string(id);
+  Report(std::move(record));
   return OkStatus();
 }
 
@@ -171,7 +283,14 @@ Result<std::vector<ModifiedCell>> Cluster::ReadModifyWriteRow(
 
 Status Cluster::DropRowRange(std::string_view table, std::string_view prefix) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  t->DropRowRange(prefix);
+  const Version version = Commit().version;
+  t->DropRowRangeAt(prefix, version);
+  CommitRecord record;
+  record.kind = CommitRecord::Kind::kDropRowRange;
+  record.table = std::string(table);
+  record.version = version;
+  record.prefix = std::string(prefix);
+  Report(std::move(record));
   return OkStatus();
 }
 
@@ -182,10 +301,12 @@ Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
   return OkStatus();
 }
 
-void Cluster::Compact() {
+void Cluster::Compact() { Compact(last_version_); }
+
+void Cluster::Compact(Version tombstone_horizon) {
   const int64_t now_micros = clock_.Now().count() / 1000;
   for (auto& [id, table] : tables_) {
-    table->Compact(now_micros, last_version_);
+    table->Compact(now_micros, tombstone_horizon);
   }
 }
 

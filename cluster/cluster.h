@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "base/result.h"
+#include "cluster/commit_record.h"
 #include "cluster/table.h"
 #include "sim/clock.h"
+#include "sim/fingerprint.h"
 #include "sim/rng.h"
 
 namespace btsim::cluster {
@@ -38,6 +40,9 @@ class Cluster {
                      std::span<const FamilyModification> families,
                      const std::vector<std::string>& splits);
   Status DeleteTable(std::string_view id);
+  // Table::ModifyColumnFamilies, reported to the commit observer.
+  Status ModifyColumnFamilies(std::string_view table,
+                              std::span<const FamilyModification> mods);
   // NOT_FOUND "table ... not found" when absent.
   Result<Table*> GetTable(std::string_view id);
   Result<const Table*> GetTable(std::string_view id) const;
@@ -64,6 +69,19 @@ class Cluster {
   // Compacts every table at the current time. With one cluster every
   // tombstone is safe to drop.
   void Compact();
+  // Compacts, dropping only tombstones with version <= `horizon`: the
+  // oldest version some other cluster may still send changes older than.
+  void Compact(Version tombstone_horizon);
+
+  // ---- Replication ----
+  // Receives every local commit (rows and schema), or nothing when null.
+  // The observer must outlive the cluster or be reset first.
+  void set_commit_observer(CommitObserver* observer) { observer_ = observer; }
+  // Applies a record another cluster committed. Idempotent; never fails:
+  // changes to a missing table or family are skipped.
+  void ApplyReplicated(const CommitRecord& record);
+  // Adds every table's schema and live cells, in canonical order, to `out`.
+  void AddContents(sim::Fingerprint* out) const;
 
   const sim::Clock& clock() const { return clock_; }
   // The newest version this cluster committed: its replication log position.
@@ -78,7 +96,11 @@ class Cluster {
   sim::Rng rng_;
   ClusterOptions options_;
   Version last_version_ = 0;
+  void Report(CommitRecord record);
+  void HookTable(Table& table);
+
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
+  CommitObserver* observer_ = nullptr;
 };
 
 // Table ids and family names: [_a-zA-Z0-9][-_.a-zA-Z0-9]*, bounded length.

@@ -313,7 +313,7 @@ Status ValidRowKey(std::string_view key) {
 
 Status Table::ApplyToRow(std::string_view key,
                          std::span<const Mutation> mutations,
-                         const CommitContext& commit) {
+                         const CommitContext& commit, bool local) {
   const size_t ti = TabletIndex(key);
   Tablet& tablet = *tablets_[ti];
   const RowRecord* old = tablet.Find(key);
@@ -384,15 +384,95 @@ Status Table::ApplyToRow(std::string_view key,
   std::sort(appended.begin(), appended.end());
   appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
   for (ColumnData* c : appended) NormalizeCells(*c);
-  const size_t size = EncodedSize(row) + key.size();
-  if (static_cast<int64_t>(size) > kMaxRowBytes) {
-    return InvalidArgument("row '" + std::string(key.substr(0, 64)) +
-                           "' would be " + std::to_string(size) +
-                           " bytes; the row limit is 256 MiB");
+  if (local) {
+    const size_t size = EncodedSize(row) + key.size();
+    if (static_cast<int64_t>(size) > kMaxRowBytes) {
+      return InvalidArgument("row '" + std::string(key.substr(0, 64)) +
+                             "' would be " + std::to_string(size) +
+                             " bytes; the row limit is 256 MiB");
+    }
   }
   tablet.Put(RowRecord(key, row));
   MaybeSplit(ti);
+  if (local && commit_hook_) {
+    std::vector<Mutation> resolved(mutations.begin(), mutations.end());
+    for (Mutation& m : resolved) {
+      auto* set = std::get_if<SetCell>(&m);
+      if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
+        set->timestamp_micros = commit.server_time_micros;
+      }
+    }
+    commit_hook_(key, resolved, commit.version);
+  }
   return OkStatus();
+}
+
+void Table::ApplyReplicated(std::string_view key,
+                            std::span<const Mutation> mutations,
+                            Version version) {
+  for (const RangeTombstone& r : range_tombstones_) {
+    if (version < r.version && key.starts_with(r.prefix)) return;
+  }
+  std::vector<Mutation> applicable;
+  for (const Mutation& m : mutations) {
+    const std::string* family = nullptr;
+    if (const auto* set = std::get_if<SetCell>(&m)) family = &set->family;
+    if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
+      family = &col->family;
+    }
+    if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
+      family = &fam->family;
+    }
+    if (family == nullptr || HasFamily(*family)) applicable.push_back(m);
+  }
+  if (applicable.empty()) return;
+  const int64_t micros = VersionMicros(version);
+  (void)ApplyToRow(key, applicable,
+                   CommitContext{version, micros - micros % 1000},
+                   /*local=*/false);
+}
+
+void Table::DropRowRangeAt(std::string_view prefix, Version version) {
+  range_tombstones_.push_back(RangeTombstone{std::string(prefix), version});
+  const std::string end = PrefixSuccessor(prefix);
+  for (auto& tablet : tablets_) {
+    const size_t first = tablet->LowerBound(prefix);
+    const size_t last = end.empty() ? tablet->size() : tablet->LowerBound(end);
+    bool any_removed = false;
+    for (size_t i = first; i < last; ++i) {
+      const RowRecord& record = tablet->row(i);
+      RowData row = DecodeRow(record.encoded());
+      RowData kept;
+      kept.tombstone = row.tombstone >= version ? row.tombstone : kNoVersion;
+      for (FamilyData& f : row.families) {
+        FamilyData nf{
+            f.id, f.tombstone >= version ? f.tombstone : kNoVersion, {}};
+        for (ColumnData& c : f.columns) {
+          ColumnData nc{c.qualifier, {}, {}};
+          for (const ColumnTombstone& t : c.tombstones) {
+            if (t.version >= version) nc.tombstones.push_back(t);
+          }
+          for (const CellData& cell : c.cells) {
+            if (cell.version >= version) nc.cells.push_back(cell);
+          }
+          if (!nc.cells.empty() || !nc.tombstones.empty()) {
+            nf.columns.push_back(std::move(nc));
+          }
+        }
+        if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
+          kept.families.push_back(std::move(nf));
+        }
+      }
+      if (kept.empty()) {
+        tablet->Rewrite(i, RowRecord());
+        any_removed = true;
+      } else {
+        tablet->Rewrite(i, RowRecord(record.key(), kept));
+      }
+    }
+    if (any_removed) tablet->DropInvalid();
+    if (first < last) tablet->set_dirty(true);
+  }
 }
 
 Status Table::MutateRow(std::string_view key,
@@ -818,6 +898,9 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
     tablet.set_dirty(kept_tombstones);
   }
   schema_dirty_ = false;
+  std::erase_if(range_tombstones_, [&](const RangeTombstone& r) {
+    return r.version <= tombstone_horizon;
+  });
   MergeSmallTablets();
   for (size_t i = 0; i < tablets_.size(); ++i) MaybeSplit(i);
 }

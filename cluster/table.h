@@ -130,6 +130,24 @@ class Table {
   // Removes every row starting with `prefix` ("" = every row) at once.
   void DropRowRange(std::string_view prefix);
 
+  // ---- Replication ----
+  // Called after every local row commit with the applied mutations (server
+  // timestamps resolved) and their version. Empty by default.
+  using CommitHook = std::function<void(std::string_view key,
+                                        std::span<const Mutation>, Version)>;
+  void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
+  // Applies a row change committed elsewhere at `version`: mutations on
+  // families this table lacks are skipped, no limit is enforced, and
+  // nothing is reported to the commit hook. Changes older than a replicated
+  // DropRowRange covering the row are ignored.
+  void ApplyReplicated(std::string_view key,
+                       std::span<const Mutation> mutations, Version version);
+  // DropRowRange committed at `version` (locally or elsewhere): removes the
+  // cells older than `version` in the range now, and remembers the range so
+  // that older changes arriving later are ignored (until compaction passes
+  // the horizon).
+  void DropRowRangeAt(std::string_view prefix, Version version);
+
   // ---- Reads ----
   void Read(const ReadOptions& options, sim::Rng& rng,
             const RowVisitor& visit) const;
@@ -156,8 +174,9 @@ class Table {
   // Live cells of a stored row, in canonical order, into `*out`.
   void LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
                  std::vector<CellView>* out) const;
+  // `local`: enforce the row size limit and report to the commit hook.
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
-                    const CommitContext& commit);
+                    const CommitContext& commit, bool local = true);
   void MaybeSplit(size_t tablet_index);
   void MergeSmallTablets();
 
@@ -169,6 +188,12 @@ class Table {
   // Set when the schema changes (GC rules, dropped families): the next
   // compaction must visit every tablet, not only the dirty ones.
   bool schema_dirty_ = true;
+  CommitHook commit_hook_;
+  struct RangeTombstone {
+    std::string prefix;
+    Version version;
+  };
+  std::vector<RangeTombstone> range_tombstones_;
 };
 
 }  // namespace btsim::cluster

@@ -9,6 +9,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc
   libre2-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-dev
 )
 
 missing=()
