@@ -302,7 +302,8 @@ grpc::Status TableAdminService::GenerateConsistencyToken(
   std::lock_guard<std::mutex> lock(instance.mu);
   auto table = instance.cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
-  const uint64_t positions[] = {instance.cluster.last_version()};
+  const replication::LogPositions positions = {
+      {instance.cluster_id, instance.cluster.last_version()}};
   response->set_consistency_token(
       replication::EncodeConsistencyToken(name->full(), positions));
   return grpc::Status::OK;
@@ -320,13 +321,21 @@ grpc::Status TableAdminService::CheckConsistency(
   auto positions = replication::DecodeConsistencyToken(
       request->consistency_token(), name->full());
   if (!positions.ok()) return ToGrpc(positions.status());
-  if (positions->size() != 1) {
-    return ToGrpc(InvalidArgument("consistency_token: the token names " +
-                                  std::to_string(positions->size()) +
-                                  " clusters; this instance has 1"));
+  // With one cluster, every committed write is readable everywhere; a token
+  // naming other clusters was not issued for this instance.
+  for (const auto& [cluster_id, position] : *positions) {
+    if (cluster_id != instance.cluster_id) {
+      return ToGrpc(InvalidArgument("consistency_token: names cluster '" +
+                                    cluster_id +
+                                    "', which this instance does not have"));
+    }
+    if (position > instance.cluster.last_version()) {
+      return ToGrpc(InvalidArgument(
+          "consistency_token: records a position this cluster never "
+          "reached"));
+    }
   }
-  // With one cluster, every committed write is readable everywhere.
-  response->set_consistent((*positions)[0] <= instance.cluster.last_version());
+  response->set_consistent(true);
   return grpc::Status::OK;
 }
 

@@ -175,6 +175,15 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
   }
 }
 
+void Cluster::CopyDataFrom(const Cluster& source) {
+  tables_.clear();
+  for (const auto& [id, table] : source.tables_) {
+    auto copy = table->Clone();
+    HookTable(*copy);
+    tables_[id] = std::move(copy);
+  }
+}
+
 void Cluster::AddContents(sim::Fingerprint* out) const {
   sim::Rng unused(0);
   for (const auto& [id, table] : tables_) {

@@ -80,6 +80,9 @@ class Cluster {
   // Applies a record another cluster committed. Idempotent; never fails:
   // changes to a missing table or family are skipped.
   void ApplyReplicated(const CommitRecord& record);
+  // Replaces every table with a deep copy of `source`'s (seeding a new
+  // replica). Nothing is reported to the commit observer.
+  void CopyDataFrom(const Cluster& source);
   // Adds every table's schema and live cells, in canonical order, to `out`.
   void AddContents(sim::Fingerprint* out) const;
 

@@ -144,6 +144,15 @@ std::string_view RowRecord::encoded() const {
   return {data_.get() + kHeader + lens[0], lens[1]};
 }
 
+RowRecord RowRecord::Clone() const {
+  RowRecord copy;
+  if (data_ != nullptr) {
+    copy.data_ = std::make_unique_for_overwrite<char[]>(bytes());
+    std::memcpy(copy.data_.get(), data_.get(), bytes());
+  }
+  return copy;
+}
+
 size_t RowRecord::bytes() const {
   uint32_t lens[2];
   std::memcpy(lens, data_.get(), kHeader);

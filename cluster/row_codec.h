@@ -69,6 +69,8 @@ class RowRecord {
   // Bytes of the allocation (key + encoded row + header).
   size_t bytes() const;
   bool valid() const { return data_ != nullptr; }
+  // A byte-for-byte copy.
+  RowRecord Clone() const;
 
  private:
   std::unique_ptr<char[]> data_;

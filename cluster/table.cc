@@ -154,6 +154,24 @@ Table::Table(std::string id, TableOptions options,
 
 Table::~Table() = default;
 
+std::unique_ptr<Table> Table::Clone() const {
+  auto copy =
+      std::make_unique<Table>(id_, options_, std::vector<std::string>{});
+  copy->families_by_id_.assign(families_by_id_.size(), nullptr);
+  for (const auto& [name, entry] : families_) {
+    auto e = std::make_unique<FamilyEntry>(*entry);
+    copy->families_by_id_[e->id] = e.get();
+    copy->families_[name] = std::move(e);
+  }
+  copy->tablets_.clear();
+  for (const auto& t : tablets_) {
+    copy->tablets_.push_back(std::make_unique<Tablet>(t->Clone()));
+  }
+  copy->range_tombstones_ = range_tombstones_;
+  copy->schema_dirty_ = true;
+  return copy;
+}
+
 // ---------------------------------------------------------------- Schema
 
 std::vector<ColumnFamily> Table::Families() const {

@@ -96,6 +96,9 @@ class Table {
   Table(std::string id, TableOptions options,
         const std::vector<std::string>& splits);
   ~Table();
+  // A deep copy: schema, rows (with their tombstones and versions) and
+  // tablet boundaries. The commit hook is not copied.
+  std::unique_ptr<Table> Clone() const;
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
 

@@ -53,6 +53,14 @@ void Tablet::EraseRange(size_t first, size_t last) {
               rows_.begin() + static_cast<ptrdiff_t>(last));
 }
 
+Tablet Tablet::Clone() const {
+  Tablet copy(start_, end_, pinned_);
+  copy.rows_.reserve(rows_.size());
+  for (const RowRecord& r : rows_) copy.rows_.push_back(r.Clone());
+  copy.bytes_ = bytes_;
+  return copy;
+}
+
 Tablet Tablet::SplitAt(size_t at) {
   BTSIM_CHECK(at > 0 && at < rows_.size());
   Tablet right(std::string(rows_[at].key()), end_, /*pinned=*/false);

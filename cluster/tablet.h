@@ -47,6 +47,9 @@ class Tablet {
   // Erases rows [first, last).
   void EraseRange(size_t first, size_t last);
 
+  // A deep copy (rows copied byte for byte), marked dirty.
+  Tablet Clone() const;
+
   // Moves rows at index >= `at` into a new tablet starting at that row's key.
   // Requires 0 < at < size().
   Tablet SplitAt(size_t at);

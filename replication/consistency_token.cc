@@ -1,14 +1,16 @@
 #include "replication/consistency_token.h"
 
 #include <cstdio>
-#include <cstdlib>
+#include <vector>
 
 #include "sim/rng.h"
 
 namespace btsim::replication {
 namespace {
 
-constexpr std::string_view kPrefix = "btsim1";
+// btsim2.<table hash>.<cluster>=<position>....<checksum>, hex lowercase.
+constexpr std::string_view kPrefix = "btsim2";
+constexpr uint64_t kChecksumSeed = 0x70c3;
 
 std::string Hex(uint64_t v) {
   char buf[17];
@@ -22,15 +24,26 @@ bool ParseHex(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
   for (char c : s) {
     int d;
-    if (c >= '0' && c <= '9')
+    if (c >= '0' && c <= '9') {
       d = c - '0';
-    else if (c >= 'a' && c <= 'f')
+    } else if (c >= 'a' && c <= 'f') {
       d = c - 'a' + 10;
-    else
+    } else {
       return false;
+    }
     v = (v << 4) | static_cast<uint64_t>(d);
   }
   *out = v;
+  return true;
+}
+
+bool ValidClusterId(std::string_view id) {
+  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return false;
+  for (char c : id) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -41,30 +54,32 @@ Status Malformed(const std::string& why) {
 }  // namespace
 
 std::string EncodeConsistencyToken(std::string_view table_name,
-                                   std::span<const uint64_t> positions) {
+                                   const LogPositions& positions) {
   std::string body =
-      std::string(kPrefix) + "-" + Hex(sim::StableHash(table_name));
-  for (uint64_t p : positions) body += "-" + Hex(p);
-  return body + "-" + Hex(sim::StableHash(body, 0x70c3));
+      std::string(kPrefix) + "." + Hex(sim::StableHash(table_name));
+  for (const auto& [id, position] : positions) {
+    body += "." + id + "=" + Hex(position);
+  }
+  return body + "." + Hex(sim::StableHash(body, kChecksumSeed));
 }
 
-Result<std::vector<uint64_t>> DecodeConsistencyToken(
-    std::string_view token, std::string_view table_name) {
+Result<LogPositions> DecodeConsistencyToken(std::string_view token,
+                                            std::string_view table_name) {
   std::vector<std::string_view> parts;
   size_t start = 0;
   while (true) {
-    const size_t dash = token.find('-', start);
-    parts.push_back(token.substr(start, dash - start));
-    if (dash == std::string_view::npos) break;
-    start = dash + 1;
+    const size_t dot = token.find('.', start);
+    parts.push_back(token.substr(start, dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
   }
   if (parts.size() < 4 || parts[0] != kPrefix) {
     return Malformed("not a consistency token issued by this server");
   }
-  const std::string_view body = token.substr(0, token.rfind('-'));
+  const std::string_view body = token.substr(0, token.rfind('.'));
   uint64_t checksum;
   if (!ParseHex(parts.back(), &checksum) ||
-      checksum != sim::StableHash(body, 0x70c3)) {
+      checksum != sim::StableHash(body, kChecksumSeed)) {
     return Malformed("the token is corrupt (checksum mismatch)");
   }
   uint64_t table_hash;
@@ -72,11 +87,16 @@ Result<std::vector<uint64_t>> DecodeConsistencyToken(
       table_hash != sim::StableHash(table_name)) {
     return Malformed("the token was generated for a different table");
   }
-  std::vector<uint64_t> positions;
+  LogPositions positions;
   for (size_t i = 2; i + 1 < parts.size(); ++i) {
+    const size_t eq = parts[i].find('=');
     uint64_t p;
-    if (!ParseHex(parts[i], &p)) return Malformed("bad position field");
-    positions.push_back(p);
+    if (eq == std::string_view::npos ||
+        !ValidClusterId(parts[i].substr(0, eq)) ||
+        !ParseHex(parts[i].substr(eq + 1), &p) ||
+        !positions.emplace(std::string(parts[i].substr(0, eq)), p).second) {
+      return Malformed("bad cluster position field");
+    }
   }
   return positions;
 }

@@ -1,0 +1,387 @@
+#include "replication/fabric.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/check.h"
+
+namespace btsim::replication {
+
+using cluster::CommitRecord;
+using cluster::Version;
+
+struct ReplicationFabric::Shipper {
+  uint64_t acked = 0;      // the peer's acknowledged watermark
+  bool in_flight = false;  // a batch awaits its ack
+  sim::TaskId retransmit = 0;
+};
+
+// Forwards a cluster's local commits to the fabric.
+class ReplicationFabric::Observer : public cluster::CommitObserver {
+ public:
+  Observer(ReplicationFabric& fabric, uint32_t origin)
+      : fabric_(fabric), origin_(origin) {}
+  void OnCommit(const CommitRecord& record) override {
+    fabric_.OnLocalCommit(origin_, record);
+  }
+
+ private:
+  ReplicationFabric& fabric_;
+  uint32_t origin_;
+};
+
+struct ReplicationFabric::Member {
+  ClusterSpec spec;
+  uint32_t origin = 0;
+  std::unique_ptr<cluster::Cluster> cluster;
+  std::unique_ptr<Observer> observer;
+  ReplicationLog log;
+  bool down = false;
+  std::map<uint32_t, uint64_t> applied;  // origin -> last applied position
+  std::map<uint32_t, Shipper> shippers;  // peer origin -> shipper
+};
+
+namespace {
+
+bool ValidClusterId(std::string_view id) {
+  if (id.empty() || id.size() > 30) return false;
+  if (!(id[0] >= 'a' && id[0] <= 'z')) return false;
+  for (char c : id) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+ReplicationFabric::ReplicationFabric(sim::Scheduler& scheduler,
+                                     sim::Transport& transport, sim::Rng rng,
+                                     ReplicationOptions options)
+    : scheduler_(scheduler),
+      transport_(transport),
+      rng_(rng),
+      options_(options),
+      alive_(std::make_shared<bool>(true)) {}
+
+ReplicationFabric::~ReplicationFabric() {
+  *alive_ = false;
+  for (auto& [origin, member] : members_) {
+    member->cluster->set_commit_observer(nullptr);
+    for (auto& [peer, shipper] : member->shippers) {
+      if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
+    }
+  }
+}
+
+Status ReplicationFabric::AddCluster(const ClusterSpec& spec) {
+  if (!ValidClusterId(spec.id)) {
+    return InvalidArgument("cluster_id: '" + spec.id +
+                           "' is not a valid cluster id; it must match "
+                           "[a-z][-a-z0-9]* and be at most 30 characters");
+  }
+  if (spec.zone.empty()) {
+    return InvalidArgument("location: cluster '" + spec.id + "' has no zone");
+  }
+  if (FindMember(spec.id) != nullptr) {
+    return AlreadyExists("cluster '" + spec.id + "' already exists");
+  }
+  for (const auto& [origin, m] : members_) {
+    if (m->spec.zone == spec.zone) {
+      return InvalidArgument("location: zone " + spec.zone +
+                             " already has cluster '" + m->spec.id +
+                             "'; an instance has at most one cluster per "
+                             "zone");
+    }
+  }
+  if (members_.size() >= kMaxClusters) {
+    return InvalidArgument("an instance has at most 4 clusters");
+  }
+  if (next_origin_ >= (1u << cluster::kOriginBits)) {
+    return Status(StatusCode::kResourceExhausted,
+                  "too many clusters were created in this instance");
+  }
+  auto member = std::make_unique<Member>();
+  member->spec = spec;
+  member->origin = next_origin_++;
+  member->cluster = std::make_unique<cluster::Cluster>(
+      scheduler_, rng_.Fork("cluster/" + spec.id),
+      cluster::ClusterOptions{member->origin, options_.table});
+  member->observer = std::make_unique<Observer>(*this, member->origin);
+
+  // Seed from the first live cluster: its data and its watermarks.
+  const Member* source = nullptr;
+  for (const auto& [origin, m] : members_) {
+    if (!m->down) {
+      source = m.get();
+      break;
+    }
+  }
+  if (source == nullptr && !members_.empty()) {
+    source = members_.begin()->second.get();
+  }
+  if (source != nullptr) {
+    member->cluster->CopyDataFrom(*source->cluster);
+    member->applied = source->applied;
+    member->applied[source->origin] = source->log.last_position();
+  }
+  member->cluster->set_commit_observer(member->observer.get());
+
+  const uint32_t origin = member->origin;
+  for (auto& [other_origin, other] : members_) {
+    // other -> new: start after what the copy already holds.
+    Shipper to_new;
+    to_new.acked = member->applied[other_origin];
+    other->shippers[origin] = to_new;
+    // new -> other: from the start of the new (empty) log.
+    member->shippers[other_origin] = Shipper{};
+    other->applied[origin] = 0;
+  }
+  members_[origin] = std::move(member);
+  for (auto& [other_origin, other] : members_) {
+    if (other_origin != origin) Ship(other_origin, origin);
+  }
+  return OkStatus();
+}
+
+Status ReplicationFabric::RemoveCluster(std::string_view id) {
+  Member* m = FindMember(id);
+  if (m == nullptr)
+    return NotFound("cluster '" + std::string(id) + "' not found");
+  if (members_.size() == 1) {
+    return FailedPrecondition("cannot remove the last cluster of an instance");
+  }
+  const uint32_t origin = m->origin;
+  for (auto& [peer, shipper] : m->shippers) {
+    if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
+  }
+  m->cluster->set_commit_observer(nullptr);
+  members_.erase(origin);
+  for (auto& [other_origin, other] : members_) {
+    auto it = other->shippers.find(origin);
+    if (it != other->shippers.end()) {
+      if (it->second.retransmit != 0) scheduler_.Cancel(it->second.retransmit);
+      other->shippers.erase(it);
+    }
+    other->applied.erase(origin);
+    Truncate(*other);
+  }
+  return OkStatus();
+}
+
+std::vector<std::string> ReplicationFabric::ClusterIds() const {
+  std::vector<std::string> ids;
+  for (const auto& [origin, m] : members_) ids.push_back(m->spec.id);
+  return ids;
+}
+
+ReplicationFabric::Member* ReplicationFabric::FindMember(std::string_view id) {
+  for (auto& [origin, m] : members_) {
+    if (m->spec.id == id) return m.get();
+  }
+  return nullptr;
+}
+
+const ReplicationFabric::Member* ReplicationFabric::FindMember(
+    std::string_view id) const {
+  for (const auto& [origin, m] : members_) {
+    if (m->spec.id == id) return m.get();
+  }
+  return nullptr;
+}
+
+ReplicationFabric::Member* ReplicationFabric::ByOrigin(uint32_t origin) {
+  auto it = members_.find(origin);
+  return it == members_.end() ? nullptr : it->second.get();
+}
+
+cluster::Cluster* ReplicationFabric::Find(std::string_view id) {
+  Member* m = FindMember(id);
+  return m ? m->cluster.get() : nullptr;
+}
+
+const ClusterSpec* ReplicationFabric::Spec(std::string_view id) const {
+  const Member* m = FindMember(id);
+  return m ? &m->spec : nullptr;
+}
+
+Status ReplicationFabric::SetDown(std::string_view id, bool down) {
+  Member* m = FindMember(id);
+  if (m == nullptr)
+    return NotFound("cluster '" + std::string(id) + "' not found");
+  m->down = down;
+  if (!down) {
+    // Resume at once instead of waiting for retransmit timers: forget
+    // batches in flight to and from the cluster and ship again.
+    auto reset = [this](Member& from, uint32_t peer) {
+      Shipper& shipper = from.shippers[peer];
+      if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
+      shipper = Shipper{shipper.acked, false, 0};
+      Ship(from.origin, peer);
+    };
+    for (auto& [other_origin, other] : members_) {
+      if (other_origin == m->origin) continue;
+      reset(*m, other_origin);
+      reset(*other, m->origin);
+    }
+  }
+  return OkStatus();
+}
+
+bool ReplicationFabric::IsDown(std::string_view id) const {
+  const Member* m = FindMember(id);
+  return m != nullptr && m->down;
+}
+
+void ReplicationFabric::OnLocalCommit(uint32_t origin,
+                                      const CommitRecord& record) {
+  Member* m = ByOrigin(origin);
+  BTSIM_CHECK(m != nullptr);
+  m->log.Append(record);
+  for (auto& [peer, shipper] : m->shippers) Ship(origin, peer);
+}
+
+void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
+  Member* from = ByOrigin(origin);
+  Member* to = ByOrigin(peer);
+  if (from == nullptr || to == nullptr || from->down) return;
+  Shipper& shipper = from->shippers[peer];
+  if (shipper.in_flight) return;
+  std::vector<const LogEntry*> entries =
+      from->log.Read(shipper.acked, options_.batch_entries);
+  if (entries.empty()) return;
+  auto batch = std::make_shared<std::vector<LogEntry>>();
+  batch->reserve(entries.size());
+  for (const LogEntry* e : entries) batch->push_back(*e);
+  shipper.in_flight = true;
+  std::weak_ptr<bool> alive = alive_;
+  transport_.Send(from->spec.zone, to->spec.zone,
+                  [this, alive, peer, origin, batch] {
+                    if (alive.expired() || !*alive.lock()) return;
+                    Receive(peer, origin, batch);
+                  });
+  shipper.retransmit = scheduler_.RunAfter(
+      options_.retransmit_after, [this, alive, origin, peer] {
+        if (alive.expired() || !*alive.lock()) return;
+        Member* m = ByOrigin(origin);
+        if (m == nullptr) return;
+        auto it = m->shippers.find(peer);
+        if (it == m->shippers.end()) return;
+        it->second.in_flight = false;
+        it->second.retransmit = 0;
+        Ship(origin, peer);
+      });
+}
+
+void ReplicationFabric::Receive(
+    uint32_t peer, uint32_t origin,
+    std::shared_ptr<const std::vector<LogEntry>> batch) {
+  Member* m = ByOrigin(peer);
+  Member* from = ByOrigin(origin);
+  if (m == nullptr || from == nullptr || m->down) return;
+  uint64_t& applied = m->applied[origin];
+  for (const LogEntry& e : *batch) {
+    if (e.position <= applied) continue;   // a duplicate
+    if (e.position != applied + 1) break;  // a gap: wait for a resend
+    m->cluster->ApplyReplicated(e.record);
+    applied = e.position;
+  }
+  const uint64_t ack = applied;
+  std::weak_ptr<bool> alive = alive_;
+  transport_.Send(m->spec.zone, from->spec.zone,
+                  [this, alive, origin, peer, ack] {
+                    if (alive.expired() || !*alive.lock()) return;
+                    OnAck(origin, peer, ack);
+                  });
+}
+
+void ReplicationFabric::OnAck(uint32_t origin, uint32_t peer,
+                              uint64_t applied) {
+  Member* m = ByOrigin(origin);
+  if (m == nullptr || m->down) return;
+  auto it = m->shippers.find(peer);
+  if (it == m->shippers.end()) return;
+  Shipper& shipper = it->second;
+  shipper.acked = std::max(shipper.acked, applied);
+  shipper.in_flight = false;
+  if (shipper.retransmit != 0) {
+    scheduler_.Cancel(shipper.retransmit);
+    shipper.retransmit = 0;
+  }
+  Truncate(*m);
+  Ship(origin, peer);
+}
+
+void ReplicationFabric::Truncate(Member& origin) {
+  uint64_t through = origin.log.last_position();
+  for (const auto& [peer, shipper] : origin.shippers) {
+    through = std::min(through, shipper.acked);
+  }
+  if (through > origin.log.truncated_through()) {
+    origin.log.TruncateThrough(through);
+  }
+}
+
+std::map<std::string, uint64_t> ReplicationFabric::LogPositions() const {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [origin, m] : members_) {
+    out[m->spec.id] = m->log.last_position();
+  }
+  return out;
+}
+
+bool ReplicationFabric::HasApplied(
+    const std::map<std::string, uint64_t>& positions) const {
+  for (const auto& [id, position] : positions) {
+    const Member* origin = FindMember(id);
+    if (origin == nullptr) continue;
+    for (const auto& [peer_origin, peer] : members_) {
+      if (peer_origin == origin->origin) continue;
+      auto it = peer->applied.find(origin->origin);
+      const uint64_t applied = it == peer->applied.end() ? 0 : it->second;
+      if (applied < position) return false;
+    }
+  }
+  return true;
+}
+
+uint64_t ReplicationFabric::Backlog(std::string_view origin,
+                                    std::string_view peer) const {
+  const Member* from = FindMember(origin);
+  const Member* to = FindMember(peer);
+  if (from == nullptr || to == nullptr || from == to) return 0;
+  auto it = from->shippers.find(to->origin);
+  if (it == from->shippers.end()) return 0;
+  return from->log.last_position() - it->second.acked;
+}
+
+Version ReplicationFabric::SafeHorizon(const Member& member) const {
+  // Older entries may still arrive from each origin: the first one this
+  // member has not applied bounds what its tombstones must keep covering.
+  Version horizon = cluster::MakeVersion(scheduler_.Now().count() / 1000, 0);
+  for (const auto& [origin, other] : members_) {
+    if (origin == member.origin) continue;
+    auto it = member.applied.find(origin);
+    const uint64_t applied = it == member.applied.end() ? 0 : it->second;
+    if (applied < other->log.truncated_through()) continue;  // cannot happen
+    std::vector<const LogEntry*> next = other->log.Read(applied, 1);
+    if (!next.empty()) {
+      horizon = std::min(horizon, next.front()->record.version - 1);
+    }
+  }
+  return horizon;
+}
+
+void ReplicationFabric::CompactAll() {
+  for (auto& [origin, m] : members_) m->cluster->Compact(SafeHorizon(*m));
+}
+
+void ReplicationFabric::AddContents(sim::Fingerprint* out) const {
+  for (const auto& [origin, m] : members_) {
+    out->Add(m->spec.id);
+    m->cluster->AddContents(out);
+  }
+}
+
+}  // namespace btsim::replication

@@ -1,0 +1,115 @@
+// ReplicationFabric: the clusters of one instance and the replication
+// between them. Every cluster is a primary. Each cluster's local commits go
+// to its ReplicationLog; for every peer a shipper sends batches of entries
+// over the Transport (cluster zone -> peer zone); the peer applies each
+// entry exactly once and in order per origin (deduplicated by position) and
+// acknowledges its watermark. Unacknowledged batches are sent again after
+// `retransmit_after`, so loss and partitions only delay replication: the
+// backlog grows while a link is cut or a cluster is down, and drains after.
+// Entries every peer has acknowledged are truncated from the log.
+//
+// A new cluster is seeded with a copy of an existing cluster's data and
+// watermarks, then catches up from the logs. Removing a cluster drops it
+// and its shippers.
+//
+// Runs on the Scheduler's thread and is not thread-safe. The Scheduler and
+// Transport must outlive the fabric; tasks it leaves in the scheduler are
+// harmless after it is destroyed.
+#ifndef BTSIM_REPLICATION_FABRIC_H_
+#define BTSIM_REPLICATION_FABRIC_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "cluster/cluster.h"
+#include "replication/log.h"
+#include "sim/scheduler.h"
+#include "sim/transport.h"
+
+namespace btsim::replication {
+
+inline constexpr int kMaxClusters = 4;
+
+struct ClusterSpec {
+  std::string id;
+  std::string zone;  // e.g. "us-east1-b"
+};
+
+struct ReplicationOptions {
+  size_t batch_entries = 500;
+  sim::Nanos retransmit_after = std::chrono::seconds(1);
+  cluster::TableOptions table;
+};
+
+class ReplicationFabric {
+ public:
+  ReplicationFabric(sim::Scheduler& scheduler, sim::Transport& transport,
+                    sim::Rng rng, ReplicationOptions options = {});
+  ~ReplicationFabric();
+  ReplicationFabric(const ReplicationFabric&) = delete;
+  ReplicationFabric& operator=(const ReplicationFabric&) = delete;
+
+  // INVALID_ARGUMENT for a bad id, an empty zone, a zone already used by
+  // another cluster, or a fifth cluster; ALREADY_EXISTS for a known id.
+  // Every cluster after the first is seeded from the first live cluster.
+  Status AddCluster(const ClusterSpec& spec);
+  // NOT_FOUND for an unknown id; FAILED_PRECONDITION for the last cluster.
+  Status RemoveCluster(std::string_view id);
+
+  std::vector<std::string> ClusterIds() const;  // in creation order
+  // Null when unknown.
+  cluster::Cluster* Find(std::string_view id);
+  const ClusterSpec* Spec(std::string_view id) const;
+
+  // A down cluster ships nothing and drops what it receives until it is up
+  // again (callers stop routing to it); its data is kept.
+  Status SetDown(std::string_view id, bool down);
+  bool IsDown(std::string_view id) const;
+
+  // The newest log position of every cluster, by id.
+  std::map<std::string, uint64_t> LogPositions() const;
+  // True when every cluster has applied every other cluster's entries up to
+  // the given positions (ids no longer in the instance are ignored).
+  bool HasApplied(const std::map<std::string, uint64_t>& positions) const;
+  // Entries `origin` committed that `peer` has not acknowledged.
+  uint64_t Backlog(std::string_view origin, std::string_view peer) const;
+
+  // Compacts every cluster, dropping only tombstones no pending entry can
+  // still need.
+  void CompactAll();
+  // Adds every cluster's id and contents, in creation order.
+  void AddContents(sim::Fingerprint* out) const;
+
+ private:
+  struct Member;
+  struct Shipper;
+  class Observer;
+
+  Member* FindMember(std::string_view id);
+  const Member* FindMember(std::string_view id) const;
+  Member* ByOrigin(uint32_t origin);
+  void OnLocalCommit(uint32_t origin, const cluster::CommitRecord& record);
+  void Ship(uint32_t origin, uint32_t peer);
+  void Receive(uint32_t peer, uint32_t origin,
+               std::shared_ptr<const std::vector<LogEntry>> batch);
+  void OnAck(uint32_t origin, uint32_t peer, uint64_t applied);
+  void Truncate(Member& origin);
+  cluster::Version SafeHorizon(const Member& member) const;
+
+  sim::Scheduler& scheduler_;
+  sim::Transport& transport_;
+  sim::Rng rng_;
+  ReplicationOptions options_;
+  uint32_t next_origin_ = 0;
+  std::map<uint32_t, std::unique_ptr<Member>> members_;  // by origin
+  std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
+};
+
+}  // namespace btsim::replication
+
+#endif  // BTSIM_REPLICATION_FABRIC_H_

@@ -1,0 +1,44 @@
+// ReplicationLog: the changes one cluster committed, in commit order, each
+// at a position (1, 2, 3, ...). Peers fetch entries after the last position
+// they acknowledged; entries every peer has acknowledged are truncated.
+// Not thread-safe.
+#ifndef BTSIM_REPLICATION_LOG_H_
+#define BTSIM_REPLICATION_LOG_H_
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "cluster/commit_record.h"
+
+namespace btsim::replication {
+
+struct LogEntry {
+  uint64_t position;
+  cluster::CommitRecord record;
+};
+
+class ReplicationLog {
+ public:
+  // Appends a record; returns its position.
+  uint64_t Append(cluster::CommitRecord record);
+  // Position of the newest entry (0 when nothing was ever appended).
+  uint64_t last_position() const {
+    return first_position_ + entries_.size() - 1;
+  }
+  // Entries with position in (after, after + max], oldest first. Requires
+  // after >= truncated_through().
+  std::vector<const LogEntry*> Read(uint64_t after, size_t max) const;
+  // Drops entries with position <= `position`.
+  void TruncateThrough(uint64_t position);
+  uint64_t truncated_through() const { return first_position_ - 1; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  uint64_t first_position_ = 1;  // position of entries_.front()
+  std::deque<LogEntry> entries_;
+};
+
+}  // namespace btsim::replication
+
+#endif  // BTSIM_REPLICATION_LOG_H_
