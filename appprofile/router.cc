@@ -1,0 +1,132 @@
+#include "appprofile/router.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace btsim::appprofile {
+namespace {
+
+// "us-east1-b" -> "us-east1". A zone without a '-' is its own region.
+std::string_view RegionOf(std::string_view zone) {
+  const size_t dash = zone.rfind('-');
+  return dash == std::string_view::npos ? zone : zone.substr(0, dash);
+}
+
+// SplitMix64's finaliser: FNV-1a alone leaves the low bits (which pick among
+// a handful of clusters) poorly mixed.
+uint64_t Mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+// Number of orders of n items when it fits in 64 bits (n <= 20), else 0.
+uint64_t Factorial(size_t n) {
+  if (n > 20) return 0;
+  uint64_t f = 1;
+  for (size_t i = 2; i <= n; ++i) f *= i;
+  return f;
+}
+
+// Reorders `items` into permutation number `index` (a Lehmer code, so every
+// index below n! gives a distinct order). Groups too large for a 64-bit
+// index (never the case with Bigtable's few clusters) are rotated instead.
+void Permute(std::vector<const ClusterPlace*>& items, uint64_t index) {
+  const size_t n = items.size();
+  if (Factorial(n) == 0) {
+    std::rotate(items.begin(), items.begin() + index % n, items.end());
+    return;
+  }
+  std::vector<const ClusterPlace*> pool = std::move(items);
+  items.clear();
+  for (size_t left = n; left > 0; --left) {
+    const uint64_t f = Factorial(left - 1);
+    const size_t pick = static_cast<size_t>(index / f);
+    index %= f;
+    items.push_back(pool[pick]);
+    pool.erase(pool.begin() + static_cast<std::ptrdiff_t>(pick));
+  }
+}
+
+uint64_t PermutationCount(size_t n) {
+  const uint64_t f = Factorial(n);
+  return f == 0 ? n : f;
+}
+
+}  // namespace
+
+int Distance(std::string_view zone_a, std::string_view zone_b) {
+  if (zone_a == zone_b) return 0;
+  if (RegionOf(zone_a) == RegionOf(zone_b)) return 1;
+  return 2;
+}
+
+Result<std::vector<std::string>> Route(
+    const AppProfile& profile, const RouteRequest& request,
+    const std::vector<ClusterPlace>& clusters, sim::Rng& rng) {
+  if (request.kind == RequestKind::kTransaction && !profile.transactional()) {
+    return FailedPrecondition(
+        "Single-row transactions are not allowed by this app profile");
+  }
+
+  if (profile.routing == AppProfile::Routing::kSingleCluster) {
+    for (const ClusterPlace& c : clusters) {
+      if (c.id == profile.cluster_id) return std::vector<std::string>{c.id};
+    }
+    return NotFound("App profile '" + profile.id + "' routes to cluster '" +
+                    profile.cluster_id + "', which is not in the instance");
+  }
+
+  // Candidates in the instance's cluster order; ids of the group that are no
+  // longer in the instance are ignored.
+  std::vector<const ClusterPlace*> candidates;
+  for (const ClusterPlace& c : clusters) {
+    if (profile.cluster_ids.empty() ||
+        std::find(profile.cluster_ids.begin(), profile.cluster_ids.end(),
+                  c.id) != profile.cluster_ids.end()) {
+      candidates.push_back(&c);
+    }
+  }
+  auto distance = [&](const ClusterPlace* c) {
+    return Distance(request.client_zone, c->zone);
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const ClusterPlace* a, const ClusterPlace* b) {
+                     return distance(a) < distance(b);
+                   });
+
+  const bool affinity =
+      profile.row_affinity && request.kind == RequestKind::kSingleRow;
+  std::vector<std::string> order;
+  for (size_t begin = 0; begin < candidates.size();) {
+    const int d = distance(candidates[begin]);
+    size_t end = begin + 1;
+    while (end < candidates.size() && distance(candidates[end]) == d) ++end;
+    std::vector<const ClusterPlace*> group(candidates.begin() + begin,
+                                           candidates.begin() + end);
+    if (group.size() > 1) {
+      const uint64_t count = PermutationCount(group.size());
+      const uint64_t index =
+          affinity ? Mix64(sim::StableHash(request.row_key,
+                                           static_cast<uint64_t>(d))) %
+                         count
+                   : rng.Uniform(count);
+      Permute(group, index);
+    }
+    for (const ClusterPlace* c : group) {
+      if (c->available) order.push_back(c->id);
+    }
+    begin = end;
+  }
+  if (order.empty()) {
+    return Unavailable("No cluster of this app profile is available");
+  }
+  return order;
+}
+
+}  // namespace btsim::appprofile

@@ -1,0 +1,139 @@
+#include "instance/instance.h"
+
+#include <utility>
+
+namespace btsim::instance {
+namespace {
+
+std::vector<std::string> IdsOf(const std::vector<ClusterConfig>& clusters) {
+  std::vector<std::string> ids;
+  for (const ClusterConfig& c : clusters) ids.push_back(c.id);
+  return ids;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Instance>> Instance::Create(
+    std::string name, sim::Scheduler& scheduler, sim::Rng rng,
+    const InstanceConfig& config) {
+  if (config.clusters.empty()) {
+    return InvalidArgument("clusters: an instance needs at least one cluster");
+  }
+  if (config.clusters.size() > replication::kMaxClusters) {
+    return InvalidArgument("clusters: an instance has at most 4 clusters");
+  }
+  for (size_t i = 0; i < config.clusters.size(); ++i) {
+    if (config.clusters[i].nodes < 1) {
+      return InvalidArgument("clusters[" + std::to_string(i) +
+                             "].serve_nodes: a cluster needs at least one "
+                             "node");
+    }
+  }
+  std::unique_ptr<Instance> instance(
+      new Instance(std::move(name), scheduler, rng, config));
+  for (size_t i = 0; i < config.clusters.size(); ++i) {
+    const ClusterConfig& c = config.clusters[i];
+    if (Status s = instance->fabric_->AddCluster({c.id, c.zone}); !s.ok()) {
+      return Status(s.code(),
+                    "clusters[" + std::to_string(i) + "]: " + s.message());
+    }
+    instance->clusters_.push_back(c);
+  }
+  return instance;
+}
+
+Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
+                   const InstanceConfig& config)
+    : name_(std::move(name)),
+      client_zone_(config.client_zone.empty() ? config.clusters[0].zone
+                                              : config.client_zone),
+      rng_(rng.Fork("routing")),
+      transport_(std::make_unique<sim::Transport>(
+          scheduler, rng.Fork("transport"), config.links)),
+      fabric_(std::make_unique<replication::ReplicationFabric>(
+          scheduler, *transport_, rng.Fork("replication"), config.replication)),
+      profiles_(IdsOf(config.clusters)) {
+  if (config.replication_latency) {
+    transport_->SetLatencyEverywhere(
+        sim::LatencyModel::Constant(*config.replication_latency));
+  }
+}
+
+Instance::~Instance() = default;
+
+std::vector<appprofile::ClusterPlace> Instance::Places(
+    bool all_available) const {
+  std::vector<appprofile::ClusterPlace> places;
+  for (const ClusterConfig& c : clusters_) {
+    places.push_back(appprofile::ClusterPlace{
+        c.id, c.zone, all_available || !fabric_->IsDown(c.id)});
+  }
+  return places;
+}
+
+Status Instance::Execute(std::string_view app_profile_id,
+                         appprofile::RequestKind kind, std::string_view row_key,
+                         const std::function<Status(cluster::Cluster&)>& op) {
+  auto refuse = [&](Status s) {
+    if (observer_ != nullptr) observer_->OnRefusal(app_profile_id, s);
+    return s;
+  };
+  auto profile = profiles_.Get(app_profile_id);
+  if (!profile.ok()) return refuse(profile.status());
+  const appprofile::RouteRequest request{kind, row_key, client_zone_};
+  // The same draws for the "nearest" and the actual route, so that the two
+  // differ only by availability.
+  sim::Rng nearest_rng = rng_;
+  auto route = appprofile::Route(*profile, request, Places(false), rng_);
+  if (!route.ok()) return refuse(route.status());
+  const std::string& chosen = route->front();
+  if (fabric_->IsDown(chosen)) {
+    // Single-cluster routing never fails over by itself.
+    return refuse(Unavailable("cluster '" + chosen + "' of app profile '" +
+                              profile->id + "' is unavailable"));
+  }
+  if (observer_ != nullptr) {
+    auto nearest =
+        appprofile::Route(*profile, request, Places(true), nearest_rng);
+    if (nearest.ok() && nearest->front() != chosen) {
+      observer_->OnFailover(profile->id, nearest->front(), chosen);
+    }
+    observer_->OnRoute(profile->id, chosen);
+  }
+  cluster::Cluster* cluster = fabric_->Find(chosen);
+  if (cluster == nullptr) {
+    return refuse(NotFound("cluster '" + chosen + "' not found"));
+  }
+  return op(*cluster);
+}
+
+Result<cluster::Cluster*> Instance::AnyLiveCluster() {
+  for (const ClusterConfig& c : clusters_) {
+    if (!fabric_->IsDown(c.id)) return fabric_->Find(c.id);
+  }
+  return Unavailable("every cluster of instance '" + name_ +
+                     "' is unavailable");
+}
+
+Status Instance::AddCluster(const ClusterConfig& config) {
+  if (config.nodes < 1) {
+    return InvalidArgument(
+        "cluster.serve_nodes: a cluster needs at least "
+        "one node");
+  }
+  BTSIM_RETURN_IF_ERROR(fabric_->AddCluster({config.id, config.zone}));
+  clusters_.push_back(config);
+  profiles_.SetClusters(IdsOf(clusters_));
+  return OkStatus();
+}
+
+Status Instance::RemoveCluster(std::string_view id) {
+  BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
+  std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
+  profiles_.SetClusters(IdsOf(clusters_));
+  return OkStatus();
+}
+
+std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
+
+}  // namespace btsim::instance

@@ -1,0 +1,111 @@
+// Instance: one replicated Bigtable instance — its clusters (a
+// ReplicationFabric over a Transport), its app profiles, and the routing of
+// each request to a cluster with failover. Used by `btsim serve` (on the
+// asio scheduler, under the caller's lock) and by scenarios (virtual time).
+//
+// Every routing decision, failover and refusal is reported to the
+// InstanceObserver, if one is set.
+//
+// Not thread-safe: the owner serialises every call and every task the
+// Scheduler runs for this instance.
+#ifndef BTSIM_INSTANCE_INSTANCE_H_
+#define BTSIM_INSTANCE_INSTANCE_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "appprofile/app_profile.h"
+#include "appprofile/router.h"
+#include "base/result.h"
+#include "cluster/cluster.h"
+#include "replication/fabric.h"
+#include "sim/scheduler.h"
+#include "sim/transport.h"
+
+namespace btsim::instance {
+
+struct ClusterConfig {
+  std::string id;
+  std::string zone;
+  int nodes = 1;
+};
+
+struct InstanceConfig {
+  std::vector<ClusterConfig> clusters;  // at least one
+  // Where clients are assumed to be; empty: the first cluster's zone.
+  std::string client_zone;
+  // When set, every link has this constant one-way delay.
+  std::optional<sim::Nanos> replication_latency;
+  sim::TransportDefaults links;
+  replication::ReplicationOptions replication;
+};
+
+class InstanceObserver {
+ public:
+  virtual ~InstanceObserver() = default;
+  virtual void OnRoute(std::string_view profile, std::string_view cluster) = 0;
+  virtual void OnFailover(std::string_view profile, std::string_view from,
+                          std::string_view to) = 0;
+  virtual void OnRefusal(std::string_view profile, const Status& status) = 0;
+};
+
+class Instance {
+ public:
+  // INVALID_ARGUMENT (naming the field) for a bad configuration: no
+  // cluster, a bad cluster id, two clusters in one zone, more than four, a
+  // non-positive node count. The Scheduler must outlive the instance.
+  static Result<std::unique_ptr<Instance>> Create(std::string name,
+                                                  sim::Scheduler& scheduler,
+                                                  sim::Rng rng,
+                                                  const InstanceConfig& config);
+  ~Instance();
+
+  const std::string& name() const { return name_; }
+  const std::string& client_zone() const { return client_zone_; }
+  replication::ReplicationFabric& fabric() { return *fabric_; }
+  appprofile::ProfileSet& profiles() { return profiles_; }
+  sim::Transport& transport() { return *transport_; }
+  void set_observer(InstanceObserver* observer) { observer_ = observer; }
+
+  // Runs `op` on the cluster that serves this request under the profile
+  // (empty id: "default"): NOT_FOUND for an unknown profile,
+  // FAILED_PRECONDITION for a refused transaction, UNAVAILABLE when the
+  // chosen single-cluster target is down or no multi-cluster candidate is
+  // up. Multi-cluster routing skips down clusters (a failover when the
+  // nearest is skipped). Returns `op`'s status.
+  Status Execute(std::string_view app_profile_id, appprofile::RequestKind kind,
+                 std::string_view row_key,
+                 const std::function<Status(cluster::Cluster&)>& op);
+
+  // Any live cluster, for admin operations (schema changes replicate).
+  // UNAVAILABLE when every cluster is down.
+  Result<cluster::Cluster*> AnyLiveCluster();
+
+  // Adds or removes a cluster (replication seeding / teardown) and keeps
+  // the profiles' view of the clusters current.
+  Status AddCluster(const ClusterConfig& config);
+  Status RemoveCluster(std::string_view id);
+  std::vector<ClusterConfig> Clusters() const;  // in creation order
+
+ private:
+  Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
+           const InstanceConfig& config);
+  std::vector<appprofile::ClusterPlace> Places(bool all_available) const;
+
+  std::string name_;
+  std::string client_zone_;
+  sim::Rng rng_;
+  std::unique_ptr<sim::Transport> transport_;
+  std::unique_ptr<replication::ReplicationFabric> fabric_;
+  appprofile::ProfileSet profiles_;
+  std::vector<ClusterConfig> clusters_;
+  InstanceObserver* observer_ = nullptr;
+};
+
+}  // namespace btsim::instance
+
+#endif  // BTSIM_INSTANCE_INSTANCE_H_

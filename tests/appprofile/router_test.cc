@@ -1,0 +1,357 @@
+#include "appprofile/router.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/rng.h"
+
+namespace btsim::appprofile {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+AppProfile Single(std::string cluster, bool txn = false) {
+  AppProfile p;
+  p.id = "single-" + cluster;
+  p.routing = AppProfile::Routing::kSingleCluster;
+  p.cluster_id = std::move(cluster);
+  p.allow_transactional_writes = txn;
+  return p;
+}
+
+AppProfile Multi(std::vector<std::string> group = {}, bool affinity = false) {
+  AppProfile p;
+  p.id = "multi";
+  p.routing = AppProfile::Routing::kMultiCluster;
+  p.cluster_ids = std::move(group);
+  p.row_affinity = affinity;
+  return p;
+}
+
+// c1 and c2 share a region; c3 is on another continent.
+std::vector<ClusterPlace> Instance(std::set<std::string> down = {}) {
+  std::vector<ClusterPlace> clusters = {
+      {"c1", "us-east1-b"}, {"c2", "us-east1-c"}, {"c3", "europe-west1-d"}};
+  for (ClusterPlace& c : clusters) c.available = !down.contains(c.id);
+  return clusters;
+}
+
+RouteRequest Req(std::string_view zone,
+                 RequestKind kind = RequestKind::kSingleRow,
+                 std::string_view key = "row") {
+  RouteRequest r;
+  r.kind = kind;
+  r.row_key = key;
+  r.client_zone = zone;
+  return r;
+}
+
+// The serving cluster, or the error code's name.
+std::string Serves(const AppProfile& p, const RouteRequest& req,
+                   const std::vector<ClusterPlace>& clusters, sim::Rng& rng) {
+  Result<std::vector<std::string>> r = Route(p, req, clusters, rng);
+  if (!r.ok()) return std::string(StatusCodeName(r.status().code()));
+  EXPECT_FALSE(r->empty());
+  return r->empty() ? "" : r->front();
+}
+
+// --- Which cluster serves ----------------------------------------------------
+
+TEST(RouterTest, WhichClusterServes) {
+  const std::array<std::set<std::string>, 4> faults = {
+      std::set<std::string>{}, {"c1"}, {"c1", "c2"}, {"c1", "c2", "c3"}};
+  struct Row {
+    std::string name;
+    AppProfile profile;
+    std::string zone;
+    // Per fault: none, c1 down, c1+c2 down, all down.
+    std::array<std::string, 4> serves;
+  };
+  const std::string kU = "UNAVAILABLE";
+  const std::vector<Row> table = {
+      // Single-cluster routing never fails over by itself.
+      {"single-c1", Single("c1"), "us-east1-b", {"c1", "c1", "c1", "c1"}},
+      {"single-c1", Single("c1"), "us-east1-c", {"c1", "c1", "c1", "c1"}},
+      {"single-c1", Single("c1"), "europe-west1-d", {"c1", "c1", "c1", "c1"}},
+      {"single-c3", Single("c3"), "us-east1-b", {"c3", "c3", "c3", "c3"}},
+      {"single-c3", Single("c3"), "us-east1-c", {"c3", "c3", "c3", "c3"}},
+      {"single-c3", Single("c3"), "europe-west1-d", {"c3", "c3", "c3", "c3"}},
+      // Multi-cluster: nearest available.
+      {"multi-any", Multi(), "us-east1-b", {"c1", "c2", "c3", kU}},
+      {"multi-any", Multi(), "us-east1-c", {"c2", "c2", "c3", kU}},
+      {"multi-any", Multi(), "europe-west1-d", {"c3", "c3", "c3", kU}},
+      {"group-c2c3", Multi({"c2", "c3"}), "us-east1-b", {"c2", "c2", "c3", kU}},
+      {"group-c2c3", Multi({"c2", "c3"}), "us-east1-c", {"c2", "c2", "c3", kU}},
+      {"group-c2c3",
+       Multi({"c2", "c3"}),
+       "europe-west1-d",
+       {"c3", "c3", "c3", kU}},
+      {"affinity", Multi({}, true), "us-east1-b", {"c1", "c2", "c3", kU}},
+      {"affinity", Multi({}, true), "us-east1-c", {"c2", "c2", "c3", kU}},
+      {"affinity", Multi({}, true), "europe-west1-d", {"c3", "c3", "c3", kU}},
+  };
+  for (const Row& row : table) {
+    for (size_t f = 0; f < faults.size(); ++f) {
+      for (RequestKind kind :
+           {RequestKind::kSingleRow, RequestKind::kMultiRow}) {
+        for (uint64_t seed = 0; seed < 8; ++seed) {
+          sim::Rng rng(seed);
+          EXPECT_EQ(Serves(row.profile, Req(row.zone, kind),
+                           Instance(faults[f]), rng),
+                    row.serves[f])
+              << row.name << " from " << row.zone << ", fault #" << f
+              << ", seed " << seed;
+        }
+      }
+    }
+  }
+}
+
+TEST(RouterTest, FailoverOrderIsTheRestOfTheList) {
+  sim::Rng rng(1);
+  Result<std::vector<std::string>> r =
+      Route(Multi(), Req("us-east1-b"), Instance(), rng);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(*r, ElementsAre("c1", "c2", "c3"));
+  r = Route(Multi(), Req("us-east1-b"), Instance({"c2"}), rng);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(*r, ElementsAre("c1", "c3"));
+  r = Route(Multi({"c2", "c3"}), Req("us-east1-b"), Instance(), rng);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(*r, ElementsAre("c2", "c3"));  // c1 is outside the group
+  r = Route(Multi(), Req("europe-west1-d"), Instance(), rng);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0], "c3");
+  EXPECT_THAT(std::vector<std::string>(r->begin() + 1, r->end()),
+              UnorderedElementsAre("c1", "c2"));
+}
+
+TEST(RouterTest, SingleClusterReturnsItsClusterEvenWhenDown) {
+  sim::Rng rng(1);
+  Result<std::vector<std::string>> r =
+      Route(Single("c2"), Req("us-east1-b"), Instance({"c1", "c2", "c3"}), rng);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(*r, ElementsAre("c2"));
+}
+
+TEST(RouterTest, SingleClusterToMissingClusterIsNotFound) {
+  sim::Rng rng(1);
+  Result<std::vector<std::string>> r =
+      Route(Single("c9"), Req("us-east1-b"), Instance(), rng);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+}
+
+TEST(RouterTest, GroupIdsMissingFromInstanceAreIgnored) {
+  sim::Rng rng(1);
+  Result<std::vector<std::string>> r =
+      Route(Multi({"c9", "c3"}), Req("us-east1-b"), Instance(), rng);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(*r, ElementsAre("c3"));
+  r = Route(Multi({"c9"}), Req("us-east1-b"), Instance(), rng);
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+}
+
+TEST(RouterTest, AllDownIsUnavailableWithMessage) {
+  sim::Rng rng(1);
+  Result<std::vector<std::string>> r =
+      Route(Multi(), Req("us-east1-b"), Instance({"c1", "c2", "c3"}), rng);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message(),
+            "No cluster of this app profile is available");
+}
+
+// --- Equidistant clusters ----------------------------------------------------
+
+TEST(RouterTest, SameRegionClustersAreEquidistant) {
+  std::map<std::string, int> first;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    sim::Rng rng(seed);
+    for (RequestKind kind : {RequestKind::kSingleRow, RequestKind::kMultiRow}) {
+      Result<std::vector<std::string>> r =
+          Route(Multi(), Req("us-east1-d", kind), Instance(), rng);
+      ASSERT_TRUE(r.ok());
+      ASSERT_EQ(r->size(), 3u);
+      EXPECT_EQ(r->back(), "c3");  // the far cluster is always last
+      ++first[r->front()];
+    }
+  }
+  EXPECT_EQ(first.size(), 2u);
+  EXPECT_GT(first["c1"], 100);
+  EXPECT_GT(first["c2"], 100);
+}
+
+TEST(RouterTest, OneRngDrawPerTieGroup) {
+  // From us-east1-b every cluster is at its own distance: no draw.
+  sim::Rng rng(7), reference(7);
+  ASSERT_TRUE(Route(Multi(), Req("us-east1-b"), Instance(), rng).ok());
+  EXPECT_EQ(rng.Next(), reference.Next());
+  // From us-east1-d, {c1, c2} tie: exactly one draw.
+  sim::Rng rng2(7), reference2(7);
+  ASSERT_TRUE(Route(Multi(), Req("us-east1-d"), Instance(), rng2).ok());
+  reference2.Uniform(2);
+  EXPECT_EQ(rng2.Next(), reference2.Next());
+}
+
+// --- Row affinity ------------------------------------------------------------
+
+TEST(RouterTest, RowAffinityIsStickyPerKey) {
+  const AppProfile p = Multi({}, true);
+  std::map<std::string, int> spread;
+  for (int k = 0; k < 100; ++k) {
+    const std::string key = "user#" + std::to_string(k);
+    std::set<std::string> firsts;
+    for (uint64_t seed = 0; seed < 10; ++seed) {
+      sim::Rng rng(seed);
+      Result<std::vector<std::string>> r = Route(
+          p, Req("us-east1-d", RequestKind::kSingleRow, key), Instance(), rng);
+      ASSERT_TRUE(r.ok());
+      firsts.insert(r->front());
+    }
+    ASSERT_EQ(firsts.size(), 1u) << key;
+    ++spread[*firsts.begin()];
+  }
+  // Keys spread over both equidistant clusters, never the far one.
+  EXPECT_EQ(spread.size(), 2u);
+  EXPECT_GT(spread["c1"], 20);
+  EXPECT_GT(spread["c2"], 20);
+}
+
+TEST(RouterTest, RowAffinityFailsOverDeterministicallyAndFailsBack) {
+  const AppProfile p = Multi({}, true);
+  for (int k = 0; k < 20; ++k) {
+    const std::string key = "k" + std::to_string(k);
+    const RouteRequest req = Req("us-east1-d", RequestKind::kSingleRow, key);
+    sim::Rng rng(k);
+    const std::string home = Serves(p, req, Instance(), rng);
+    ASSERT_TRUE(home == "c1" || home == "c2");
+    const std::string other = home == "c1" ? "c2" : "c1";
+    for (uint64_t seed = 0; seed < 10; ++seed) {
+      sim::Rng r(seed);
+      Result<std::vector<std::string>> down =
+          Route(p, req, Instance({home}), r);
+      ASSERT_TRUE(down.ok());
+      EXPECT_THAT(*down, ElementsAre(other, "c3"));
+    }
+    // Back home once it recovers.
+    EXPECT_EQ(Serves(p, req, Instance(), rng), home);
+  }
+}
+
+TEST(RouterTest, RowAffinityDoesNotPinMultiRowRequests) {
+  const AppProfile p = Multi({}, true);
+  std::set<std::string> firsts;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    sim::Rng rng(seed);
+    firsts.insert(Serves(p, Req("us-east1-d", RequestKind::kMultiRow, "k"),
+                         Instance(), rng));
+  }
+  EXPECT_THAT(firsts, UnorderedElementsAre("c1", "c2"));
+}
+
+// --- Transaction gating ------------------------------------------------------
+
+TEST(RouterTest, TransactionsAllowedOnlyBySingleClusterTransactional) {
+  struct Case {
+    std::string name;
+    AppProfile profile;
+    bool allows;
+  };
+  const std::vector<Case> cases = {
+      {"single+txn", Single("c1", true), true},
+      {"single", Single("c1", false), false},
+      {"multi-any", Multi(), false},
+      {"multi-group", Multi({"c2", "c3"}), false},
+      {"multi-affinity", Multi({}, true), false},
+  };
+  for (const Case& c : cases) {
+    sim::Rng rng(3);
+    Result<std::vector<std::string>> r =
+        Route(c.profile, Req("us-east1-b", RequestKind::kTransaction),
+              Instance(), rng);
+    if (c.allows) {
+      ASSERT_TRUE(r.ok()) << c.name;
+      EXPECT_THAT(*r, ElementsAre("c1"));
+    } else {
+      ASSERT_FALSE(r.ok()) << c.name;
+      EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << c.name;
+      EXPECT_EQ(r.status().message(),
+                "Single-row transactions are not allowed by this app profile");
+    }
+    // Non-transactional requests go through for every kind of profile.
+    for (RequestKind kind : {RequestKind::kSingleRow, RequestKind::kMultiRow}) {
+      EXPECT_TRUE(
+          Route(c.profile, Req("us-east1-b", kind), Instance(), rng).ok())
+          << c.name;
+    }
+  }
+}
+
+TEST(RouterTest, GatingComesFirst) {
+  sim::Rng rng(3);
+  // Refused before the missing cluster or the outage is noticed.
+  EXPECT_EQ(Route(Single("c9"), Req("us-east1-b", RequestKind::kTransaction),
+                  Instance(), rng)
+                .status()
+                .code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Route(Multi(), Req("us-east1-b", RequestKind::kTransaction),
+                  Instance({"c1", "c2", "c3"}), rng)
+                .status()
+                .code(),
+            StatusCode::kFailedPrecondition);
+}
+
+// --- Distance ----------------------------------------------------------------
+
+TEST(DistanceTest, ZoneRegionAndElsewhere) {
+  EXPECT_EQ(Distance("us-east1-b", "us-east1-b"), 0);
+  EXPECT_EQ(Distance("us-east1-b", "us-east1-c"), 1);
+  EXPECT_EQ(Distance("us-east1-c", "us-east1-b"), 1);
+  EXPECT_EQ(Distance("us-east1-b", "us-east4-b"), 2);
+  EXPECT_EQ(Distance("us-east1-b", "europe-west1-b"), 2);
+  EXPECT_EQ(Distance("europe-west1-d", "europe-west1-b"), 1);
+  EXPECT_EQ(Distance("asia-northeast1-a", "asia-northeast2-a"), 2);
+  EXPECT_EQ(Distance("", ""), 0);
+  EXPECT_EQ(Distance("", "us-east1-b"), 2);
+  EXPECT_EQ(Distance("local", "local"), 0);
+  EXPECT_EQ(Distance("local", "other"), 2);
+}
+
+// --- Determinism -------------------------------------------------------------
+
+std::vector<std::string> Choices(uint64_t seed) {
+  sim::Rng rng(seed);
+  std::vector<std::string> out;
+  const std::vector<std::string> zones = {"us-east1-d", "europe-west1-b",
+                                          "asia-east1-a"};
+  for (int i = 0; i < 300; ++i) {
+    const RequestKind kind =
+        i % 2 == 0 ? RequestKind::kSingleRow : RequestKind::kMultiRow;
+    const std::string key = "k" + std::to_string(i);
+    Result<std::vector<std::string>> r =
+        Route(i % 3 == 0 ? Multi({}, true) : Multi(),
+              Req(zones[i % zones.size()], kind, key), Instance(), rng);
+    EXPECT_TRUE(r.ok());
+    std::string joined;
+    for (const std::string& c : *r) joined += c + ",";
+    out.push_back(joined);
+  }
+  return out;
+}
+
+TEST(RouterTest, SameSeedSameChoices) {
+  EXPECT_EQ(Choices(42), Choices(42));
+  EXPECT_NE(Choices(42), Choices(43));
+}
+
+}  // namespace
+}  // namespace btsim::appprofile

@@ -1,0 +1,234 @@
+// The acceptance scenario, in virtual time: three clusters (two in
+// us-east1, one in europe-west1) with a 3 s replication delay.
+#include "instance/instance.h"
+
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/virtual_scheduler.h"
+
+namespace btsim::instance {
+namespace {
+
+using appprofile::AppProfile;
+using appprofile::RequestKind;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kStart = 1'700'000'000'000'000'000;
+
+class RecordingObserver : public InstanceObserver {
+ public:
+  void OnRoute(std::string_view, std::string_view cluster) override {
+    routes.emplace_back(cluster);
+  }
+  void OnFailover(std::string_view, std::string_view from,
+                  std::string_view to) override {
+    failovers.push_back(std::string(from) + "->" + std::string(to));
+  }
+  void OnRefusal(std::string_view, const Status& s) override {
+    refusals.push_back(s.code());
+  }
+  std::vector<std::string> routes;
+  std::vector<std::string> failovers;
+  std::vector<StatusCode> refusals;
+};
+
+class InstanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    InstanceConfig config;
+    config.clusters = {{"c1", "us-east1-b", 1},
+                       {"c2", "us-east1-c", 1},
+                       {"c3", "europe-west1-d", 1}};
+    config.replication_latency = std::chrono::seconds(3);
+    auto created = Instance::Create("projects/p/instances/i", scheduler_,
+                                    sim::Rng(42), config);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    instance_ = std::move(created).value();
+    instance_->set_observer(&observer_);
+    AppProfile to_c1;
+    to_c1.id = "to-c1";
+    to_c1.routing = AppProfile::Routing::kSingleCluster;
+    to_c1.cluster_id = "c1";
+    to_c1.allow_transactional_writes = true;
+    ASSERT_TRUE(instance_->profiles().Create(to_c1, false).ok());
+    AppProfile to_c3 = to_c1;
+    to_c3.id = "to-c3";
+    to_c3.cluster_id = "c3";
+    to_c3.allow_transactional_writes = false;
+    ASSERT_TRUE(instance_->profiles().Create(to_c3, false).ok());
+    const cluster::FamilyModification cf{
+        "cf", cluster::FamilyModification::Kind::kCreate, {}};
+    auto any = instance_->AnyLiveCluster();
+    ASSERT_TRUE(any.ok());
+    ASSERT_TRUE((*any)->CreateTable("t", {&cf, 1}, {}).ok());
+    Run(std::chrono::seconds(10));  // the table reaches every cluster
+  }
+
+  void Run(sim::Nanos d) { scheduler_.RunFor(d); }
+
+  Status Write(std::string_view profile, const std::string& key,
+               const std::string& value) {
+    return instance_->Execute(
+        profile, RequestKind::kSingleRow, key, [&](cluster::Cluster& c) {
+          const std::vector<cluster::Mutation> m = {
+              cluster::SetCell{"cf", "q", cluster::kServerTimestamp, value}};
+          return c.MutateRow("t", key, m);
+        });
+  }
+
+  // The value of row `key` seen through `profile`, "" when absent, or the
+  // error.
+  std::string Read(std::string_view profile, const std::string& key) {
+    std::string value;
+    Status s = instance_->Execute(
+        profile, RequestKind::kSingleRow, key, [&](cluster::Cluster& c) {
+          cluster::RowSet rows;
+          rows.AddKey(key);
+          cluster::ReadOptions options;
+          options.rows = &rows;
+          return c.ReadRows("t", options, [&](auto, auto cells) {
+            value = std::string(cells[0].value);
+            return true;
+          });
+        });
+    return s.ok() ? value : s.ToString();
+  }
+
+  Status Increment(std::string_view profile) {
+    return instance_->Execute(
+        profile, RequestKind::kTransaction, "counter",
+        [&](cluster::Cluster& c) {
+          const std::vector<cluster::ReadModifyWriteRule> rules = {
+              {"cf", "n", cluster::ReadModifyWriteRule::Kind::kIncrement, "",
+               1}};
+          return c.ReadModifyWriteRow("t", "counter", rules).status();
+        });
+  }
+
+  sim::VirtualScheduler scheduler_{sim::Nanos(kStart)};
+  std::unique_ptr<Instance> instance_;
+  RecordingObserver observer_;
+};
+
+TEST_F(InstanceTest, ThreeClustersAndAMultiClusterDefaultProfile) {
+  std::vector<std::string> ids;
+  for (const ClusterConfig& c : instance_->Clusters()) ids.push_back(c.id);
+  EXPECT_THAT(ids, ElementsAre("c1", "c2", "c3"));
+  auto def = instance_->profiles().Get("");
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->routing, AppProfile::Routing::kMultiCluster);
+}
+
+TEST_F(InstanceTest, AWriteOnC1IsVisibleOnC3OnlyAfterReplication) {
+  ASSERT_TRUE(Write("to-c1", "r", "hello").ok());
+  EXPECT_EQ(Read("to-c1", "r"), "hello");
+  EXPECT_EQ(Read("to-c3", "r"), "");  // not yet replicated
+  Run(std::chrono::milliseconds(2900));
+  EXPECT_EQ(Read("to-c3", "r"), "");
+  const auto positions = instance_->fabric().LogPositions();
+  EXPECT_FALSE(instance_->fabric().HasApplied(positions));
+  Run(std::chrono::milliseconds(200));
+  EXPECT_EQ(Read("to-c3", "r"), "hello");
+  Run(std::chrono::seconds(5));  // acknowledgements travel back
+  EXPECT_TRUE(instance_->fabric().HasApplied(positions));
+}
+
+TEST_F(InstanceTest, TransactionsAreGatedByTheProfile) {
+  Status refused = Increment("");
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("Single-row transactions are not allowed by this "
+                        "app profile"));
+  EXPECT_EQ(Increment("to-c3").code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Increment("to-c1").ok());
+  EXPECT_EQ(Increment("no-such-profile").code(), StatusCode::kNotFound);
+}
+
+TEST_F(InstanceTest, DefaultProfileFailsOverWhileAPinnedProfileIsUnavailable) {
+  ASSERT_TRUE(instance_->fabric().SetDown("c1", true).ok());
+  // The default (multi-cluster) profile keeps serving from c2, the other
+  // cluster of the client's region.
+  observer_.routes.clear();
+  ASSERT_TRUE(Write("", "during", "outage").ok());
+  EXPECT_EQ(Read("", "during"), "outage");
+  EXPECT_THAT(observer_.routes, ElementsAre("c2", "c2"));
+  EXPECT_THAT(observer_.failovers, ElementsAre("c1->c2", "c1->c2"));
+  // A profile pinned to c1 does not fail over by itself.
+  Status pinned = Write("to-c1", "x", "y");
+  EXPECT_EQ(pinned.code(), StatusCode::kUnavailable);
+  EXPECT_THAT(observer_.refusals, ElementsAre(StatusCode::kUnavailable));
+
+  // After cluster-up, c1 catches up with what was written during the outage
+  // and serves again.
+  ASSERT_TRUE(instance_->fabric().SetDown("c1", false).ok());
+  Run(std::chrono::seconds(10));
+  EXPECT_EQ(Read("to-c1", "during"), "outage");
+  observer_.routes.clear();
+  ASSERT_TRUE(Write("", "after", "back").ok());
+  EXPECT_THAT(observer_.routes, ElementsAre("c1"));
+}
+
+TEST_F(InstanceTest, EveryClusterDownIsUnavailable) {
+  for (const char* id : {"c1", "c2", "c3"}) {
+    ASSERT_TRUE(instance_->fabric().SetDown(id, true).ok());
+  }
+  EXPECT_EQ(Write("", "r", "v").code(), StatusCode::kUnavailable);
+  EXPECT_EQ(instance_->AnyLiveCluster().status().code(),
+            StatusCode::kUnavailable);
+}
+
+TEST_F(InstanceTest, AddedClusterIsSeededAndRoutable) {
+  ASSERT_TRUE(Write("to-c1", "old", "v1").ok());
+  Run(std::chrono::seconds(10));
+  ASSERT_TRUE(instance_->AddCluster({"c4", "asia-east1-a", 2}).ok());
+  AppProfile to_c4;
+  to_c4.id = "to-c4";
+  to_c4.routing = AppProfile::Routing::kSingleCluster;
+  to_c4.cluster_id = "c4";
+  ASSERT_TRUE(instance_->profiles().Create(to_c4, false).ok());
+  EXPECT_EQ(Read("to-c4", "old"), "v1");  // seeded copy, no delay
+  ASSERT_TRUE(instance_->RemoveCluster("c4").ok());
+  EXPECT_EQ(Read("to-c4", "old").substr(0, 9), "NOT_FOUND");
+}
+
+TEST(InstanceConfigTest, BadConfigurationsAreInvalidArgument) {
+  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  auto create = [&](InstanceConfig config) {
+    return Instance::Create("i", scheduler, sim::Rng(1), config).status();
+  };
+  EXPECT_EQ(create({}).code(), StatusCode::kInvalidArgument);
+  InstanceConfig same_zone;
+  same_zone.clusters = {{"a", "us-east1-b", 1}, {"b", "us-east1-b", 1}};
+  Status s = create(same_zone);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("clusters[1]"));
+  InstanceConfig no_nodes;
+  no_nodes.clusters = {{"a", "us-east1-b", 0}};
+  EXPECT_EQ(create(no_nodes).code(), StatusCode::kInvalidArgument);
+  InstanceConfig five;
+  for (int i = 0; i < 5; ++i) {
+    five.clusters.push_back(
+        {"c" + std::to_string(i), "zone-" + std::to_string(i) + "-a", 1});
+  }
+  EXPECT_EQ(create(five).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(InstanceConfigTest, OneClusterDefaultProfileAllowsTransactions) {
+  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  InstanceConfig config;
+  config.clusters = {{"solo", "us-central1-a", 3}};
+  auto instance = Instance::Create("i", scheduler, sim::Rng(1), config);
+  ASSERT_TRUE(instance.ok());
+  auto def = (*instance)->profiles().Get("default");
+  ASSERT_TRUE(def.ok());
+  EXPECT_TRUE(def->transactional());
+  EXPECT_EQ(def->cluster_id, "solo");
+}
+
+}  // namespace
+}  // namespace btsim::instance
