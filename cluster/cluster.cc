@@ -132,6 +132,12 @@ Status Cluster::ModifyColumnFamilies(std::string_view table,
 }
 
 void Cluster::ApplyReplicated(const CommitRecord& record) {
+  // Hybrid logical clock: a change seen from another cluster moves this
+  // cluster's commit clock past it, so that a write made after reading it
+  // wins over it even if that cluster's clock ran ahead.
+  if (VersionMicros(record.version) >= VersionMicros(last_version_)) {
+    last_version_ = MakeVersion(VersionMicros(record.version), options_.origin);
+  }
   auto it = tables_.find(record.table);
   Table* table = it == tables_.end() ? nullptr : it->second.get();
   switch (record.kind) {

@@ -239,6 +239,9 @@ void ReplicationFabric::OnLocalCommit(uint32_t origin,
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
   m->log.Append(record);
+  // With no peer, no ack will ever truncate the entry: drop it now, or a
+  // single-cluster instance keeps every record it ever committed.
+  if (m->shippers.empty()) Truncate(*m);
   for (auto& [peer, shipper] : m->shippers) Ship(origin, peer);
 }
 

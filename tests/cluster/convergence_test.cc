@@ -225,6 +225,36 @@ TEST(ConvergenceTest, ConcurrentWritesOfOneCellResolveByCommitTimeThenOrigin) {
   EXPECT_EQ(value, "one");
 }
 
+TEST(ConvergenceTest, AWriteAfterSeeingAReplicatedOneWinsEvenIfItsClockLags) {
+  ReplicatedSet set(2, 13);
+  const FamilyModification family[] = {
+      {"a", FamilyModification::Kind::kCreate, {}}};
+  ASSERT_TRUE(set.cluster(0).CreateTable("t", family, {}).ok());
+  sim::Rng rng(1);
+  set.DeliverAll(rng);
+  // Cluster 0 commits many requests in one microsecond: its commit clock
+  // runs ahead of the shared clock.
+  for (int i = 0; i < 5000; ++i) {
+    const std::vector<Mutation> m = {
+        SetCell{"a", "x", 1000, "from0-" + std::to_string(i)}};
+    ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", m).ok());
+  }
+  set.DeliverAll(rng);
+  // Cluster 1 has seen cluster 0's last write; its own later write of the
+  // same cell must win everywhere.
+  const std::vector<Mutation> m = {SetCell{"a", "x", 1000, "from1-later"}};
+  ASSERT_TRUE(set.cluster(1).MutateRow("t", "k", m).ok());
+  set.DeliverAll(rng);
+  for (int c = 0; c < 2; ++c) {
+    std::string value;
+    (void)set.cluster(c).ReadRows("t", ReadOptions{}, [&](auto, auto cells) {
+      value = std::string(cells[0].value);
+      return true;
+    });
+    EXPECT_EQ(value, "from1-later") << "cluster " << c;
+  }
+}
+
 TEST(ConvergenceTest, DropRowRangeCoversOlderWritesArrivingLater) {
   ReplicatedSet set(3, 11);
   const FamilyModification family[] = {
@@ -235,7 +265,7 @@ TEST(ConvergenceTest, DropRowRangeCoversOlderWritesArrivingLater) {
   // c2 writes, then c0 drops the range before c2's write reaches anyone.
   const std::vector<Mutation> m = {SetCell{"a", "x", 1000, "old"}};
   ASSERT_TRUE(set.cluster(2).MutateRow("t", "p1", m).ok());
-  set.clock().Advance(sim::Nanos(1000));
+  set.clock().Advance(sim::Nanos(1'000'000));  // the drop is 1 ms later
   ASSERT_TRUE(set.cluster(0).DropRowRange("t", "p").ok());
   set.DeliverAll(rng);
   for (int c = 0; c < 3; ++c) {
