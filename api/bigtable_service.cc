@@ -61,7 +61,24 @@ grpc::Status BigtableService::ReadRows(
     if (!f.ok()) return ToGrpc(f.status());
     filter.emplace(std::move(f).value());
   }
-  Instance& instance = registry_.GetOrCreate(name->instance);
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  ServedInstance& instance = **served;
+  // The cluster is chosen once; a stream that loses it mid-way fails with
+  // UNAVAILABLE rather than mixing clusters.
+  const bool single_row = request->rows().row_keys_size() == 1 &&
+                          request->rows().row_ranges_size() == 0;
+  std::string cluster_id;
+  {
+    std::lock_guard<std::mutex> lock(instance.mu);
+    auto routed = instance.instance->Route(
+        request->app_profile_id(),
+        single_row ? appprofile::RequestKind::kSingleRow
+                   : appprofile::RequestKind::kMultiRow,
+        single_row ? request->rows().row_keys(0) : "");
+    if (!routed.ok()) return ToGrpc(routed.status());
+    cluster_id = std::move(routed).value();
+  }
 
   cluster::ReadOptions options;
   options.rows = &*rows;
@@ -74,7 +91,9 @@ grpc::Status BigtableService::ReadRows(
     std::string last_key;
     {
       std::lock_guard<std::mutex> lock(instance.mu);
-      Status s = instance.cluster.ReadRows(
+      auto cluster = instance.instance->ClusterIfUp(cluster_id);
+      if (!cluster.ok()) return ToGrpc(cluster.status());
+      Status s = (*cluster)->ReadRows(
           name->table_id, options,
           [&](std::string_view key, std::span<const cluster::CellView> cells) {
             chunker.AddRow(key, cells);
@@ -113,13 +132,20 @@ grpc::Status BigtableService::SampleRowKeys(
     return ToGrpc(Unimplemented(
         "row_range: sampling part of a table is not supported by btsim"));
   }
-  Instance& instance = registry_.GetOrCreate(name->instance);
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
   std::vector<cluster::KeySample> samples;
   {
-    std::lock_guard<std::mutex> lock(instance.mu);
-    auto table = instance.cluster.GetTable(name->table_id);
-    if (!table.ok()) return ToGrpc(table.status());
-    samples = (*table)->SampleRowKeys();
+    std::lock_guard<std::mutex> lock((*served)->mu);
+    Status s = (*served)->instance->Execute(
+        request->app_profile_id(), appprofile::RequestKind::kMultiRow, "",
+        [&](cluster::Cluster& c) {
+          auto table = c.GetTable(name->table_id);
+          if (!table.ok()) return table.status();
+          samples = (*table)->SampleRowKeys();
+          return OkStatus();
+        });
+    if (!s.ok()) return ToGrpc(s);
   }
   for (const cluster::KeySample& sample : samples) {
     v2::SampleRowKeysResponse response;
@@ -138,10 +164,14 @@ grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
   if (!name.ok()) return ToGrpc(name.status());
   auto mutations = MutationsFromProto(request->mutations(), "mutations");
   if (!mutations.ok()) return ToGrpc(mutations.status());
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  return ToGrpc(instance.cluster.MutateRow(name->table_id, request->row_key(),
-                                           *mutations));
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  return ToGrpc((*served)->instance->Execute(
+      request->app_profile_id(), appprofile::RequestKind::kSingleRow,
+      request->row_key(), [&](cluster::Cluster& c) {
+        return c.MutateRow(name->table_id, request->row_key(), *mutations);
+      }));
 }
 
 grpc::Status BigtableService::MutateRows(
@@ -177,22 +207,27 @@ grpc::Status BigtableService::MutateRows(
         "entries: " + std::to_string(total) +
         " mutations in total; the limit is 100000 per request"));
   }
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  if (!rows.empty()) {
-    std::lock_guard<std::mutex> lock(instance.mu);
-    auto result = instance.cluster.MutateRows(name->table_id, rows);
-    if (!result.ok()) return ToGrpc(result.status());
-    for (size_t k = 0; k < rows.size(); ++k) {
-      const Status& s = (*result)[k];
-      statuses[row_index[k]] =
-          s.ok() ? s
-                 : Status(s.code(), "entries[" + std::to_string(row_index[k]) +
-                                        "]." + s.message());
-    }
-  } else {
-    std::lock_guard<std::mutex> lock(instance.mu);
-    auto table = instance.cluster.GetTable(name->table_id);
-    if (!table.ok()) return ToGrpc(table.status());
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  {
+    std::lock_guard<std::mutex> lock((*served)->mu);
+    Status routed = (*served)->instance->Execute(
+        request->app_profile_id(), appprofile::RequestKind::kMultiRow, "",
+        [&](cluster::Cluster& c) {
+          if (rows.empty()) return c.GetTable(name->table_id).status();
+          auto result = c.MutateRows(name->table_id, rows);
+          if (!result.ok()) return result.status();
+          for (size_t k = 0; k < rows.size(); ++k) {
+            const Status& s = (*result)[k];
+            statuses[row_index[k]] =
+                s.ok() ? s
+                       : Status(s.code(), "entries[" +
+                                              std::to_string(row_index[k]) +
+                                              "]." + s.message());
+          }
+          return OkStatus();
+        });
+    if (!routed.ok()) return ToGrpc(routed);
   }
   v2::MutateRowsResponse response;
   for (int i = 0; i < request->entries_size(); ++i) {
@@ -225,14 +260,19 @@ grpc::Status BigtableService::CheckAndMutateRow(
     if (!f.ok()) return ToGrpc(f.status());
     predicate.emplace(std::move(f).value());
   }
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  auto matched = instance.cluster.CheckAndMutateRow(
-      name->table_id, request->row_key(), predicate ? &*predicate : nullptr,
-      *if_true, *if_false);
-  if (!matched.ok()) return ToGrpc(matched.status());
-  response->set_predicate_matched(*matched);
-  return grpc::Status::OK;
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  return ToGrpc((*served)->instance->Execute(
+      request->app_profile_id(), appprofile::RequestKind::kTransaction,
+      request->row_key(), [&](cluster::Cluster& c) {
+        auto matched = c.CheckAndMutateRow(name->table_id, request->row_key(),
+                                           predicate ? &*predicate : nullptr,
+                                           *if_true, *if_false);
+        if (!matched.ok()) return matched.status();
+        response->set_predicate_matched(*matched);
+        return OkStatus();
+      }));
 }
 
 grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
@@ -240,8 +280,15 @@ grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
                                           v2::PingAndWarmResponse*) {
   auto name = ParseInstanceName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  registry_.GetOrCreate(*name);
-  return grpc::Status::OK;
+  auto served = registry_.GetOrCreate(*name);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  // Warming succeeds when the profile can route somewhere.
+  return ToGrpc((*served)
+                    ->instance
+                    ->Route(request->app_profile_id(),
+                            appprofile::RequestKind::kMultiRow, "")
+                    .status());
 }
 
 grpc::Status BigtableService::ReadModifyWriteRow(
@@ -252,14 +299,21 @@ grpc::Status BigtableService::ReadModifyWriteRow(
   if (!name.ok()) return ToGrpc(name.status());
   auto rules = RulesFromProto(request->rules(), "rules");
   if (!rules.ok()) return ToGrpc(rules.status());
-  Instance& instance = registry_.GetOrCreate(name->instance);
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
   std::vector<cluster::ModifiedCell> cells;
   {
-    std::lock_guard<std::mutex> lock(instance.mu);
-    auto result = instance.cluster.ReadModifyWriteRow(
-        name->table_id, request->row_key(), *rules);
-    if (!result.ok()) return ToGrpc(result.status());
-    cells = std::move(result).value();
+    std::lock_guard<std::mutex> lock((*served)->mu);
+    Status s = (*served)->instance->Execute(
+        request->app_profile_id(), appprofile::RequestKind::kTransaction,
+        request->row_key(), [&](cluster::Cluster& c) {
+          auto result =
+              c.ReadModifyWriteRow(name->table_id, request->row_key(), *rules);
+          if (!result.ok()) return result.status();
+          cells = std::move(result).value();
+          return OkStatus();
+        });
+    if (!s.ok()) return ToGrpc(s);
   }
   v2::Row* row = response->mutable_row();
   row->set_key(request->row_key());

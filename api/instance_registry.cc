@@ -1,36 +1,66 @@
 #include "api/instance_registry.h"
 
-#include <vector>
-
 #include "api/resource_names.h"
 #include "sim/rng.h"
 
 namespace btsim::api {
 
-InstanceRegistry::InstanceRegistry(const sim::Clock& clock, uint64_t seed,
-                                   cluster::ClusterOptions options)
-    : clock_(clock), seed_(seed), options_(options) {}
+std::string DefaultClusterId(std::string_view instance_id) {
+  std::string id;
+  for (char c : instance_id) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    id += ok ? c : '-';
+  }
+  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) id = "i" + id;
+  if (id.size() > 27) id.resize(27);
+  return id + "-c1";
+}
 
-Instance& InstanceRegistry::GetOrCreate(const std::string& name) {
+InstanceRegistry::InstanceRegistry(sim::Scheduler& scheduler, uint64_t seed,
+                                   instance::InstanceConfig config)
+    : scheduler_(scheduler), seed_(seed), config_(std::move(config)) {}
+
+instance::InstanceConfig InstanceRegistry::ConfigFor(
+    const std::string& name) const {
+  instance::InstanceConfig config = config_;
+  if (config.clusters.empty()) {
+    config.clusters.push_back(instance::ClusterConfig{
+        DefaultClusterId(LastSegment(name)), "us-central1-b", 1});
+  }
+  return config;
+}
+
+Result<ServedInstance*> InstanceRegistry::GetOrCreate(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = instances_[name];
   if (!slot) {
-    slot = std::make_unique<Instance>(
-        name, std::string(LastSegment(name)) + "-c1", clock_,
-        sim::StableHash(name, seed_), options_);
+    auto served = std::make_unique<ServedInstance>(scheduler_);
+    std::lock_guard<std::mutex> instance_lock(served->mu);
+    auto created = instance::Instance::Create(
+        name, served->scheduler, sim::Rng(sim::StableHash(name, seed_)),
+        ConfigFor(name));
+    if (!created.ok()) {
+      instances_.erase(name);
+      return created.status();
+    }
+    served->instance = std::move(created).value();
+    slot = std::move(served);
   }
-  return *slot;
+  return slot.get();
+}
+
+std::vector<ServedInstance*> InstanceRegistry::All() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ServedInstance*> out;
+  for (auto& [name, served] : instances_) out.push_back(served.get());
+  return out;
 }
 
 void InstanceRegistry::CompactAll() {
-  std::vector<Instance*> all;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [name, instance] : instances_) all.push_back(instance.get());
-  }
-  for (Instance* instance : all) {
-    std::lock_guard<std::mutex> lock(instance->mu);
-    instance->cluster.Compact();
+  for (ServedInstance* served : All()) {
+    std::lock_guard<std::mutex> lock(served->mu);
+    served->instance->fabric().CompactAll();
   }
 }
 

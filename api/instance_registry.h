@@ -1,6 +1,8 @@
-// InstanceRegistry: the instances a server knows, created on first use with
-// one cluster each (as the official emulator does). Thread-safe; each
-// instance has its own mutex that callers hold while touching its cluster.
+// InstanceRegistry: the instances a server knows, each created on first use
+// from one template configuration (by default one cluster, as the official
+// emulator has). Thread-safe. Each ServedInstance has a mutex that gRPC
+// handlers hold while they use it; its replication tasks run on the shared
+// scheduler under the same mutex (LockingScheduler).
 #ifndef BTSIM_API_INSTANCE_REGISTRY_H_
 #define BTSIM_API_INSTANCE_REGISTRY_H_
 
@@ -9,45 +11,54 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
-#include "cluster/cluster.h"
-#include "sim/clock.h"
+#include "api/locking_scheduler.h"
+#include "base/result.h"
+#include "instance/instance.h"
+#include "sim/scheduler.h"
 
 namespace btsim::api {
 
-struct Instance {
-  Instance(std::string name, std::string cluster_id, const sim::Clock& clock,
-           uint64_t seed, cluster::ClusterOptions options)
-      : name(std::move(name)),
-        cluster_id(std::move(cluster_id)),
-        cluster(clock, sim::Rng(seed), options) {}
+struct ServedInstance {
+  ServedInstance(sim::Scheduler& base) : scheduler(base, mu) {}
 
-  const std::string name;        // "projects/P/instances/I"
-  const std::string cluster_id;  // "I-c1"
-  std::mutex mu;                 // guards cluster
-  cluster::Cluster cluster;
+  std::mutex mu;  // guards instance
+  LockingScheduler scheduler;
+  std::unique_ptr<instance::Instance> instance;
 };
 
 class InstanceRegistry {
  public:
-  // `clock` must outlive the registry.
-  InstanceRegistry(const sim::Clock& clock, uint64_t seed,
-                   cluster::ClusterOptions options);
+  // `scheduler` (the server's asio scheduler) must outlive the registry's
+  // use; shut it down before destroying the registry. With no clusters in
+  // `config`, every instance gets one cluster "<instance id>-c1".
+  InstanceRegistry(sim::Scheduler& scheduler, uint64_t seed,
+                   instance::InstanceConfig config);
 
-  // Returns the instance named `name` ("projects/P/instances/I"), creating it
-  // if needed. The reference stays valid for the registry's lifetime.
-  Instance& GetOrCreate(const std::string& name);
-
-  // Compacts every instance's cluster, one instance at a time.
+  // The instance named `name` ("projects/P/instances/I"), created on first
+  // use; the pointer stays valid for the registry's lifetime.
+  // INVALID_ARGUMENT when the configuration cannot make an instance.
+  Result<ServedInstance*> GetOrCreate(const std::string& name);
+  // Every instance created so far, by name.
+  std::vector<ServedInstance*> All();
+  // Compacts every instance, one at a time, each under its lock.
   void CompactAll();
 
+  // The configuration an instance named `name` gets.
+  instance::InstanceConfig ConfigFor(const std::string& name) const;
+
  private:
-  const sim::Clock& clock_;
+  sim::Scheduler& scheduler_;
   const uint64_t seed_;
-  const cluster::ClusterOptions options_;
+  const instance::InstanceConfig config_;
   std::mutex mu_;  // guards instances_
-  std::map<std::string, std::unique_ptr<Instance>> instances_;
+  std::map<std::string, std::unique_ptr<ServedInstance>> instances_;
 };
+
+// A valid cluster id derived from an instance id: lower case, invalid
+// characters replaced by '-', at most 30 characters, ending in "-c1".
+std::string DefaultClusterId(std::string_view instance_id);
 
 }  // namespace btsim::api
 

@@ -4,7 +4,7 @@
 #include "api/instance_registry.h"
 #include "api/table_admin_service.h"
 #include "api/unimplemented_service.h"
-#include "sim/asio/wall_clock.h"
+#include "sim/asio/asio_scheduler.h"
 
 namespace btsim::api {
 
@@ -15,12 +15,12 @@ constexpr int kMaxMessageBytes = 512 << 20;
 
 struct Server::State {
   explicit State(const ServerOptions& options)
-      : registry(clock, options.seed,
-                 cluster::ClusterOptions{0, options.table}),
+      : registry(scheduler, options.seed, options.instance),
         data(registry),
         table_admin(registry) {}
+  ~State() { scheduler.Shutdown(); }  // before the registry goes
 
-  sim::WallClock clock;
+  sim::AsioScheduler scheduler;
   InstanceRegistry registry;
   BigtableService data;
   TableAdminService table_admin;
@@ -94,6 +94,7 @@ void Server::Shutdown() {
                              std::chrono::seconds(2));
   }
   if (state_->compactor.joinable()) state_->compactor.join();
+  state_->scheduler.Shutdown();
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->stopped = true;

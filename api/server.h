@@ -17,7 +17,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/result.h"
-#include "cluster/cluster.h"
+#include "instance/instance.h"
 
 namespace btsim::api {
 
@@ -25,8 +25,10 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8086;                                      // 0 picks a free port
   std::chrono::milliseconds compaction_interval{5000};  // 0 disables it
-  uint64_t seed = 1;  // seeds row_sample filters
-  cluster::TableOptions table;
+  uint64_t seed = 1;  // seeds routing choices and row_sample filters
+  // The configuration of every instance clients name. No clusters: one
+  // cluster "<instance id>-c1", as the official emulator has.
+  instance::InstanceConfig instance;
 };
 
 class Server {

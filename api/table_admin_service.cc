@@ -19,9 +19,9 @@ constexpr std::string_view kPageTokenPrefix = "btsim-tables-after:";
 
 // Fills `out` with the parts of `table` that `view` selects. Caller holds
 // the instance lock.
-void FillTable(const Instance& instance, const cluster::Table& table,
+void FillTable(instance::Instance& instance, const cluster::Table& table,
                admin::Table::View view, admin::Table* out) {
-  out->set_name(instance.name + "/tables/" + table.id());
+  out->set_name(instance.name() + "/tables/" + table.id());
   const bool schema =
       view == admin::Table::SCHEMA_VIEW || view == admin::Table::FULL;
   const bool replication = view == admin::Table::REPLICATION_VIEW ||
@@ -36,8 +36,12 @@ void FillTable(const Instance& instance, const cluster::Table& table,
     out->set_granularity(admin::Table::MILLIS);
   }
   if (replication) {
-    (*out->mutable_cluster_states())[instance.cluster_id].set_replication_state(
-        admin::Table::ClusterState::READY);
+    for (const instance::ClusterConfig& c : instance.Clusters()) {
+      (*out->mutable_cluster_states())[c.id].set_replication_state(
+          instance.fabric().IsDown(c.id)
+              ? admin::Table::ClusterState::UNPLANNED_MAINTENANCE
+              : admin::Table::ClusterState::READY);
+    }
   }
 }
 
@@ -109,12 +113,16 @@ grpc::Status TableAdminService::CreateTable(
   for (const auto& split : request->initial_splits()) {
     splits.push_back(split.key());
   }
-  Instance& instance = registry_.GetOrCreate(*parent);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  Status s =
-      instance.cluster.CreateTable(request->table_id(), families, splits);
+  auto served = registry_.GetOrCreate(*parent);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  Status s = cluster.CreateTable(request->table_id(), families, splits);
   if (!s.ok()) return ToGrpc(s);
-  FillTable(instance, **instance.cluster.GetTable(request->table_id()),
+  FillTable(instance, **cluster.GetTable(request->table_id()),
             admin::Table::SCHEMA_VIEW, response);
   return grpc::Status::OK;
 }
@@ -132,8 +140,13 @@ grpc::Status TableAdminService::ListTables(
       request->view() == admin::Table::VIEW_UNSPECIFIED
           ? admin::Table::NAME_ONLY
           : request->view();
-  Instance& instance = registry_.GetOrCreate(*parent);
-  std::lock_guard<std::mutex> lock(instance.mu);
+  auto served = registry_.GetOrCreate(*parent);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
   // A page token is kPageTokenPrefix + the id of the last table returned.
   std::string after;
   if (!request->page_token().empty()) {
@@ -145,15 +158,14 @@ grpc::Status TableAdminService::ListTables(
   }
   int count = 0;
   std::string last;
-  for (const std::string& id : instance.cluster.ListTables()) {
+  for (const std::string& id : cluster.ListTables()) {
     if (!after.empty() && id <= after) continue;
     if (request->page_size() > 0 && count == request->page_size()) {
       response->set_next_page_token(std::string(kPageTokenPrefix) + last);
       break;
     }
     last = id;
-    FillTable(instance, **instance.cluster.GetTable(id), view,
-              response->add_tables());
+    FillTable(instance, **cluster.GetTable(id), view, response->add_tables());
     ++count;
   }
   return grpc::Status::OK;
@@ -169,9 +181,14 @@ grpc::Status TableAdminService::GetTable(grpc::ServerContext*,
       request->view() == admin::Table::VIEW_UNSPECIFIED
           ? admin::Table::SCHEMA_VIEW
           : request->view();
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  auto table = instance.cluster.GetTable(name->table_id);
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
   FillTable(instance, **table, view, response);
   return grpc::Status::OK;
@@ -182,9 +199,14 @@ grpc::Status TableAdminService::DeleteTable(
     google::protobuf::Empty*) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  return ToGrpc(instance.cluster.DeleteTable(name->table_id));
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  return ToGrpc(cluster.DeleteTable(name->table_id));
 }
 
 grpc::Status TableAdminService::ModifyColumnFamilies(
@@ -252,13 +274,17 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
     }
     mods.push_back(std::move(mod));
   }
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  if (Status s = instance.cluster.ModifyColumnFamilies(name->table_id, mods);
-      !s.ok()) {
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  if (Status s = cluster.ModifyColumnFamilies(name->table_id, mods); !s.ok()) {
     return ToGrpc(s);
   }
-  FillTable(instance, **instance.cluster.GetTable(name->table_id),
+  FillTable(instance, **cluster.GetTable(name->table_id),
             admin::Table::SCHEMA_VIEW, response);
   return grpc::Status::OK;
 }
@@ -288,9 +314,17 @@ grpc::Status TableAdminService::DropRowRange(
       return ToGrpc(InvalidArgument(
           "target: set row_key_prefix or delete_all_data_from_table"));
   }
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  return ToGrpc(instance.cluster.DropRowRange(name->table_id, prefix));
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  if (!cluster.GetTable(name->table_id).ok()) {
+    return ToGrpc(cluster.GetTable(name->table_id).status());
+  }
+  return ToGrpc(instance.DropRowRange(name->table_id, prefix));
 }
 
 grpc::Status TableAdminService::GenerateConsistencyToken(
@@ -298,12 +332,16 @@ grpc::Status TableAdminService::GenerateConsistencyToken(
     admin::GenerateConsistencyTokenResponse* response) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  auto table = instance.cluster.GetTable(name->table_id);
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
-  const replication::LogPositions positions = {
-      {instance.cluster_id, instance.cluster.last_version()}};
+  const replication::LogPositions positions = instance.fabric().LogPositions();
   response->set_consistency_token(
       replication::EncodeConsistencyToken(name->full(), positions));
   return grpc::Status::OK;
@@ -314,28 +352,34 @@ grpc::Status TableAdminService::CheckConsistency(
     admin::CheckConsistencyResponse* response) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  Instance& instance = registry_.GetOrCreate(name->instance);
-  std::lock_guard<std::mutex> lock(instance.mu);
-  auto table = instance.cluster.GetTable(name->table_id);
+  auto served = registry_.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  auto live = instance.AnyLiveCluster();
+  if (!live.ok()) return ToGrpc(live.status());
+  cluster::Cluster& cluster = **live;
+  auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
   auto positions = replication::DecodeConsistencyToken(
       request->consistency_token(), name->full());
   if (!positions.ok()) return ToGrpc(positions.status());
-  // With one cluster, every committed write is readable everywhere; a token
-  // naming other clusters was not issued for this instance.
+  const replication::LogPositions now = instance.fabric().LogPositions();
   for (const auto& [cluster_id, position] : *positions) {
-    if (cluster_id != instance.cluster_id) {
+    auto it = now.find(cluster_id);
+    if (it == now.end()) {
       return ToGrpc(InvalidArgument("consistency_token: names cluster '" +
                                     cluster_id +
                                     "', which this instance does not have"));
     }
-    if (position > instance.cluster.last_version()) {
+    if (position > it->second) {
       return ToGrpc(InvalidArgument(
-          "consistency_token: records a position this cluster never "
-          "reached"));
+          "consistency_token: records a log position cluster '" + cluster_id +
+          "' never reached"));
     }
   }
-  response->set_consistent(true);
+  // True once every cluster has applied every write the token covers.
+  response->set_consistent(instance.fabric().HasApplied(*positions));
   return grpc::Status::OK;
 }
 

@@ -9,7 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include "api/server.h"
+#include "cli/cluster_flags.h"
 #include "cli/duration.h"
+#include "sim/virtual_scheduler.h"
 
 namespace {
 
@@ -27,8 +29,14 @@ int RunServe(const btsim::api::ServerOptions& options) {
     spdlog::error("btsim serve: {}", port.status().message());
     return 1;
   }
-  spdlog::info("btsim serve: listening on {}:{} (compaction every {} ms)",
-               options.host, *port, options.compaction_interval.count());
+  std::string clusters;
+  for (const auto& c : options.instance.clusters) {
+    clusters += (clusters.empty() ? "" : ",") + c.id + "=" + c.zone;
+  }
+  spdlog::info(
+      "btsim serve: listening on {}:{} (compaction every {} ms, clusters: {})",
+      options.host, *port, options.compaction_interval.count(),
+      clusters.empty() ? "one per instance" : clusters);
   std::thread waiter([&server, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
@@ -78,8 +86,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve
       ->add_option("--seed", serve_options.seed,
-                   "Seed for the random choices of row_sample filters")
+                   "Seed for routing choices and row_sample filters")
       ->capture_default_str();
+  std::string clusters;
+  serve->add_option(
+      "--clusters", clusters,
+      "Serve a replicated instance: ID=ZONE[:NODES][,ID=ZONE[:NODES]...], "
+      "up to 4 clusters in distinct zones, e.g. "
+      "c1=us-east1-b,c2=us-east1-c,c3=europe-west1-d (default: one "
+      "cluster per instance)");
+  std::string replication_latency;
+  serve->add_option("--replication-latency", replication_latency,
+                    "A fixed one-way delay between every pair of clusters, "
+                    "overriding the latency model, e.g. 3s or 200ms");
+  serve->add_option("--client-zone", serve_options.instance.client_zone,
+                    "Zone that external clients are assumed to be in "
+                    "(default: the first cluster's zone)");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -91,6 +113,35 @@ int main(int argc, char** argv) {
       return 2;
     }
     serve_options.compaction_interval = *interval;
+    if (!clusters.empty()) {
+      auto parsed = btsim::cli::ParseClusters(clusters);
+      if (!parsed.ok()) {
+        std::fprintf(stderr, "%s\n", parsed.status().message().c_str());
+        return 2;
+      }
+      serve_options.instance.clusters = *parsed;
+    }
+    if (!replication_latency.empty()) {
+      auto latency = btsim::cli::ParseDuration(replication_latency);
+      if (!latency.ok()) {
+        std::fprintf(stderr, "--replication-latency: %s\n",
+                     latency.status().message().c_str());
+        return 2;
+      }
+      serve_options.instance.replication_latency = *latency;
+    }
+    if (!serve_options.instance.clusters.empty()) {
+      // Check the configuration now rather than on the first request.
+      btsim::sim::VirtualScheduler probe(btsim::sim::Nanos(0));
+      auto checked = btsim::instance::Instance::Create(
+          "projects/p/instances/i", probe, btsim::sim::Rng(0),
+          serve_options.instance);
+      if (!checked.ok()) {
+        std::fprintf(stderr, "--clusters: %s\n",
+                     checked.status().message().c_str());
+        return 2;
+      }
+    }
     return RunServe(serve_options);
   }
   return 0;

@@ -71,9 +71,9 @@ std::vector<appprofile::ClusterPlace> Instance::Places(
   return places;
 }
 
-Status Instance::Execute(std::string_view app_profile_id,
-                         appprofile::RequestKind kind, std::string_view row_key,
-                         const std::function<Status(cluster::Cluster&)>& op) {
+Result<std::string> Instance::Route(std::string_view app_profile_id,
+                                    appprofile::RequestKind kind,
+                                    std::string_view row_key) {
   auto refuse = [&](Status s) {
     if (observer_ != nullptr) observer_->OnRefusal(app_profile_id, s);
     return s;
@@ -100,11 +100,37 @@ Status Instance::Execute(std::string_view app_profile_id,
     }
     observer_->OnRoute(profile->id, chosen);
   }
-  cluster::Cluster* cluster = fabric_->Find(chosen);
+  return chosen;
+}
+
+Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {
+  cluster::Cluster* cluster = fabric_->Find(id);
   if (cluster == nullptr) {
-    return refuse(NotFound("cluster '" + chosen + "' not found"));
+    return NotFound("cluster '" + std::string(id) + "' not found");
   }
+  if (fabric_->IsDown(id)) {
+    return Unavailable("cluster '" + std::string(id) + "' is unavailable");
+  }
+  return cluster;
+}
+
+Status Instance::Execute(std::string_view app_profile_id,
+                         appprofile::RequestKind kind, std::string_view row_key,
+                         const std::function<Status(cluster::Cluster&)>& op) {
+  BTSIM_ASSIGN_OR_RETURN(std::string id, Route(app_profile_id, kind, row_key));
+  BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster, ClusterIfUp(id));
   return op(*cluster);
+}
+
+Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {
+  auto previous = drops_.find(table);
+  if (previous != drops_.end() && !fabric_->HasApplied(previous->second)) {
+    return Unavailable("A DropRowRange operation is already ongoing");
+  }
+  BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster, AnyLiveCluster());
+  BTSIM_RETURN_IF_ERROR(cluster->DropRowRange(table, prefix));
+  drops_[std::string(table)] = fabric_->LogPositions();
+  return OkStatus();
 }
 
 Result<cluster::Cluster*> Instance::AnyLiveCluster() {

@@ -12,6 +12,7 @@
 #define BTSIM_INSTANCE_INSTANCE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,6 +82,21 @@ class Instance {
                  std::string_view row_key,
                  const std::function<Status(cluster::Cluster&)>& op);
 
+  // The first step of Execute: the id of the cluster that serves the
+  // request (reported to the observer), or the refusal.
+  Result<std::string> Route(std::string_view app_profile_id,
+                            appprofile::RequestKind kind,
+                            std::string_view row_key);
+  // The cluster `id` if it exists and is up; UNAVAILABLE when down,
+  // NOT_FOUND when gone (e.g. between batches of a streaming read).
+  Result<cluster::Cluster*> ClusterIfUp(std::string_view id);
+
+  // DropRowRange on a live cluster; it replicates. Only one may be in
+  // progress per table: until every cluster has applied the previous one, a
+  // second answers UNAVAILABLE "A DropRowRange operation is already
+  // ongoing".
+  Status DropRowRange(std::string_view table, std::string_view prefix);
+
   // Any live cluster, for admin operations (schema changes replicate).
   // UNAVAILABLE when every cluster is down.
   Result<cluster::Cluster*> AnyLiveCluster();
@@ -104,6 +120,8 @@ class Instance {
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
   InstanceObserver* observer_ = nullptr;
+  // Per table: the log positions right after its last DropRowRange.
+  std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
 };
 
 }  // namespace btsim::instance

@@ -173,6 +173,28 @@ TEST_F(InstanceTest, DefaultProfileFailsOverWhileAPinnedProfileIsUnavailable) {
   EXPECT_THAT(observer_.routes, ElementsAre("c1"));
 }
 
+TEST_F(InstanceTest, OnlyOneDropRowRangeAtATimePerTable) {
+  ASSERT_TRUE(Write("to-c1", "p1", "v").ok());
+  ASSERT_TRUE(instance_->DropRowRange("t", "p").ok());
+  Status second = instance_->DropRowRange("t", "q");
+  EXPECT_EQ(second.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(second.message(), "A DropRowRange operation is already ongoing");
+  Run(std::chrono::seconds(10));  // the first drop reaches every cluster
+  EXPECT_TRUE(instance_->DropRowRange("t", "q").ok());
+  EXPECT_EQ(Read("to-c3", "p1"), "");
+}
+
+TEST_F(InstanceTest, RouteReportsTheClusterAndClusterIfUpChecksIt) {
+  auto id = instance_->Route("to-c3", RequestKind::kMultiRow, "");
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(*id, "c3");
+  ASSERT_TRUE(instance_->fabric().SetDown("c3", true).ok());
+  EXPECT_EQ(instance_->ClusterIfUp("c3").status().code(),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(instance_->ClusterIfUp("nope").status().code(),
+            StatusCode::kNotFound);
+}
+
 TEST_F(InstanceTest, EveryClusterDownIsUnavailable) {
   for (const char* id : {"c1", "c2", "c3"}) {
     ASSERT_TRUE(instance_->fabric().SetDown(id, true).ok());
