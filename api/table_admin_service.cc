@@ -45,6 +45,24 @@ void FillTable(instance::Instance& instance, const cluster::Table& table,
   }
 }
 
+// What a table admin handler works on: the instance, locked, and one of
+// its live clusters (schema changes made there replicate to the others).
+struct LockedInstance {
+  std::unique_lock<std::mutex> lock;
+  instance::Instance* instance;
+  cluster::Cluster* cluster;
+};
+
+Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
+                                       const std::string& instance_name) {
+  BTSIM_ASSIGN_OR_RETURN(ServedInstance * served,
+                         registry.GetOrCreate(instance_name));
+  std::unique_lock<std::mutex> lock(served->mu);
+  BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster,
+                         served->instance->AnyLiveCluster());
+  return LockedInstance{std::move(lock), served->instance.get(), cluster};
+}
+
 // Fields of the public API that btsim does not declare (aggregate
 // `value_type`, change streams, backup policies, ...) arrive as unknown
 // fields. Refuse them rather than silently ignore them.
@@ -113,13 +131,10 @@ grpc::Status TableAdminService::CreateTable(
   for (const auto& split : request->initial_splits()) {
     splits.push_back(split.key());
   }
-  auto served = registry_.GetOrCreate(*parent);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, *parent);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   Status s = cluster.CreateTable(request->table_id(), families, splits);
   if (!s.ok()) return ToGrpc(s);
   FillTable(instance, **cluster.GetTable(request->table_id()),
@@ -140,13 +155,10 @@ grpc::Status TableAdminService::ListTables(
       request->view() == admin::Table::VIEW_UNSPECIFIED
           ? admin::Table::NAME_ONLY
           : request->view();
-  auto served = registry_.GetOrCreate(*parent);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, *parent);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   // A page token is kPageTokenPrefix + the id of the last table returned.
   std::string after;
   if (!request->page_token().empty()) {
@@ -181,13 +193,10 @@ grpc::Status TableAdminService::GetTable(grpc::ServerContext*,
       request->view() == admin::Table::VIEW_UNSPECIFIED
           ? admin::Table::SCHEMA_VIEW
           : request->view();
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
   FillTable(instance, **table, view, response);
@@ -199,14 +208,9 @@ grpc::Status TableAdminService::DeleteTable(
     google::protobuf::Empty*) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
-  return ToGrpc(cluster.DeleteTable(name->table_id));
+  auto locked = LockLiveCluster(registry_, name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  return ToGrpc(locked->cluster->DeleteTable(name->table_id));
 }
 
 grpc::Status TableAdminService::ModifyColumnFamilies(
@@ -274,13 +278,10 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
     }
     mods.push_back(std::move(mod));
   }
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   if (Status s = cluster.ModifyColumnFamilies(name->table_id, mods); !s.ok()) {
     return ToGrpc(s);
   }
@@ -314,13 +315,10 @@ grpc::Status TableAdminService::DropRowRange(
       return ToGrpc(InvalidArgument(
           "target: set row_key_prefix or delete_all_data_from_table"));
   }
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   if (!cluster.GetTable(name->table_id).ok()) {
     return ToGrpc(cluster.GetTable(name->table_id).status());
   }
@@ -332,13 +330,10 @@ grpc::Status TableAdminService::GenerateConsistencyToken(
     admin::GenerateConsistencyTokenResponse* response) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
   const replication::LogPositions positions = instance.fabric().LogPositions();
@@ -352,13 +347,10 @@ grpc::Status TableAdminService::CheckConsistency(
     admin::CheckConsistencyResponse* response) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
-  auto live = instance.AnyLiveCluster();
-  if (!live.ok()) return ToGrpc(live.status());
-  cluster::Cluster& cluster = **live;
+  auto locked = LockLiveCluster(registry_, name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
+  cluster::Cluster& cluster = *locked->cluster;
   auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
   auto positions = replication::DecodeConsistencyToken(
