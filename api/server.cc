@@ -1,7 +1,10 @@
 #include "api/server.h"
 
 #include "api/bigtable_service.h"
+#include "api/control_service.h"
+#include "api/instance_admin_service.h"
 #include "api/instance_registry.h"
+#include "api/operations_service.h"
 #include "api/table_admin_service.h"
 #include "api/unimplemented_service.h"
 #include "sim/asio/asio_scheduler.h"
@@ -17,13 +20,18 @@ struct Server::State {
   explicit State(const ServerOptions& options)
       : registry(scheduler, options.seed, options.instance),
         data(registry),
-        table_admin(registry) {}
+        table_admin(registry),
+        instance_admin(registry, operations),
+        control(registry) {}
   ~State() { scheduler.Shutdown(); }  // before the registry goes
 
   sim::AsioScheduler scheduler;
   InstanceRegistry registry;
   BigtableService data;
   TableAdminService table_admin;
+  OperationsService operations;  // before instance_admin, which uses it
+  InstanceAdminService instance_admin;
+  ControlService control;
   UnimplementedService unimplemented;
   std::unique_ptr<grpc::Server> server;
   std::thread compactor;
@@ -55,6 +63,9 @@ Result<int> Server::Start() {
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(&state_->data);
   builder.RegisterService(&state_->table_admin);
+  builder.RegisterService(&state_->instance_admin);
+  builder.RegisterService(&state_->operations);
+  builder.RegisterService(&state_->control);
   builder.RegisterCallbackGenericService(&state_->unimplemented);
   state_->server = builder.BuildAndStart();
   if (!state_->server || port == 0) {
@@ -81,6 +92,8 @@ void Server::CompactionLoop() {
 }
 
 void Server::CompactNow() { state_->registry.CompactAll(); }
+
+InstanceRegistry& Server::registry() { return state_->registry; }
 
 void Server::Shutdown() {
   {

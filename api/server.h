@@ -21,6 +21,8 @@
 
 namespace btsim::api {
 
+class InstanceRegistry;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8086;                                      // 0 picks a free port
@@ -50,6 +52,10 @@ class Server {
 
   // Runs one compaction pass now (for tests and the control plane).
   void CompactNow();
+
+  // The instances served (for tests: e.g. to create app profiles without
+  // the instance admin API). Valid for the server's lifetime.
+  InstanceRegistry& registry();
 
  private:
   struct State;

@@ -1,7 +1,9 @@
 // btsim: the command-line entry point. Subcommands:
 //   serve   run the Bigtable-compatible gRPC server on the wall clock.
+//   ctl     live faults and status of a running server (cli/ctl.h).
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <thread>
 
@@ -10,6 +12,7 @@
 
 #include "api/server.h"
 #include "cli/cluster_flags.h"
+#include "cli/ctl.h"
 #include "cli/duration.h"
 #include "sim/virtual_scheduler.h"
 
@@ -103,8 +106,18 @@ int main(int argc, char** argv) {
                     "Zone that external clients are assumed to be in "
                     "(default: the first cluster's zone)");
 
-  CLI11_PARSE(app, argc, argv);
+  btsim::cli::CtlArgs ctl_args;
+  CLI::App* ctl = btsim::cli::AddCtlCommand(app, ctl_args);
 
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    // `btsim ctl` documents exit code 2 for usage errors.
+    return code != 0 && ctl->parsed() ? btsim::cli::kCtlUsageError : code;
+  }
+
+  if (*ctl) return btsim::cli::RunCtl(ctl_args, std::cout, std::cerr);
   if (*serve) {
     auto interval = btsim::cli::ParseDuration(compaction);
     if (!interval.ok()) {

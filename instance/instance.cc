@@ -160,6 +160,19 @@ Status Instance::RemoveCluster(std::string_view id) {
   return OkStatus();
 }
 
+Status Instance::SetNodes(std::string_view id, int nodes) {
+  if (nodes < 1) {
+    return InvalidArgument("serve_nodes: a cluster needs at least one node");
+  }
+  for (ClusterConfig& c : clusters_) {
+    if (c.id == id) {
+      c.nodes = nodes;
+      return OkStatus();
+    }
+  }
+  return NotFound("cluster '" + std::string(id) + "' not found");
+}
+
 std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
 
 }  // namespace btsim::instance

@@ -105,6 +105,9 @@ class Instance {
   // the profiles' view of the clusters current.
   Status AddCluster(const ClusterConfig& config);
   Status RemoveCluster(std::string_view id);
+  // Changes a cluster's node count: NOT_FOUND for an unknown id,
+  // INVALID_ARGUMENT (serve_nodes) for fewer than one node.
+  Status SetNodes(std::string_view id, int nodes);
   std::vector<ClusterConfig> Clusters() const;  // in creation order
 
  private:

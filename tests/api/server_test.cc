@@ -61,17 +61,17 @@ class ServerLifecycleTest : public ServerTest {
 
 TEST_F(ServerLifecycleTest, UnservedMethodsAreUnimplemented) {
   const std::vector<std::string> methods = {
-      "/google.bigtable.admin.v2.BigtableInstanceAdmin/ListInstances",
-      "/google.bigtable.admin.v2.BigtableInstanceAdmin/CreateAppProfile",
-      "/google.bigtable.admin.v2.BigtableInstanceAdmin/PartialUpdateCluster",
-      "/google.bigtable.admin.v2.BigtableInstanceAdmin/UpdateAppProfile",
+      "/google.bigtable.admin.v2.BigtableInstanceAdmin/PartialUpdateInstance",
+      "/google.bigtable.admin.v2.BigtableInstanceAdmin/GetIamPolicy",
+      "/google.bigtable.admin.v2.BigtableInstanceAdmin/ListHotTablets",
+      "/google.bigtable.admin.v2.BigtableInstanceAdmin/UpdateInstance",
       "/google.bigtable.v2.Bigtable/ReadChangeStream",
       "/google.bigtable.v2.Bigtable/ExecuteQuery",
       "/google.bigtable.v2.Bigtable/PrepareQuery",
       "/google.bigtable.v2.Bigtable/GenerateInitialChangeStreamPartitions",
       "/google.bigtable.admin.v2.BigtableTableAdmin/CreateBackup",
       "/google.bigtable.admin.v2.BigtableTableAdmin/UpdateTable",
-      "/google.longrunning.Operations/GetOperation",
+      "/google.longrunning.Operations/ListOperations",
       "/no.such.Service/Method",
   };
   for (const std::string& method : methods) {

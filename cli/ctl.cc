@@ -1,0 +1,302 @@
+#include "cli/ctl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "btsim/control/v1/control.grpc.pb.h"
+#include "cli/duration.h"
+
+namespace btsim::cli {
+
+namespace control = ::btsim::control::v1;
+
+namespace {
+
+constexpr std::chrono::seconds kDeadline{10};
+
+const char* CodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+// "3s", "200ms", "1.5ms", "250us", "0".
+std::string FormatDuration(const google::protobuf::Duration& d) {
+  const int64_t ns = d.seconds() * 1'000'000'000 + d.nanos();
+  if (ns == 0) return "0";
+  struct Unit {
+    int64_t ns;
+    const char* suffix;
+  };
+  static constexpr Unit kUnits[] = {
+      {1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}, {1, "ns"}};
+  for (const Unit& unit : kUnits) {
+    if (ns < unit.ns && unit.ns != 1) continue;
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f",
+                  static_cast<double>(ns) / static_cast<double>(unit.ns));
+    std::string out = text;
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+    return out + unit.suffix;
+  }
+  return std::to_string(ns) + "ns";
+}
+
+// Left-aligned columns separated by two spaces; trailing blanks trimmed.
+void PrintTable(const std::vector<std::vector<std::string>>& rows,
+                const std::string& indent, std::ostream& out) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], row[i].size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) {
+        line += std::string(widths[i] - row[i].size() + 2, ' ');
+      }
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out << line << "\n";
+  }
+}
+
+// " in projects/P/instances/I" or " (every instance)".
+std::string Scope(const CtlArgs& args) {
+  return args.instance.empty() ? " (every instance)" : " in " + args.instance;
+}
+
+}  // namespace
+
+CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args) {
+  CLI::App* ctl = app.add_subcommand(
+      "ctl",
+      "Inject live faults into a running `btsim serve` and show its state, "
+      "through btsim's control service on the same port");
+  // Lets --target and --instance also come after the command.
+  ctl->fallthrough();
+  ctl->add_option("--target", args.target,
+                  "Address of the running server, HOST:PORT (default: "
+                  "$BIGTABLE_EMULATOR_HOST)")
+      ->envname("BIGTABLE_EMULATOR_HOST")
+      ->required();
+  ctl->add_option("--instance", args.instance,
+                  "Instance to act on, projects/P/instances/I (created on "
+                  "first use); default: every instance the server has served");
+  ctl->require_subcommand(1);
+
+  auto add = [&](const std::string& name, const std::string& description) {
+    CLI::App* sub = ctl->add_subcommand(name, description);
+    sub->callback([&args, name] { args.command = name; });
+    return sub;
+  };
+  auto one_way = [&](CLI::App* sub, const std::string& what) {
+    sub->add_flag("--one-way", args.one_way,
+                  "Only the direction A -> B " + what);
+  };
+
+  CLI::App* down = add("cluster-down",
+                       "cluster-down ID: take cluster ID down (it stops "
+                       "serving and replicating; routing fails over)");
+  down->add_option("ID", args.cluster_a, "Cluster id")->required();
+  CLI::App* up = add("cluster-up",
+                     "cluster-up ID: bring cluster ID back up (it catches up "
+                     "on replication)");
+  up->add_option("ID", args.cluster_a, "Cluster id")->required();
+
+  CLI::App* partition =
+      add("partition",
+          "partition A B [--one-way]: cut replication between clusters A "
+          "and B");
+  partition->add_option("A", args.cluster_a, "Cluster id")->required();
+  partition->add_option("B", args.cluster_b, "Cluster id")->required();
+  one_way(partition, "is cut");
+  CLI::App* heal =
+      add("heal",
+          "heal A B [--one-way]: restore replication between clusters A and "
+          "B");
+  heal->add_option("A", args.cluster_a, "Cluster id")->required();
+  heal->add_option("B", args.cluster_b, "Cluster id")->required();
+  one_way(heal, "is restored");
+
+  CLI::App* latency =
+      add("latency",
+          "latency A B DURATION [--one-way]: set the replication delay "
+          "between clusters A and B, e.g. 500ms, 3s; 0 resets it");
+  latency->add_option("A", args.cluster_a, "Cluster id")->required();
+  latency->add_option("B", args.cluster_b, "Cluster id")->required();
+  latency
+      ->add_option("DURATION", args.duration,
+                   "One-way delay, e.g. 250ms, 3s, 1m; 0 resets the link")
+      ->required();
+  one_way(latency, "changes");
+
+  add("status",
+      "status: show clusters (up/down), replication backlog, cuts and "
+      "latency per link, and app profiles");
+  return ctl;
+}
+
+int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err) {
+  // Argument checks first, so that a usage error needs no server.
+  google::protobuf::Duration latency;
+  if (args.command == "latency") {
+    auto parsed = ParseDuration(args.duration);
+    if (!parsed.ok()) {
+      err << "btsim ctl: latency: " << parsed.status().message() << "\n";
+      return kCtlUsageError;
+    }
+    const int64_t ms = parsed->count();
+    latency.set_seconds(ms / 1000);
+    latency.set_nanos(static_cast<int32_t>(ms % 1000) * 1'000'000);
+  }
+
+  auto channel =
+      grpc::CreateChannel(args.target, grpc::InsecureChannelCredentials());
+  auto stub = control::Control::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kDeadline);
+  grpc::Status status;
+  std::string done;  // printed on success
+  const std::string& a = args.cluster_a;
+  const std::string& b = args.cluster_b;
+  const std::string arrow = args.one_way ? " -> " : " <-> ";
+  if (args.command == "cluster-down" || args.command == "cluster-up") {
+    control::SetClusterStateRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_id(a);
+    request.set_down(args.command == "cluster-down");
+    control::SetClusterStateResponse response;
+    status = stub->SetClusterState(&context, request, &response);
+    done = "cluster " + a + " is " + (request.down() ? "down" : "up");
+  } else if (args.command == "partition" || args.command == "heal") {
+    control::SetPartitionRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_a(a);
+    request.set_cluster_b(b);
+    request.set_one_way(args.one_way);
+    request.set_heal(args.command == "heal");
+    control::SetPartitionResponse response;
+    status = stub->SetPartition(&context, request, &response);
+    done = "link " + a + arrow + b + (request.heal() ? " healed" : " cut");
+  } else if (args.command == "latency") {
+    control::SetLatencyRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_a(a);
+    request.set_cluster_b(b);
+    request.set_one_way(args.one_way);
+    const bool reset = latency.seconds() == 0 && latency.nanos() == 0;
+    if (!reset) *request.mutable_latency() = latency;
+    control::SetLatencyResponse response;
+    status = stub->SetLatency(&context, request, &response);
+    done = "link " + a + arrow + b + " latency " +
+           (reset ? "reset" : "set to " + FormatDuration(latency));
+  } else if (args.command == "status") {
+    control::GetStatusRequest request;
+    request.set_instance(args.instance);
+    control::GetStatusResponse response;
+    status = stub->GetStatus(&context, request, &response);
+    if (status.ok()) out << FormatStatus(response);
+  } else {
+    err << "btsim ctl: unknown command '" << args.command
+        << "'; see btsim ctl --help\n";
+    return kCtlUsageError;
+  }
+  if (!status.ok()) {
+    err << "btsim ctl: " << CodeName(status.error_code()) << ": "
+        << status.error_message() << "\n";
+    return kCtlRpcError;
+  }
+  if (!done.empty()) out << done << Scope(args) << "\n";
+  return 0;
+}
+
+std::string FormatStatus(const control::GetStatusResponse& status) {
+  std::ostringstream out;
+  if (status.instances().empty()) {
+    out << "no instances yet (an instance is created when first used; name "
+           "one with --instance)\n";
+    return out.str();
+  }
+  bool first = true;
+  for (const control::InstanceStatus& instance : status.instances()) {
+    if (!first) out << "\n";
+    first = false;
+    out << "instance " << instance.name() << "\n";
+    out << "  clusters:\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const control::ClusterStatus& c : instance.clusters()) {
+      rows.push_back({c.id(), c.zone(), c.down() ? "DOWN" : "up",
+                      std::to_string(c.nodes()) + " node(s)"});
+    }
+    PrintTable(rows, "    ", out);
+    if (!instance.links().empty()) {
+      out << "  replication (backlog entries, latency):\n";
+      rows.clear();
+      for (const control::LinkStatus& link : instance.links()) {
+        rows.push_back(
+            {link.from_cluster() + " -> " + link.to_cluster(),
+             std::to_string(link.backlog()),
+             link.has_latency() ? FormatDuration(link.latency()) : "-",
+             link.cut() ? "CUT" : ""});
+      }
+      PrintTable(rows, "    ", out);
+    }
+    out << "  profiles:\n";
+    rows.clear();
+    for (const control::ProfileStatus& p : instance.profiles()) {
+      rows.push_back({p.id(), p.routing()});
+    }
+    PrintTable(rows, "    ", out);
+  }
+  return out.str();
+}
+
+}  // namespace btsim::cli
