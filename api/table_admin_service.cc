@@ -51,6 +51,13 @@ struct LockedInstance {
   std::unique_lock<std::mutex> lock;
   instance::Instance* instance;
   cluster::Cluster* cluster;
+  std::string cluster_id;
+
+  // Makes the schema change just committed on `cluster` visible on every
+  // cluster at once, as table admin changes are in Bigtable.
+  void ApplySchemaEverywhere() {
+    instance->fabric().ApplyNewestEverywhere(cluster_id);
+  }
 };
 
 Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
@@ -58,9 +65,10 @@ Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
   BTSIM_ASSIGN_OR_RETURN(ServedInstance * served,
                          registry.GetOrCreate(instance_name));
   std::unique_lock<std::mutex> lock(served->mu);
-  BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster,
-                         served->instance->AnyLiveCluster());
-  return LockedInstance{std::move(lock), served->instance.get(), cluster};
+  BTSIM_ASSIGN_OR_RETURN(std::string id, served->instance->AnyLiveClusterId());
+  cluster::Cluster* cluster = served->instance->fabric().Find(id);
+  return LockedInstance{std::move(lock), served->instance.get(), cluster,
+                        std::move(id)};
 }
 
 // Fields of the public API that btsim does not declare (aggregate
@@ -137,6 +145,7 @@ grpc::Status TableAdminService::CreateTable(
   cluster::Cluster& cluster = *locked->cluster;
   Status s = cluster.CreateTable(request->table_id(), families, splits);
   if (!s.ok()) return ToGrpc(s);
+  locked->ApplySchemaEverywhere();
   FillTable(instance, **cluster.GetTable(request->table_id()),
             admin::Table::SCHEMA_VIEW, response);
   return grpc::Status::OK;
@@ -210,7 +219,9 @@ grpc::Status TableAdminService::DeleteTable(
   if (!name.ok()) return ToGrpc(name.status());
   auto locked = LockLiveCluster(registry_, name->instance);
   if (!locked.ok()) return ToGrpc(locked.status());
-  return ToGrpc(locked->cluster->DeleteTable(name->table_id));
+  Status s = locked->cluster->DeleteTable(name->table_id);
+  if (s.ok()) locked->ApplySchemaEverywhere();
+  return ToGrpc(s);
 }
 
 grpc::Status TableAdminService::ModifyColumnFamilies(
@@ -285,6 +296,7 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
   if (Status s = cluster.ModifyColumnFamilies(name->table_id, mods); !s.ok()) {
     return ToGrpc(s);
   }
+  locked->ApplySchemaEverywhere();
   FillTable(instance, **cluster.GetTable(name->table_id),
             admin::Table::SCHEMA_VIEW, response);
   return grpc::Status::OK;

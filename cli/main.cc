@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
+#include "cli/instance_config.h"
 #include "sim/virtual_scheduler.h"
 
 namespace {
@@ -105,6 +107,14 @@ int main(int argc, char** argv) {
   serve->add_option("--client-zone", serve_options.instance.client_zone,
                     "Zone that external clients are assumed to be in "
                     "(default: the first cluster's zone)");
+  std::string config_path;
+  serve->add_option(
+      "--config", config_path,
+      "Serve the instance described by FILE.textproto (a "
+      "btsim.config.v1.InstanceConfig: clusters, nodes, storage type, link "
+      "latencies, app profiles; see examples/three-clusters.textproto). "
+      "Cannot be combined with --clusters; --replication-latency and "
+      "--client-zone override the file");
 
   btsim::cli::CtlArgs ctl_args;
   CLI::App* ctl = btsim::cli::AddCtlCommand(app, ctl_args);
@@ -126,6 +136,24 @@ int main(int argc, char** argv) {
       return 2;
     }
     serve_options.compaction_interval = *interval;
+    if (!config_path.empty()) {
+      if (!clusters.empty()) {
+        std::fprintf(stderr, "--config cannot be combined with --clusters\n");
+        return 2;
+      }
+      auto loaded = btsim::cli::LoadInstanceConfig(config_path);
+      if (!loaded.ok()) {
+        std::fprintf(stderr, "--config: %s\n",
+                     loaded.status().message().c_str());
+        return 2;
+      }
+      // --client-zone on the command line wins over the file.
+      std::string client_zone = serve_options.instance.client_zone;
+      serve_options.instance = std::move(loaded->config);
+      if (!client_zone.empty()) {
+        serve_options.instance.client_zone = client_zone;
+      }
+    }
     if (!clusters.empty()) {
       auto parsed = btsim::cli::ParseClusters(clusters);
       if (!parsed.ok()) {
@@ -142,6 +170,15 @@ int main(int argc, char** argv) {
         return 2;
       }
       serve_options.instance.replication_latency = *latency;
+      // It overrides the whole latency model of a --config file, including
+      // its per-link overrides.
+      if (!serve_options.instance.link_overrides.empty()) {
+        spdlog::info(
+            "btsim serve: --replication-latency replaces the {} link "
+            "override(s) of --config",
+            serve_options.instance.link_overrides.size());
+        serve_options.instance.link_overrides.clear();
+      }
     }
     if (!serve_options.instance.clusters.empty()) {
       // Check the configuration now rather than on the first request.
@@ -150,7 +187,8 @@ int main(int argc, char** argv) {
           "projects/p/instances/i", probe, btsim::sim::Rng(0),
           serve_options.instance);
       if (!checked.ok()) {
-        std::fprintf(stderr, "--clusters: %s\n",
+        std::fprintf(stderr, "%s: %s\n",
+                     config_path.empty() ? "--clusters" : "--config",
                      checked.status().message().c_str());
         return 2;
       }

@@ -39,6 +39,44 @@ Result<std::unique_ptr<Instance>> Instance::Create(
     }
     instance->clusters_.push_back(c);
   }
+  // Transport::SetLatencyEverywhere hides every per-link model.
+  if (config.replication_latency && !config.link_overrides.empty()) {
+    return InvalidArgument(
+        "link_overrides: cannot be combined with replication_latency");
+  }
+  auto zone_of = [&config](const std::string& id) -> const std::string* {
+    for (const ClusterConfig& c : config.clusters) {
+      if (c.id == id) return &c.zone;
+    }
+    return nullptr;
+  };
+  for (size_t i = 0; i < config.link_overrides.size(); ++i) {
+    const LinkOverride& o = config.link_overrides[i];
+    const std::string field = "link_overrides[" + std::to_string(i) + "]";
+    const std::string* from = zone_of(o.from_cluster);
+    const std::string* to = zone_of(o.to_cluster);
+    if (from == nullptr) {
+      return InvalidArgument(field + ".from_cluster: unknown cluster '" +
+                             o.from_cluster + "'");
+    }
+    if (to == nullptr) {
+      return InvalidArgument(field + ".to_cluster: unknown cluster '" +
+                             o.to_cluster + "'");
+    }
+    if (o.from_cluster == o.to_cluster) {
+      return InvalidArgument(field +
+                             ": from_cluster and to_cluster must differ");
+    }
+    instance->transport_->SetLatency(*from, *to, o.latency, o.one_way);
+  }
+  for (size_t i = 0; i < config.app_profiles.size(); ++i) {
+    auto created = instance->profiles_.Create(config.app_profiles[i],
+                                              /*ignore_warnings=*/true);
+    if (!created.ok()) {
+      return InvalidArgument("app_profiles[" + std::to_string(i) +
+                             "]: " + created.status().message());
+    }
+  }
   return instance;
 }
 
@@ -131,6 +169,14 @@ Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {
   BTSIM_RETURN_IF_ERROR(cluster->DropRowRange(table, prefix));
   drops_[std::string(table)] = fabric_->LogPositions();
   return OkStatus();
+}
+
+Result<std::string> Instance::AnyLiveClusterId() const {
+  for (const ClusterConfig& c : clusters_) {
+    if (!fabric_->IsDown(c.id)) return c.id;
+  }
+  return Unavailable("every cluster of instance '" + name_ +
+                     "' is unavailable");
 }
 
 Result<cluster::Cluster*> Instance::AnyLiveCluster() {

@@ -35,14 +35,28 @@ struct ClusterConfig {
   int nodes = 1;
 };
 
+// The latency of the link between two clusters' zones, overriding the
+// distance default (both directions unless `one_way`).
+struct LinkOverride {
+  std::string from_cluster;
+  std::string to_cluster;
+  sim::LatencyModel latency;
+  bool one_way = false;
+};
+
 struct InstanceConfig {
   std::vector<ClusterConfig> clusters;  // at least one
   // Where clients are assumed to be; empty: the first cluster's zone.
   std::string client_zone;
-  // When set, every link has this constant one-way delay.
+  // When set, every link has this constant one-way delay. Cannot be
+  // combined with link_overrides (it would hide them).
   std::optional<sim::Nanos> replication_latency;
   sim::TransportDefaults links;
   replication::ReplicationOptions replication;
+  // Created with the instance (ignoring warnings), besides "default".
+  std::vector<appprofile::AppProfile> app_profiles;
+  // Applied in order; both ends must name clusters of `clusters`.
+  std::vector<LinkOverride> link_overrides;
 };
 
 class InstanceObserver {
@@ -58,7 +72,10 @@ class Instance {
  public:
   // INVALID_ARGUMENT (naming the field) for a bad configuration: no
   // cluster, a bad cluster id, two clusters in one zone, more than four, a
-  // non-positive node count. The Scheduler must outlive the instance.
+  // non-positive node count, an app profile that ProfileSet rejects
+  // (app_profiles[i]), a link override naming an unknown cluster or
+  // combined with replication_latency (link_overrides[i]). The Scheduler
+  // must outlive the instance.
   static Result<std::unique_ptr<Instance>> Create(std::string name,
                                                   sim::Scheduler& scheduler,
                                                   sim::Rng rng,
@@ -97,6 +114,8 @@ class Instance {
   // ongoing".
   Status DropRowRange(std::string_view table, std::string_view prefix);
 
+  // The id of the first live cluster; UNAVAILABLE when every one is down.
+  Result<std::string> AnyLiveClusterId() const;
   // Any live cluster, for admin operations (schema changes replicate).
   // UNAVAILABLE when every cluster is down.
   Result<cluster::Cluster*> AnyLiveCluster();

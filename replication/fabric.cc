@@ -229,6 +229,20 @@ Status ReplicationFabric::SetDown(std::string_view id, bool down) {
   return OkStatus();
 }
 
+void ReplicationFabric::ApplyNewestEverywhere(std::string_view origin) {
+  Member* m = FindMember(origin);
+  if (m == nullptr || m->log.last_position() <= m->log.truncated_through()) {
+    return;  // nothing kept: no peer needs it
+  }
+  const std::vector<const LogEntry*> newest =
+      m->log.Read(m->log.last_position() - 1, 1);
+  for (auto& [other_origin, other] : members_) {
+    if (other_origin != m->origin) {
+      other->cluster->ApplyReplicated(newest.front()->record);
+    }
+  }
+}
+
 bool ReplicationFabric::IsDown(std::string_view id) const {
   const Member* m = FindMember(id);
   return m != nullptr && m->down;

@@ -66,6 +66,12 @@ class ReplicationFabric {
   cluster::Cluster* Find(std::string_view id);
   const ClusterSpec* Spec(std::string_view id) const;
 
+  // Applies `origin`'s newest log entry to every other cluster now. Table
+  // and column-family changes are instance-wide in Bigtable, so the admin
+  // layer calls this right after committing one; the entry still ships as
+  // usual, and applying it twice is harmless.
+  void ApplyNewestEverywhere(std::string_view origin);
+
   // A down cluster ships nothing and drops what it receives until it is up
   // again (callers stop routing to it); its data is kept.
   Status SetDown(std::string_view id, bool down);

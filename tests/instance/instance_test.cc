@@ -2,6 +2,7 @@
 // us-east1, one in europe-west1) with a 3 s replication delay.
 #include "instance/instance.h"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -195,6 +196,21 @@ TEST_F(InstanceTest, RouteReportsTheClusterAndClusterIfUpChecksIt) {
             StatusCode::kNotFound);
 }
 
+TEST_F(InstanceTest, SchemaChangesCanBeMadeVisibleEverywhereAtOnce) {
+  auto id = instance_->AnyLiveClusterId();
+  ASSERT_TRUE(id.ok());
+  const cluster::FamilyModification cf{
+      "cf", cluster::FamilyModification::Kind::kCreate, {}};
+  ASSERT_TRUE(
+      instance_->fabric().Find(*id)->CreateTable("fresh", {&cf, 1}, {}).ok());
+  EXPECT_FALSE(instance_->fabric().Find("c3")->GetTable("fresh").ok());
+  instance_->fabric().ApplyNewestEverywhere(*id);
+  EXPECT_TRUE(instance_->fabric().Find("c3")->GetTable("fresh").ok());
+  // The log still ships it; applying it again changes nothing.
+  Run(std::chrono::seconds(10));
+  EXPECT_TRUE(instance_->fabric().Find("c3")->GetTable("fresh").ok());
+}
+
 TEST_F(InstanceTest, EveryClusterDownIsUnavailable) {
   for (const char* id : {"c1", "c2", "c3"}) {
     ASSERT_TRUE(instance_->fabric().SetDown(id, true).ok());
@@ -250,6 +266,84 @@ TEST(InstanceConfigTest, OneClusterDefaultProfileAllowsTransactions) {
   ASSERT_TRUE(def.ok());
   EXPECT_TRUE(def->transactional());
   EXPECT_EQ(def->cluster_id, "solo");
+}
+
+TEST(InstanceConfigTest, CreatesProfilesAndAppliesLinkOverrides) {
+  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  InstanceConfig config;
+  config.clusters = {{"c1", "us-east1-b", 1},
+                     {"c2", "us-east1-c", 1},
+                     {"c3", "europe-west1-d", 1}};
+  AppProfile txn;
+  txn.id = "txn";
+  txn.routing = AppProfile::Routing::kSingleCluster;
+  txn.cluster_id = "c1";
+  txn.allow_transactional_writes = true;
+  AppProfile group;
+  group.id = "group";
+  group.cluster_ids = {"c1", "c2"};
+  group.row_affinity = true;
+  config.app_profiles = {txn, group};
+  const auto slow = sim::LatencyModel::Constant(std::chrono::seconds(3));
+  const auto fast = sim::LatencyModel::Constant(std::chrono::milliseconds(1));
+  config.link_overrides = {{"c1", "c3", slow, /*one_way=*/true},
+                           {"c1", "c2", fast, /*one_way=*/false}};
+  auto instance = Instance::Create("i", scheduler, sim::Rng(1), config);
+  ASSERT_TRUE(instance.ok()) << instance.status().ToString();
+  std::vector<std::string> ids;
+  for (const AppProfile& p : (*instance)->profiles().List()) {
+    ids.push_back(p.id);
+  }
+  EXPECT_THAT(ids, ElementsAre("default", "group", "txn"));
+  EXPECT_TRUE((*instance)->profiles().Get("txn")->transactional());
+  sim::Transport& transport = (*instance)->transport();
+  EXPECT_EQ(transport.LatencyOf("us-east1-b", "europe-west1-d"), slow);
+  EXPECT_NE(transport.LatencyOf("europe-west1-d", "us-east1-b"), slow);
+  EXPECT_EQ(transport.LatencyOf("us-east1-b", "us-east1-c"), fast);
+  EXPECT_EQ(transport.LatencyOf("us-east1-c", "us-east1-b"), fast);
+}
+
+TEST(InstanceConfigTest, BadProfilesAndOverridesAreInvalidArgument) {
+  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  auto create = [&](InstanceConfig config) {
+    return Instance::Create("i", scheduler, sim::Rng(1), config).status();
+  };
+  InstanceConfig base;
+  base.clusters = {{"c1", "us-east1-b", 1}, {"c2", "us-east1-c", 1}};
+
+  InstanceConfig bad_profile = base;
+  AppProfile ok;
+  ok.id = "ok";
+  AppProfile unknown;
+  unknown.id = "p";
+  unknown.routing = AppProfile::Routing::kSingleCluster;
+  unknown.cluster_id = "nope";
+  bad_profile.app_profiles = {ok, unknown};
+  Status s = create(bad_profile);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("app_profiles[1]"));
+
+  InstanceConfig duplicate = base;
+  AppProfile def;
+  def.id = "default";
+  duplicate.app_profiles = {def};
+  s = create(duplicate);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("app_profiles[0]"));
+
+  const auto model = sim::LatencyModel::Constant(std::chrono::seconds(1));
+  InstanceConfig bad_link = base;
+  bad_link.link_overrides = {{"c1", "nope", model, false}};
+  s = create(bad_link);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("link_overrides[0].to_cluster"));
+
+  InstanceConfig both = base;
+  both.link_overrides = {{"c1", "c2", model, false}};
+  both.replication_latency = std::chrono::seconds(3);
+  s = create(both);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("replication_latency"));
 }
 
 }  // namespace

@@ -1,0 +1,346 @@
+#include "cli/instance_config.h"
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include "btsim/config/v1/instance_config.pb.h"
+#include "replication/fabric.h"
+
+namespace btsim::cli {
+namespace {
+
+namespace pb = ::btsim::config::v1;
+
+// Delays are capped at a day, like the --replication-latency flag.
+constexpr int64_t kMaxDurationSeconds = 24 * 3600;
+
+// Records the first syntax error as "NAME:LINE:COLUMN: message" (1-based).
+class Collector : public google::protobuf::io::ErrorCollector {
+ public:
+  explicit Collector(std::string name) : name_(std::move(name)) {}
+
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (!first_.empty()) return;
+    first_ = name_ + ":" + std::to_string(line + 1) + ":" +
+             std::to_string(column + 1) + ": " + message;
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber,
+                  const std::string&) override {}
+
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string name_;
+  std::string first_;
+};
+
+std::string Indexed(const std::string& field, size_t i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+Result<sim::Nanos> DurationOf(const google::protobuf::Duration& d,
+                              const std::string& field) {
+  if (d.seconds() < 0 || d.nanos() < 0) {
+    return InvalidArgument(field + ": must not be negative");
+  }
+  if (d.nanos() > 999'999'999) {
+    return InvalidArgument(field + ": nanos must be below 1,000,000,000");
+  }
+  if (d.seconds() > kMaxDurationSeconds ||
+      (d.seconds() == kMaxDurationSeconds && d.nanos() > 0)) {
+    return InvalidArgument(field + ": must be at most 24 hours");
+  }
+  return sim::Nanos(std::chrono::seconds(d.seconds())) + sim::Nanos(d.nanos());
+}
+
+Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
+                                    const std::string& field) {
+  using sim::LatencyModel;
+  BTSIM_ASSIGN_OR_RETURN(sim::Nanos floor,
+                         DurationOf(latency.floor(), field + ".floor"));
+  LatencyModel model;
+  switch (latency.kind_case()) {
+    case pb::Latency::kConstant: {
+      BTSIM_ASSIGN_OR_RETURN(sim::Nanos value, DurationOf(latency.constant(),
+                                                          field + ".constant"));
+      model = LatencyModel::Constant(value);
+      break;
+    }
+    case pb::Latency::kUniform: {
+      const std::string f = field + ".uniform";
+      BTSIM_ASSIGN_OR_RETURN(sim::Nanos min,
+                             DurationOf(latency.uniform().min(), f + ".min"));
+      BTSIM_ASSIGN_OR_RETURN(sim::Nanos max,
+                             DurationOf(latency.uniform().max(), f + ".max"));
+      if (min > max) {
+        return InvalidArgument(f + ": min must not be greater than max");
+      }
+      model = LatencyModel::Uniform(min, max);
+      break;
+    }
+    case pb::Latency::kNormal: {
+      const std::string f = field + ".normal";
+      BTSIM_ASSIGN_OR_RETURN(sim::Nanos mean,
+                             DurationOf(latency.normal().mean(), f + ".mean"));
+      BTSIM_ASSIGN_OR_RETURN(
+          sim::Nanos stddev,
+          DurationOf(latency.normal().stddev(), f + ".stddev"));
+      model = LatencyModel::Normal(mean, stddev, floor);
+      break;
+    }
+    case pb::Latency::kLogNormal: {
+      const std::string f = field + ".log_normal";
+      BTSIM_ASSIGN_OR_RETURN(
+          sim::Nanos median,
+          DurationOf(latency.log_normal().median(), f + ".median"));
+      const double sigma = latency.log_normal().sigma();
+      // Also rejects NaN.
+      if (!(sigma >= 0.0 && sigma <= 10.0)) {
+        return InvalidArgument(f + ".sigma: must be between 0 and 10");
+      }
+      model = LatencyModel::LogNormal(median, sigma, floor);
+      break;
+    }
+    case pb::Latency::kExponential: {
+      BTSIM_ASSIGN_OR_RETURN(sim::Nanos mean,
+                             DurationOf(latency.exponential().mean(),
+                                        field + ".exponential.mean"));
+      model = LatencyModel::Exponential(mean, floor);
+      break;
+    }
+    case pb::Latency::KIND_NOT_SET:
+      return InvalidArgument(field +
+                             ": set one of constant, uniform, normal, "
+                             "log_normal or exponential");
+  }
+  model.floor = floor;
+  return model;
+}
+
+bool ValidClusterId(const std::string& id) {
+  if (id.empty() || id.size() > 30 || id[0] < 'a' || id[0] > 'z') return false;
+  for (char c : id) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
+  LoadedConfig out;
+  instance::InstanceConfig& config = out.config;
+
+  // Clusters.
+  if (proto.clusters().empty()) {
+    return InvalidArgument("clusters: an instance needs at least one cluster");
+  }
+  if (proto.clusters_size() > static_cast<int>(replication::kMaxClusters)) {
+    return InvalidArgument("clusters: an instance has at most " +
+                           std::to_string(replication::kMaxClusters) +
+                           " clusters");
+  }
+  std::map<std::string, std::string> zone_of;     // cluster id -> zone
+  std::map<std::string, std::string> cluster_in;  // zone -> cluster id
+  for (int i = 0; i < proto.clusters_size(); ++i) {
+    const pb::Cluster& c = proto.clusters(i);
+    const std::string field = Indexed("clusters", i);
+    if (c.id().empty()) return InvalidArgument(field + ".id: required");
+    if (!ValidClusterId(c.id())) {
+      return InvalidArgument(field + ".id: '" + c.id() +
+                             "' is not a valid cluster id; it must match "
+                             "[a-z][-a-z0-9]* and be at most 30 characters");
+    }
+    if (zone_of.count(c.id()) != 0) {
+      return InvalidArgument(field + ".id: duplicate cluster id '" + c.id() +
+                             "'");
+    }
+    if (c.zone().empty()) return InvalidArgument(field + ".zone: required");
+    if (auto it = cluster_in.find(c.zone()); it != cluster_in.end()) {
+      return InvalidArgument(field + ".zone: zone " + c.zone() +
+                             " already has cluster '" + it->second +
+                             "'; an instance has at most one cluster per "
+                             "zone");
+    }
+    if (c.nodes() < 0) {
+      return InvalidArgument(field + ".nodes: must not be negative");
+    }
+    zone_of[c.id()] = c.zone();
+    cluster_in[c.zone()] = c.id();
+    config.clusters.push_back(instance::ClusterConfig{
+        c.id(), c.zone(), c.nodes() == 0 ? 1 : c.nodes()});
+  }
+  auto check_cluster = [&zone_of](const std::string& id,
+                                  const std::string& field) -> Status {
+    if (id.empty()) return InvalidArgument(field + ": required");
+    if (zone_of.count(id) == 0) {
+      return InvalidArgument(field + ": unknown cluster '" + id + "'");
+    }
+    return OkStatus();
+  };
+
+  config.client_zone = proto.client_zone();
+
+  switch (proto.storage_type()) {
+    case pb::STORAGE_TYPE_UNSPECIFIED:
+    case pb::SSD:
+      out.storage_type = StorageType::kSsd;
+      break;
+    case pb::HDD:
+      out.storage_type = StorageType::kHdd;
+      break;
+    default:
+      return InvalidArgument("storage_type: unknown value " +
+                             std::to_string(proto.storage_type()));
+  }
+
+  // Links.
+  const pb::Links& links = proto.links();
+  if (links.has_same_zone()) {
+    BTSIM_ASSIGN_OR_RETURN(config.links.same_zone,
+                           LatencyOf(links.same_zone(), "links.same_zone"));
+  }
+  if (links.has_same_region()) {
+    BTSIM_ASSIGN_OR_RETURN(config.links.same_region,
+                           LatencyOf(links.same_region(), "links.same_region"));
+  }
+  if (links.has_cross_region()) {
+    BTSIM_ASSIGN_OR_RETURN(
+        config.links.cross_region,
+        LatencyOf(links.cross_region(), "links.cross_region"));
+  }
+  if (links.has_replication_latency()) {
+    BTSIM_ASSIGN_OR_RETURN(
+        config.replication_latency,
+        DurationOf(links.replication_latency(), "links.replication_latency"));
+    if (!links.overrides().empty()) {
+      return InvalidArgument(
+          "links.overrides cannot be combined with links.replication_latency");
+    }
+  }
+  for (int i = 0; i < links.overrides_size(); ++i) {
+    const pb::Link& link = links.overrides(i);
+    const std::string field = Indexed("links.overrides", i);
+    if (Status s = check_cluster(link.from_cluster(), field + ".from_cluster");
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = check_cluster(link.to_cluster(), field + ".to_cluster");
+        !s.ok()) {
+      return s;
+    }
+    if (link.from_cluster() == link.to_cluster()) {
+      return InvalidArgument(field +
+                             ".to_cluster: must differ from from_cluster");
+    }
+    if (!link.has_latency()) {
+      return InvalidArgument(field + ".latency: required");
+    }
+    BTSIM_ASSIGN_OR_RETURN(sim::LatencyModel model,
+                           LatencyOf(link.latency(), field + ".latency"));
+    out.link_overrides.push_back(instance::LinkOverride{
+        link.from_cluster(), link.to_cluster(), model, link.one_way()});
+  }
+
+  // App profiles.
+  std::set<std::string> profile_ids;
+  for (int i = 0; i < proto.app_profiles_size(); ++i) {
+    const pb::AppProfile& p = proto.app_profiles(i);
+    const std::string field = Indexed("app_profiles", i);
+    if (Status s = appprofile::ValidateProfileId(p.id()); !s.ok()) {
+      return InvalidArgument(field + ".id: " + s.message());
+    }
+    if (p.id() == appprofile::kDefaultProfileId) {
+      return InvalidArgument(field +
+                             ".id: the \"default\" profile always exists");
+    }
+    if (!profile_ids.insert(p.id()).second) {
+      return InvalidArgument(field + ".id: duplicate app profile id '" +
+                             p.id() + "'");
+    }
+    appprofile::AppProfile profile;
+    profile.id = p.id();
+    profile.description = p.description();
+    switch (p.routing_case()) {
+      case pb::AppProfile::kSingleCluster: {
+        const auto& single = p.single_cluster();
+        if (Status s = check_cluster(single.cluster_id(),
+                                     field + ".single_cluster.cluster_id");
+            !s.ok()) {
+          return s;
+        }
+        profile.routing = appprofile::AppProfile::Routing::kSingleCluster;
+        profile.cluster_id = single.cluster_id();
+        profile.allow_transactional_writes =
+            single.allow_transactional_writes();
+        break;
+      }
+      case pb::AppProfile::kMultiCluster: {
+        const auto& multi = p.multi_cluster();
+        std::set<std::string> seen;
+        for (int j = 0; j < multi.cluster_ids_size(); ++j) {
+          const std::string f =
+              Indexed(field + ".multi_cluster.cluster_ids", j);
+          if (Status s = check_cluster(multi.cluster_ids(j), f); !s.ok()) {
+            return s;
+          }
+          if (!seen.insert(multi.cluster_ids(j)).second) {
+            return InvalidArgument(f + ": duplicate cluster '" +
+                                   multi.cluster_ids(j) + "'");
+          }
+        }
+        profile.routing = appprofile::AppProfile::Routing::kMultiCluster;
+        profile.cluster_ids.assign(multi.cluster_ids().begin(),
+                                   multi.cluster_ids().end());
+        profile.row_affinity = multi.row_affinity();
+        break;
+      }
+      case pb::AppProfile::ROUTING_NOT_SET:
+        return InvalidArgument(field + ": set single_cluster or multi_cluster");
+    }
+    out.profiles.push_back(std::move(profile));
+  }
+
+  config.app_profiles = out.profiles;
+  config.link_overrides = out.link_overrides;
+  return out;
+}
+
+}  // namespace
+
+Result<LoadedConfig> ParseInstanceConfig(std::string_view text,
+                                         const std::string& name) {
+  pb::InstanceConfig proto;
+  Collector collector(name);
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&collector);
+  parser.AllowUnknownField(false);
+  parser.AllowUnknownExtension(false);
+  if (!parser.ParseFromString(std::string(text), &proto)) {
+    return InvalidArgument(collector.first().empty()
+                               ? name + ": not a valid InstanceConfig"
+                               : collector.first());
+  }
+  return Convert(proto);
+}
+
+Result<LoadedConfig> LoadInstanceConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return NotFound(path + ": cannot read the file");
+  return ParseInstanceConfig(text.str(), path);
+}
+
+}  // namespace btsim::cli

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# End-to-end test with the Node.js client (@google-cloud/bigtable from npm):
+# CheckAndMutateRow / ReadModifyWriteRow gating through different app profiles
+# against a three-cluster `btsim serve`. See node/gating.test.mjs.
+#
+# Installs the pinned client (node/package-lock.json) into node/node_modules
+# with `npm ci`. Exits 77 (skipped under CTest) when node or npm is missing or
+# the package cannot be installed (e.g. no access to the npm registry).
+#
+# usage: node_e2e.sh BTSIM_BINARY
+set -u
+
+BTSIM=${1:-}
+if [[ -z $BTSIM ]]; then echo "usage: $0 BTSIM_BINARY" >&2; exit 2; fi
+if [[ ! -x $BTSIM ]]; then echo "FAIL: btsim binary not executable: $BTSIM" >&2; exit 1; fi
+command -v node >/dev/null 2>&1 || { echo "SKIP: node not found"; exit 77; }
+command -v npm >/dev/null 2>&1 || { echo "SKIP: npm not found"; exit 77; }
+
+NODE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/node" && pwd)
+WORK=$(mktemp -d)
+SERVER_PID=""
+cleanup() {
+  if [[ -n $SERVER_PID ]]; then
+    kill "$SERVER_PID" 2>/dev/null
+    wait "$SERVER_PID" 2>/dev/null
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM PIPE
+
+# The client is pure JavaScript as far as this test is concerned; install
+# scripts (a native CRC32C accelerator, protobufjs's postinstall) are not needed.
+# A network failure (no registry access) skips the test; any other npm ci
+# failure (e.g. package.json and package-lock.json out of sync) fails it.
+if ! (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error --ignore-scripts) \
+    >"$WORK/npm.log" 2>&1; then
+  if grep -Eq 'E(CONNREFUSED|CONNRESET|NOTFOUND|AI_AGAIN|TIMEDOUT|NETUNREACH|HOSTUNREACH)|ETIMEDOUT|network|proxy' "$WORK/npm.log"; then
+    echo "SKIP: could not install @google-cloud/bigtable from npm (registry unreachable?):"
+    tail -n 20 "$WORK/npm.log"
+    exit 77
+  fi
+  echo "FAIL: npm ci in $NODE_DIR failed:" >&2
+  cat "$WORK/npm.log" >&2
+  exit 1
+fi
+
+: >"$WORK/serve.log"  # before the server's shell opens it
+"$BTSIM" serve --host 127.0.0.1 --port 0 \
+  --clusters c1=us-east1-b,c2=us-east1-c,c3=europe-west1-d \
+  --replication-latency 200ms >"$WORK/serve.log" 2>&1 &
+SERVER_PID=$!
+PORT=""
+for _ in $(seq 150); do  # 15 s
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/serve.log")
+  [[ -n $PORT ]] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ -z $PORT ]]; then
+  echo "FAIL: btsim serve did not start; log:" >&2; cat "$WORK/serve.log" >&2; exit 1
+fi
+
+# METADATA_SERVER_DETECTION=none: no probe for a GCE metadata server.
+(cd "$NODE_DIR" && BIGTABLE_EMULATOR_HOST=127.0.0.1:$PORT \
+   METADATA_SERVER_DETECTION=none node --test gating.test.mjs)
+rc=$?
+if [[ $rc != 0 ]]; then
+  echo "FAIL: node --test exited $rc; btsim serve log:" >&2
+  cat "$WORK/serve.log" >&2
+fi
+exit $rc
