@@ -92,7 +92,12 @@ grpc::Status BigtableService::ReadRows(
     {
       std::lock_guard<std::mutex> lock(instance.mu);
       auto cluster = instance.instance->ClusterIfUp(cluster_id);
-      if (!cluster.ok()) return ToGrpc(cluster.status());
+      if (!cluster.ok()) {
+        // The cluster went down or away mid-stream: a retryable error.
+        return ToGrpc(Unavailable("cluster '" + cluster_id +
+                                  "' serving this read became unavailable: " +
+                                  cluster.status().message()));
+      }
       Status s = (*cluster)->ReadRows(
           name->table_id, options,
           [&](std::string_view key, std::span<const cluster::CellView> cells) {

@@ -97,8 +97,13 @@ InstanceRegistry& Server::registry() { return state_->registry; }
 
 void Server::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (state_->stopping) return;
+    std::unique_lock<std::mutex> lock(state_->mu);
+    if (state_->stopping) {
+      // Another thread is shutting down: return only once it has finished,
+      // so that a caller may destroy the Server right after.
+      state_->cv.wait(lock, [this] { return state_->stopped; });
+      return;
+    }
     state_->stopping = true;
   }
   state_->cv.notify_all();
@@ -108,11 +113,9 @@ void Server::Shutdown() {
   }
   if (state_->compactor.joinable()) state_->compactor.join();
   state_->scheduler.Shutdown();
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    state_->stopped = true;
-  }
-  state_->cv.notify_all();
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->stopped = true;
+  state_->cv.notify_all();  // under the lock: waiters may destroy the Server
 }
 
 void Server::Wait() {

@@ -14,6 +14,10 @@ struct ReplicationFabric::Shipper {
   uint64_t acked = 0;      // the peer's acknowledged watermark
   bool in_flight = false;  // a batch awaits its ack
   sim::TaskId retransmit = 0;
+  // Bumped for every batch shipped: a retransmit timer that could not be
+  // cancelled (already taken off the queue) sees it is stale and does
+  // nothing.
+  uint64_t generation = 0;
 };
 
 // Forwards a cluster's local commits to the fabric.
@@ -217,7 +221,9 @@ Status ReplicationFabric::SetDown(std::string_view id, bool down) {
     auto reset = [this](Member& from, uint32_t peer) {
       Shipper& shipper = from.shippers[peer];
       if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
-      shipper = Shipper{shipper.acked, false, 0};
+      shipper.in_flight = false;
+      shipper.retransmit = 0;
+      ++shipper.generation;  // orphans any timer Cancel could not stop
       Ship(from.origin, peer);
     };
     for (auto& [other_origin, other] : members_) {
@@ -272,19 +278,21 @@ void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
   batch->reserve(entries.size());
   for (const LogEntry* e : entries) batch->push_back(*e);
   shipper.in_flight = true;
+  const uint64_t generation = ++shipper.generation;
   std::weak_ptr<bool> alive = alive_;
   transport_.Send(from->spec.zone, to->spec.zone,
                   [this, alive, peer, origin, batch] {
-                    if (alive.expired() || !*alive.lock()) return;
+                    if (auto a = alive.lock(); !a || !*a) return;
                     Receive(peer, origin, batch);
                   });
   shipper.retransmit = scheduler_.RunAfter(
-      options_.retransmit_after, [this, alive, origin, peer] {
-        if (alive.expired() || !*alive.lock()) return;
+      options_.retransmit_after, [this, alive, origin, peer, generation] {
+        if (auto a = alive.lock(); !a || !*a) return;
         Member* m = ByOrigin(origin);
         if (m == nullptr) return;
         auto it = m->shippers.find(peer);
         if (it == m->shippers.end()) return;
+        if (it->second.generation != generation) return;  // stale timer
         it->second.in_flight = false;
         it->second.retransmit = 0;
         Ship(origin, peer);
@@ -308,7 +316,7 @@ void ReplicationFabric::Receive(
   std::weak_ptr<bool> alive = alive_;
   transport_.Send(m->spec.zone, from->spec.zone,
                   [this, alive, origin, peer, ack] {
-                    if (alive.expired() || !*alive.lock()) return;
+                    if (auto a = alive.lock(); !a || !*a) return;
                     OnAck(origin, peer, ack);
                   });
 }
