@@ -1,5 +1,7 @@
 #include "cli/instance_config.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -28,10 +30,12 @@ constexpr char kThreeClusters[] = R"pb(
   clusters { id: "c3" zone: "europe-west1-d" }
 )pb";
 
-// Writes `text` to a fresh temporary file and returns its path.
+// Writes `text` to a fresh temporary file and returns its path. CTest runs
+// tests as parallel processes, so the name carries the process id.
 std::string WriteTemp(const std::string& text) {
   static int counter = 0;
   const std::string path = ::testing::TempDir() + "instance_config_test_" +
+                           std::to_string(getpid()) + "_" +
                            std::to_string(++counter) + ".textproto";
   std::ofstream(path) << text;
   return path;
