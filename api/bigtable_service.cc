@@ -169,10 +169,9 @@ grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
   if (!name.ok()) return ToGrpc(name.status());
   auto mutations = MutationsFromProto(request->mutations(), "mutations");
   if (!mutations.ok()) return ToGrpc(mutations.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  return ToGrpc((*served)->instance->Execute(
+  auto locked = registry_.Lock(name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  return ToGrpc(locked->instance->Execute(
       request->app_profile_id(), appprofile::RequestKind::kSingleRow,
       request->row_key(), [&](cluster::Cluster& c) {
         return c.MutateRow(name->table_id, request->row_key(), *mutations);
@@ -265,10 +264,9 @@ grpc::Status BigtableService::CheckAndMutateRow(
     if (!f.ok()) return ToGrpc(f.status());
     predicate.emplace(std::move(f).value());
   }
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  return ToGrpc((*served)->instance->Execute(
+  auto locked = registry_.Lock(name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  return ToGrpc(locked->instance->Execute(
       request->app_profile_id(), appprofile::RequestKind::kTransaction,
       request->row_key(), [&](cluster::Cluster& c) {
         auto matched = c.CheckAndMutateRow(name->table_id, request->row_key(),
@@ -285,12 +283,10 @@ grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
                                           v2::PingAndWarmResponse*) {
   auto name = ParseInstanceName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto served = registry_.GetOrCreate(*name);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
+  auto locked = registry_.Lock(*name);
+  if (!locked.ok()) return ToGrpc(locked.status());
   // Warming succeeds when the profile can route somewhere.
-  return ToGrpc((*served)
-                    ->instance
+  return ToGrpc(locked->instance
                     ->Route(request->app_profile_id(),
                             appprofile::RequestKind::kMultiRow, "")
                     .status());

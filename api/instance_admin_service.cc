@@ -482,10 +482,9 @@ grpc::Status InstanceAdminService::GetCluster(
   if (!name.ok()) return ToGrpc(name.status());
   auto instance_name = ParseOneInstance(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
+  auto locked = registry_.Lock(name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
   auto config = FindCluster(instance, name->id);
   if (!config.ok()) return ToGrpc(config.status());
   FillCluster(instance, *config, response);
@@ -628,10 +627,9 @@ grpc::Status InstanceAdminService::DeleteCluster(
   if (!name.ok()) return ToGrpc(name.status());
   auto instance_name = ParseOneInstance(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  return ToGrpc((*served)->instance->RemoveCluster(name->id));
+  auto locked = registry_.Lock(name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  return ToGrpc(locked->instance->RemoveCluster(name->id));
 }
 
 // -------------------------------------------------------------- app profiles
@@ -658,10 +656,9 @@ grpc::Status InstanceAdminService::CreateAppProfile(
       !s.ok()) {
     return ToGrpc(s);
   }
-  auto served = registry_.GetOrCreate(*parent);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
+  auto locked = registry_.Lock(*parent);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
   auto created = instance.profiles().Create(std::move(profile),
                                             request->ignore_warnings());
   if (!created.ok()) return ToGrpc(created.status());
@@ -676,10 +673,9 @@ grpc::Status InstanceAdminService::GetAppProfile(
   if (!name.ok()) return ToGrpc(name.status());
   auto instance_name = ParseOneInstance(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  instance::Instance& instance = *(*served)->instance;
+  auto locked = registry_.Lock(name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  instance::Instance& instance = *locked->instance;
   auto profile = instance.profiles().Get(name->id);
   if (!profile.ok()) return ToGrpc(profile.status());
   FillAppProfile(instance.name(), *profile, response);
@@ -801,10 +797,9 @@ grpc::Status InstanceAdminService::DeleteAppProfile(
   if (!name.ok()) return ToGrpc(name.status());
   auto instance_name = ParseOneInstance(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  std::lock_guard<std::mutex> lock((*served)->mu);
-  return ToGrpc((*served)->instance->profiles().Delete(
+  auto locked = registry_.Lock(name->instance);
+  if (!locked.ok()) return ToGrpc(locked.status());
+  return ToGrpc(locked->instance->profiles().Delete(
       name->id, request->ignore_warnings()));
 }
 

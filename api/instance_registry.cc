@@ -50,6 +50,13 @@ Result<ServedInstance*> InstanceRegistry::GetOrCreate(const std::string& name) {
   return slot.get();
 }
 
+Result<InstanceRegistry::Locked> InstanceRegistry::Lock(
+    const std::string& name) {
+  BTSIM_ASSIGN_OR_RETURN(ServedInstance * served, GetOrCreate(name));
+  return Locked{std::unique_lock<std::mutex>(served->mu),
+                served->instance.get()};
+}
+
 std::vector<ServedInstance*> InstanceRegistry::All() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ServedInstance*> out;

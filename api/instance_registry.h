@@ -40,6 +40,13 @@ class InstanceRegistry {
   // use; the pointer stays valid for the registry's lifetime.
   // INVALID_ARGUMENT when the configuration cannot make an instance.
   Result<ServedInstance*> GetOrCreate(const std::string& name);
+  // The instance named `name` (created on first use) with its lock held
+  // for as long as the returned value lives: one request's view.
+  struct Locked {
+    std::unique_lock<std::mutex> lock;
+    instance::Instance* instance;
+  };
+  Result<Locked> Lock(const std::string& name);
   // Every instance created so far, by name.
   std::vector<ServedInstance*> All();
   // Compacts every instance, one at a time, each under its lock.

@@ -62,12 +62,11 @@ struct LockedInstance {
 
 Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
                                        const std::string& instance_name) {
-  BTSIM_ASSIGN_OR_RETURN(ServedInstance * served,
-                         registry.GetOrCreate(instance_name));
-  std::unique_lock<std::mutex> lock(served->mu);
-  BTSIM_ASSIGN_OR_RETURN(std::string id, served->instance->AnyLiveClusterId());
-  cluster::Cluster* cluster = served->instance->fabric().Find(id);
-  return LockedInstance{std::move(lock), served->instance.get(), cluster,
+  BTSIM_ASSIGN_OR_RETURN(InstanceRegistry::Locked locked,
+                         registry.Lock(instance_name));
+  BTSIM_ASSIGN_OR_RETURN(std::string id, locked.instance->AnyLiveClusterId());
+  cluster::Cluster* cluster = locked.instance->fabric().Find(id);
+  return LockedInstance{std::move(locked.lock), locked.instance, cluster,
                         std::move(id)};
 }
 
