@@ -168,7 +168,11 @@ class Table {
   TableStats Stats() const;
 
  private:
-  struct FamilyEntry;
+  struct FamilyEntry {
+    std::string name;
+    uint32_t id;  // never reused, so a dropped family's data is unreachable
+    GcRule gc_rule;
+  };
   Tablet& TabletFor(std::string_view key);
   const Tablet& TabletFor(std::string_view key) const;
   size_t TabletIndex(std::string_view key) const;
