@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -508,6 +509,56 @@ grpc::Status InstanceAdminService::ListClusters(
   return grpc::Status::OK;
 }
 
+namespace {
+
+// A cluster after an update: its resource and its zone.
+struct UpdatedCluster {
+  admin::Cluster cluster;
+  std::string zone;
+};
+
+// Sets the node count of cluster `name` (when `nodes` is given) under the
+// instance lock. A non-empty `required_zone` must be the cluster's zone,
+// which never changes.
+Result<UpdatedCluster> ResizeCluster(InstanceRegistry& registry,
+                                     const ChildName& name,
+                                     std::optional<int> nodes,
+                                     std::string_view required_zone) {
+  BTSIM_ASSIGN_OR_RETURN(auto locked, registry.Lock(name.instance));
+  instance::Instance& instance = *locked.instance;
+  BTSIM_ASSIGN_OR_RETURN(instance::ClusterConfig config,
+                         FindCluster(instance, name.id));
+  if (!required_zone.empty() && required_zone != config.zone) {
+    return InvalidArgument("location: cluster '" + name.id + "' is in zone " +
+                           config.zone + "; a cluster's zone cannot change");
+  }
+  if (nodes) {
+    BTSIM_RETURN_IF_ERROR(instance.SetNodes(name.id, *nodes));
+    BTSIM_ASSIGN_OR_RETURN(config, FindCluster(instance, name.id));
+  }
+  UpdatedCluster out;
+  FillCluster(instance, config, &out.cluster);
+  out.zone = config.zone;
+  return out;
+}
+
+// The done operation of a cluster update, with its metadata.
+template <typename Metadata, typename Request>
+lro::Operation FinishClusterUpdate(
+    OperationsService& operations, const Request& request,
+    const google::protobuf::Timestamp& request_time,
+    const UpdatedCluster& updated) {
+  Metadata metadata;
+  *metadata.mutable_original_request() = request;
+  *metadata.mutable_request_time() = request_time;
+  *metadata.mutable_finish_time() = Now();
+  return operations.Finish(
+      updated.cluster.name() + "/locations/" + updated.zone, updated.cluster,
+      &metadata);
+}
+
+}  // namespace
+
 grpc::Status InstanceAdminService::UpdateCluster(grpc::ServerContext*,
                                                  const admin::Cluster* request,
                                                  lro::Operation* response) {
@@ -526,34 +577,10 @@ grpc::Status InstanceAdminService::UpdateCluster(grpc::ServerContext*,
     if (!parsed.ok()) return ToGrpc(parsed.status());
     zone = std::move(parsed).value();
   }
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  admin::Cluster updated;
-  {
-    std::lock_guard<std::mutex> lock((*served)->mu);
-    instance::Instance& instance = *(*served)->instance;
-    auto config = FindCluster(instance, name->id);
-    if (!config.ok()) return ToGrpc(config.status());
-    if (!zone.empty() && zone != config->zone) {
-      return ToGrpc(InvalidArgument("location: cluster '" + name->id +
-                                    "' is in zone " + config->zone +
-                                    "; a cluster's zone cannot change"));
-    }
-    if (Status s = instance.SetNodes(name->id, request->serve_nodes());
-        !s.ok()) {
-      return ToGrpc(s);
-    }
-    config = FindCluster(instance, name->id);
-    if (!config.ok()) return ToGrpc(config.status());
-    FillCluster(instance, *config, &updated);
-    zone = config->zone;
-  }
-  admin::UpdateClusterMetadata metadata;
-  *metadata.mutable_original_request() = *request;
-  *metadata.mutable_request_time() = request_time;
-  *metadata.mutable_finish_time() = Now();
-  *response = operations_.Finish(updated.name() + "/locations/" + zone, updated,
-                                 &metadata);
+  auto resized = ResizeCluster(registry_, *name, request->serve_nodes(), zone);
+  if (!resized.ok()) return ToGrpc(resized.status());
+  *response = FinishClusterUpdate<admin::UpdateClusterMetadata>(
+      operations_, *request, request_time, *resized);
   return grpc::Status::OK;
 }
 
@@ -591,32 +618,12 @@ grpc::Status InstanceAdminService::PartialUpdateCluster(
                           "cluster_config.cluster_autoscaling_config)"));
     }
   }
-  auto served = registry_.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  admin::Cluster updated;
-  std::string zone;
-  {
-    std::lock_guard<std::mutex> lock((*served)->mu);
-    instance::Instance& instance = *(*served)->instance;
-    auto config = FindCluster(instance, name->id);
-    if (!config.ok()) return ToGrpc(config.status());
-    if (set_nodes) {
-      if (Status s = instance.SetNodes(name->id, cluster.serve_nodes());
-          !s.ok()) {
-        return ToGrpc(s);
-      }
-      config = FindCluster(instance, name->id);
-      if (!config.ok()) return ToGrpc(config.status());
-    }
-    FillCluster(instance, *config, &updated);
-    zone = config->zone;
-  }
-  admin::PartialUpdateClusterMetadata metadata;
-  *metadata.mutable_original_request() = *request;
-  *metadata.mutable_request_time() = request_time;
-  *metadata.mutable_finish_time() = Now();
-  *response = operations_.Finish(updated.name() + "/locations/" + zone, updated,
-                                 &metadata);
+  auto resized = ResizeCluster(
+      registry_, *name,
+      set_nodes ? std::optional<int>(cluster.serve_nodes()) : std::nullopt, "");
+  if (!resized.ok()) return ToGrpc(resized.status());
+  *response = FinishClusterUpdate<admin::PartialUpdateClusterMetadata>(
+      operations_, *request, request_time, *resized);
   return grpc::Status::OK;
 }
 
