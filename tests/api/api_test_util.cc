@@ -127,11 +127,26 @@ v2::Mutation DeleteFromRowMutation() {
 
 // -------------------------------------------------------------- ServerTest
 
-void ServerTest::SetUp() {
+api::ServerOptions ServerTest::TestOptions() {
   api::ServerOptions options;
   options.host = "127.0.0.1";
   options.port = 0;
   options.compaction_interval = std::chrono::milliseconds(0);
+  return options;
+}
+
+api::ServerOptions ServerTest::ThreeClusterOptions(sim::Nanos latency) {
+  api::ServerOptions options = TestOptions();
+  options.instance.clusters = {{"c1", "us-east1-b", 1},
+                               {"c2", "us-east1-c", 1},
+                               {"c3", "europe-west1-d", 1}};
+  options.instance.replication_latency = latency;
+  return options;
+}
+
+void ServerTest::SetUp() { StartServer(TestOptions()); }
+
+void ServerTest::StartServer(const api::ServerOptions& options) {
   server_ = std::make_unique<api::Server>(options);
   auto port = server_->Start();
   ASSERT_TRUE(port.ok()) << port.status().ToString();

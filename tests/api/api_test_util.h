@@ -73,8 +73,16 @@ class ServerTest : public ::testing::Test {
  protected:
   static constexpr char kInstance[] = "projects/p/instances/i";
 
-  void SetUp() override;
+  // Loopback, port 0, no background compaction.
+  static api::ServerOptions TestOptions();
+  // TestOptions with clusters c1=us-east1-b, c2=us-east1-c (one region) and
+  // c3=europe-west1-d, and a fixed replication delay.
+  static api::ServerOptions ThreeClusterOptions(sim::Nanos latency);
+
+  void SetUp() override;  // StartServer(TestOptions())
   void TearDown() override;
+  // Starts the server and connects channel_, data_ and admin_ to it.
+  void StartServer(const api::ServerOptions& options);
 
   // "projects/p/instances/i/tables/<id>".
   static std::string TableName(const std::string& id);

@@ -34,22 +34,7 @@ constexpr char kTransactionsRefused[] =
 class InstanceAdminTest : public ServerTest {
  protected:
   void SetUp() override {
-    api::ServerOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.compaction_interval = std::chrono::milliseconds(0);
-    options.instance.clusters = {{"c1", "us-east1-b", 1},
-                                 {"c2", "us-east1-c", 1},
-                                 {"c3", "europe-west1-d", 1}};
-    options.instance.replication_latency = std::chrono::seconds(2);
-    server_ = std::make_unique<api::Server>(options);
-    auto port = server_->Start();
-    ASSERT_TRUE(port.ok()) << port.status().ToString();
-    port_ = *port;
-    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
-                                   grpc::InsecureChannelCredentials());
-    data_ = v2::Bigtable::NewStub(channel_);
-    admin_ = admin::BigtableTableAdmin::NewStub(channel_);
+    StartServer(ThreeClusterOptions(std::chrono::seconds(2)));
     instances_ = admin::BigtableInstanceAdmin::NewStub(channel_);
     operations_ = lro::Operations::NewStub(channel_);
   }
