@@ -15,7 +15,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
-#include "cli/instance_config.h"
+#include "scenarios/instance_config.h"
 #include "sim/virtual_scheduler.h"
 
 namespace {
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "--config cannot be combined with --clusters\n");
         return 2;
       }
-      auto loaded = btsim::cli::LoadInstanceConfig(config_path);
+      auto loaded = btsim::scenarios::LoadInstanceConfig(config_path);
       if (!loaded.ok()) {
         std::fprintf(stderr, "--config: %s\n",
                      loaded.status().message().c_str());

@@ -2,8 +2,8 @@
 // description (btsim.config.v1.InstanceConfig, see
 // proto/btsim/config/v1/instance_config.proto) converted to the simulator's
 // instance::InstanceConfig.
-#ifndef BTSIM_CLI_INSTANCE_CONFIG_H_
-#define BTSIM_CLI_INSTANCE_CONFIG_H_
+#ifndef BTSIM_SCENARIOS_INSTANCE_CONFIG_H_
+#define BTSIM_SCENARIOS_INSTANCE_CONFIG_H_
 
 #include <string>
 #include <string_view>
@@ -13,7 +13,7 @@
 #include "base/result.h"
 #include "instance/instance.h"
 
-namespace btsim::cli {
+namespace btsim::scenarios {
 
 enum class StorageType { kSsd, kHdd };
 
@@ -41,6 +41,6 @@ Result<LoadedConfig> LoadInstanceConfig(const std::string& path);
 Result<LoadedConfig> ParseInstanceConfig(std::string_view text,
                                          const std::string& name);
 
-}  // namespace btsim::cli
+}  // namespace btsim::scenarios
 
-#endif  // BTSIM_CLI_INSTANCE_CONFIG_H_
+#endif  // BTSIM_SCENARIOS_INSTANCE_CONFIG_H_

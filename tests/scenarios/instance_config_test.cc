@@ -1,4 +1,4 @@
-#include "cli/instance_config.h"
+#include "scenarios/instance_config.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 
 #include "sim/virtual_scheduler.h"
 
-namespace btsim::cli {
+namespace btsim::scenarios {
 namespace {
 
 using appprofile::AppProfile;
@@ -317,4 +317,4 @@ TEST(InstanceConfigFileTest, ProfilesAndOverridesTakeEffect) {
 }
 
 }  // namespace
-}  // namespace btsim::cli
+}  // namespace btsim::scenarios

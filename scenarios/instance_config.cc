@@ -1,4 +1,4 @@
-#include "cli/instance_config.h"
+#include "scenarios/instance_config.h"
 
 #include <chrono>
 #include <cstdint>
@@ -15,7 +15,7 @@
 #include "btsim/config/v1/instance_config.pb.h"
 #include "replication/fabric.h"
 
-namespace btsim::cli {
+namespace btsim::scenarios {
 namespace {
 
 namespace pb = ::btsim::config::v1;
@@ -343,4 +343,4 @@ Result<LoadedConfig> LoadInstanceConfig(const std::string& path) {
   return ParseInstanceConfig(text.str(), path);
 }
 
-}  // namespace btsim::cli
+}  // namespace btsim::scenarios
