@@ -23,6 +23,7 @@
 #include "appprofile/router.h"
 #include "base/result.h"
 #include "cluster/cluster.h"
+#include "cluster/node_model.h"
 #include "replication/fabric.h"
 #include "sim/scheduler.h"
 #include "sim/transport.h"
@@ -46,6 +47,8 @@ struct LinkOverride {
 
 struct InstanceConfig {
   std::vector<ClusterConfig> clusters;  // at least one
+  // Every cluster's storage (Bigtable: the same for all, fixed at creation).
+  cluster::StorageType storage = cluster::StorageType::kSsd;
   // Where clients are assumed to be; empty: the first cluster's zone.
   std::string client_zone;
   // When set, every link has this constant one-way delay. Cannot be
@@ -128,6 +131,24 @@ class Instance {
   // INVALID_ARGUMENT (serve_nodes) for fewer than one node.
   Status SetNodes(std::string_view id, int nodes);
   std::vector<ClusterConfig> Clusters() const;  // in creation order
+
+  // ---- Capacity (one cluster::NodeModel per cluster) ----
+  // Charges `units` operations of `kind` to the node of cluster `cluster`
+  // that serves the tablet of `table` holding `row_key`, arriving now, and
+  // returns when that node finishes them (>= now; they queue behind the
+  // node's earlier work). Unknown cluster or table: now, nothing charged.
+  // Replicated applies are charged by the instance itself (kReplicationApply
+  // per row, on the receiving cluster, when the entry is applied). Tablets
+  // are rebalanced between nodes as time passes (no timer of its own).
+  sim::Nanos Charge(std::string_view cluster, std::string_view table,
+                    std::string_view row_key, cluster::OpKind kind,
+                    int64_t units = 1);
+  // A cluster's node model (nullptr for an unknown id).
+  const cluster::NodeModel* Nodes(std::string_view cluster) const;
+  // Average and hottest-node load of a cluster now, as fractions of a node
+  // (0 for an unknown id); see cluster::NodeModel.
+  double CpuLoad(std::string_view cluster) const;
+  double HottestNodeLoad(std::string_view cluster) const;
 
  private:
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,

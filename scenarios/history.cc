@@ -1,0 +1,68 @@
+#include "scenarios/history.h"
+
+namespace btsim::scenarios {
+
+std::string_view OpTypeName(OpType type) {
+  switch (type) {
+    case OpType::kReadRow:
+      return "read_row";
+    case OpType::kScan:
+      return "scan";
+    case OpType::kWrite:
+      return "write";
+    case OpType::kCheckAndMutate:
+      return "check_and_mutate";
+    case OpType::kReadModifyWrite:
+      return "read_modify_write";
+  }
+  return "unknown";
+}
+
+std::string_view EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kClusterDown:
+      return "cluster_down";
+    case EventKind::kClusterUp:
+      return "cluster_up";
+    case EventKind::kPartition:
+      return "partition";
+    case EventKind::kHeal:
+      return "heal";
+    case EventKind::kLatency:
+      return "latency";
+    case EventKind::kNodeFailure:
+      return "node_failure";
+    case EventKind::kNodeRecovery:
+      return "node_recovery";
+    case EventKind::kResize:
+      return "resize";
+    case EventKind::kAddCluster:
+      return "add_cluster";
+    case EventKind::kRemoveCluster:
+      return "remove_cluster";
+    case EventKind::kUpdateAppProfile:
+      return "update_app_profile";
+    case EventKind::kSetGcRule:
+      return "set_gc_rule";
+    case EventKind::kDropRowRange:
+      return "drop_row_range";
+    case EventKind::kStartClient:
+      return "start_client";
+    case EventKind::kStopClient:
+      return "stop_client";
+    case EventKind::kChangeWorkload:
+      return "change_workload";
+    case EventKind::kTokenWait:
+      return "wait_for_replication";
+    case EventKind::kSettle:
+      return "settle";
+  }
+  return "unknown";
+}
+
+std::string_view TagOf(std::string_view value) {
+  const size_t bar = value.find('|');
+  return bar == std::string_view::npos ? value : value.substr(0, bar);
+}
+
+}  // namespace btsim::scenarios

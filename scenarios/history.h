@@ -1,0 +1,145 @@
+// The record of a scenario run that the checkers read: every client
+// operation (as the client saw it, plus the server-side facts the simulator
+// knows), the timeline events that happened, and a snapshot of every
+// cluster's final contents.
+//
+// Value tags. Every write of a simulated client writes a unique tag
+// "<client>/<sequence>" followed by '|' and padding to the value size, to
+// the column kFamily:kValueColumn, with an explicit timestamp. A read
+// reports the tag of the newest cell it saw. Increments go to
+// kFamily:kCounterColumn (an 8-byte big-endian counter).
+//
+// Write order. Cells are identified by (row, family, qualifier, timestamp);
+// when two writes share all four, the higher commit version wins (the
+// engine's last-writer-wins). So write A is newer than write B on the same
+// row when (timestamp, version) of A > that of B — see Newer().
+//
+// Plain data, no behaviour beyond the helpers below.
+#ifndef BTSIM_SCENARIOS_HISTORY_H_
+#define BTSIM_SCENARIOS_HISTORY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "sim/clock.h"
+
+namespace btsim::scenarios {
+
+inline constexpr std::string_view kValueColumn = "v";
+inline constexpr std::string_view kCounterColumn = "n";
+
+enum class OpType { kReadRow, kScan, kWrite, kCheckAndMutate, kReadModifyWrite };
+std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
+
+struct Operation {
+  uint64_t id = 0;     // position in invoke order, from 0
+  std::string client;  // e.g. "writer-3"
+  std::string group;   // the scenario's client name, e.g. "writer"
+  std::string profile;
+  std::string table;
+  std::string row;  // the row key (a scan's start key)
+  OpType type = OpType::kReadRow;
+  sim::Nanos invoke{0};    // virtual time the client issued it
+  sim::Nanos complete{0};  // virtual time the client saw the outcome
+  StatusCode code = StatusCode::kOk;
+  std::string message;  // the error, if any
+  int attempts = 0;
+  // The cluster that served the last attempt ("" if none was reached).
+  std::string cluster;
+
+  // Writes (kWrite, and kCheckAndMutate whichever branch ran): the tag
+  // written, the cell timestamp, and the commit version on the serving
+  // cluster. `version` is 0 when nothing was committed; it can be non-zero
+  // for a failed operation (committed, but the reply came too late).
+  std::string written;
+  int64_t timestamp_micros = 0;
+  uint64_t version = 0;
+  // The virtual time the write committed on the serving cluster.
+  sim::Nanos committed{0};
+
+  // kReadRow: the tag of the newest value cell ("" when the row had none).
+  std::string read;
+  // kScan: rows returned.
+  int64_t rows = 0;
+  // kReadModifyWrite: the counter value after the increment.
+  int64_t counter = 0;
+
+  bool ok() const { return code == StatusCode::kOk; }
+};
+
+// Something the timeline (or the settle phase) did.
+enum class EventKind {
+  kClusterDown,
+  kClusterUp,
+  kPartition,
+  kHeal,
+  kLatency,
+  kNodeFailure,
+  kNodeRecovery,
+  kResize,
+  kAddCluster,
+  kRemoveCluster,
+  kUpdateAppProfile,
+  kSetGcRule,
+  kDropRowRange,
+  kStartClient,
+  kStopClient,
+  kChangeWorkload,
+  kTokenWait,  // at: token generated; `end`: the check said consistent
+  kSettle,     // the end of `duration`: clients stop
+};
+std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
+
+struct Event {
+  sim::Nanos at{0};
+  EventKind kind = EventKind::kClusterDown;
+  std::string label;     // the step's label or a description
+  std::string cluster;   // the cluster concerned, if any
+  std::string peer;      // the other cluster of a partition / heal / link
+  std::string table;     // drop_row_range / set_gc_rule / token wait
+  std::string detail;    // prefix of a drop, client name, profile id, ...
+  sim::Nanos end{-1};    // kTokenWait: when consistent (-1: never)
+};
+
+// The newest value cell and the counter of one row on one cluster.
+struct RowState {
+  std::string tag;  // "" when the row has no value cell
+  int64_t timestamp_micros = 0;
+  uint64_t version = 0;  // commit version of that cell
+  int64_t counter = 0;   // 0 when absent
+};
+
+// One cluster's final contents, as far as the checkers need them.
+struct ClusterState {
+  std::string id;
+  std::string digest;  // a hash of the whole contents (hex)
+  // Keyed by (table, row).
+  std::map<std::pair<std::string, std::string>, RowState> rows;
+};
+
+struct History {
+  std::vector<Operation> operations;  // in invoke order (id == index)
+  std::vector<Event> events;          // in time order
+  std::vector<ClusterState> final_state;  // clusters in creation order
+  sim::Nanos duration{0};  // end of the client phase
+  sim::Nanos settled{-1};  // when replication drained (-1: it did not)
+};
+
+// Whether a write with (timestamp, version) a is newer than b.
+inline bool Newer(int64_t ts_a, uint64_t version_a, int64_t ts_b,
+                  uint64_t version_b) {
+  return ts_a != ts_b ? ts_a > ts_b : version_a > version_b;
+}
+
+// The tag of a value written by a simulated client: the bytes before the
+// first '|' (the whole value when there is none).
+std::string_view TagOf(std::string_view value);
+
+}  // namespace btsim::scenarios
+
+#endif  // BTSIM_SCENARIOS_HISTORY_H_
