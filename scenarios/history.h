@@ -103,7 +103,29 @@ struct Event {
   std::string peer;      // the other cluster of a partition / heal / link
   std::string table;     // drop_row_range / set_gc_rule / token wait
   std::string detail;    // prefix of a drop, client name, profile id, ...
-  sim::Nanos end{-1};    // kTokenWait: when consistent (-1: never)
+  // kTokenWait: when the check said consistent. kHeal, kClusterUp,
+  // kPartition, kClusterDown: when, afterwards, every replication backlog
+  // was first empty again. -1: never (within the run and its settling).
+  sim::Nanos end{-1};
+  // kTokenWait: acknowledged writes from before the token that were not
+  // readable in every cluster when the check said consistent (must be 0).
+  int64_t violations = 0;
+};
+
+// Multi-cluster routing skipped the nearest cluster.
+struct Failover {
+  sim::Nanos at{0};
+  std::string profile;
+  std::string from;  // the nearest cluster
+  std::string to;    // the one that served
+};
+
+// A cluster's CPU load (fractions of a node), sampled once per second.
+struct CpuSample {
+  sim::Nanos at{0};
+  std::string cluster;
+  double average = 0;
+  double hottest = 0;
 };
 
 // The newest value cell and the counter of one row on one cluster.
@@ -126,8 +148,14 @@ struct History {
   std::vector<Operation> operations;  // in invoke order (id == index)
   std::vector<Event> events;          // in time order
   std::vector<ClusterState> final_state;  // clusters in creation order
+  std::vector<Failover> failovers;        // in time order
+  std::vector<CpuSample> cpu;             // in time order
   sim::Nanos duration{0};  // end of the client phase
   sim::Nanos settled{-1};  // when replication drained (-1: it did not)
+  // True when the routing promises strong reads: every client uses a
+  // single-cluster profile, all to the same cluster, and no profile changed
+  // during the run.
+  bool strong_reads_promised = false;
 };
 
 // Whether a write with (timestamp, version) a is newer than b.
