@@ -41,6 +41,21 @@ Status UnsupportedTarget(const Request& request) {
   return OkStatus();
 }
 
+// Charges served work to the node model of the cluster that did it. The
+// model is for metrics only (CPU load, hottest node): the response is not
+// held back until the modelled completion time, so clients see the
+// engine's real speed.
+void Charge(instance::Instance& instance, const cluster::Cluster& served,
+            std::string_view table, std::string_view row_key,
+            cluster::OpKind kind) {
+  for (const std::string& id : instance.fabric().ClusterIds()) {
+    if (instance.fabric().Find(id) == &served) {
+      instance.Charge(id, table, row_key, kind);
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 grpc::Status BigtableService::ReadRows(
@@ -103,6 +118,8 @@ grpc::Status BigtableService::ReadRows(
           [&](std::string_view key, std::span<const cluster::CellView> cells) {
             chunker.AddRow(key, cells);
             last_key.assign(key);
+            instance.instance->Charge(cluster_id, name->table_id, key,
+                                      cluster::OpKind::kRead);
             if (remaining > 0 && --remaining == 0) return false;
             if (chunker.buffered_bytes() >= kBatchBytes) {
               batch_full = true;
@@ -174,7 +191,12 @@ grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
   return ToGrpc(locked->instance->Execute(
       request->app_profile_id(), appprofile::RequestKind::kSingleRow,
       request->row_key(), [&](cluster::Cluster& c) {
-        return c.MutateRow(name->table_id, request->row_key(), *mutations);
+        Status s = c.MutateRow(name->table_id, request->row_key(), *mutations);
+        if (s.ok()) {
+          Charge(*locked->instance, c, name->table_id, request->row_key(),
+                 cluster::OpKind::kWrite);
+        }
+        return s;
       }));
 }
 
@@ -223,6 +245,10 @@ grpc::Status BigtableService::MutateRows(
           if (!result.ok()) return result.status();
           for (size_t k = 0; k < rows.size(); ++k) {
             const Status& s = (*result)[k];
+            if (s.ok()) {
+              Charge(*(*served)->instance, c, name->table_id, rows[k].key,
+                     cluster::OpKind::kWrite);
+            }
             statuses[row_index[k]] =
                 s.ok() ? s
                        : Status(s.code(), "entries[" +
@@ -273,6 +299,8 @@ grpc::Status BigtableService::CheckAndMutateRow(
                                            predicate ? &*predicate : nullptr,
                                            *if_true, *if_false);
         if (!matched.ok()) return matched.status();
+        Charge(*locked->instance, c, name->table_id, request->row_key(),
+               cluster::OpKind::kWrite);
         response->set_predicate_matched(*matched);
         return OkStatus();
       }));
@@ -311,6 +339,8 @@ grpc::Status BigtableService::ReadModifyWriteRow(
           auto result =
               c.ReadModifyWriteRow(name->table_id, request->row_key(), *rules);
           if (!result.ok()) return result.status();
+          Charge(*(*served)->instance, c, name->table_id, request->row_key(),
+                 cluster::OpKind::kWrite);
           cells = std::move(result).value();
           return OkStatus();
         });

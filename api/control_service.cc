@@ -305,6 +305,13 @@ grpc::Status ControlService::GetStatus(grpc::ServerContext*,
       cluster->set_zone(c.zone);
       cluster->set_down(fabric.IsDown(c.id));
       cluster->set_nodes(c.nodes);
+      if (const cluster::NodeModel* model = instance.Nodes(c.id)) {
+        cluster->set_storage_type(model->storage() == cluster::StorageType::kHdd
+                                      ? control::HDD
+                                      : control::SSD);
+      }
+      cluster->set_cpu_load(instance.CpuLoad(c.id));
+      cluster->set_hottest_node_load(instance.HottestNodeLoad(c.id));
     }
     for (const instance::ClusterConfig& from : clusters) {
       for (const instance::ClusterConfig& to : clusters) {

@@ -85,6 +85,26 @@ std::string FormatDuration(const google::protobuf::Duration& d) {
   return std::to_string(ns) + "ns";
 }
 
+// A node load as a CPU percentage, "0.0%" to "100.0%": offered load beyond
+// a node's capacity (load > 1) shows as 100%.
+std::string Percent(double load) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f%%",
+                std::clamp(load, 0.0, 1.0) * 100.0);
+  return text;
+}
+
+std::string StorageName(control::StorageType storage) {
+  switch (storage) {
+    case control::SSD:
+      return "SSD";
+    case control::HDD:
+      return "HDD";
+    default:
+      return "-";
+  }
+}
+
 // Left-aligned columns separated by two spaces; trailing blanks trimmed.
 void PrintTable(const std::vector<std::vector<std::string>>& rows,
                 const std::string& indent, std::ostream& out) {
@@ -275,6 +295,14 @@ std::string FormatStatus(const control::GetStatusResponse& status) {
     for (const control::ClusterStatus& c : instance.clusters()) {
       rows.push_back({c.id(), c.zone(), c.down() ? "DOWN" : "up",
                       std::to_string(c.nodes()) + " node(s)"});
+    }
+    PrintTable(rows, "    ", out);
+    out << "  capacity (storage, CPU average, hottest node):\n";
+    rows.clear();
+    for (const control::ClusterStatus& c : instance.clusters()) {
+      rows.push_back({c.id(), StorageName(c.storage_type()),
+                      "cpu " + Percent(c.cpu_load()),
+                      "hottest " + Percent(c.hottest_node_load())});
     }
     PrintTable(rows, "    ", out);
     if (!instance.links().empty()) {

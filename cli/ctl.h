@@ -44,7 +44,10 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args);
 // fails, or kCtlUsageError for a bad argument (e.g. a malformed DURATION).
 int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err);
 
-// The readable table `btsim ctl status` prints.
+// The readable table `btsim ctl status` prints: per instance its clusters
+// (zone, up/down, nodes), their capacity (storage type, average and hottest
+// node CPU as percentages clamped at 100 %), the replication links and the
+// app profiles.
 std::string FormatStatus(const btsim::control::v1::GetStatusResponse& status);
 
 }  // namespace btsim::cli

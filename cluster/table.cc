@@ -714,6 +714,10 @@ const Tablet& Table::TabletFor(std::string_view key) const {
   return *tablets_[TabletIndex(key)];
 }
 
+const std::string& Table::TabletStartOf(std::string_view key) const {
+  return TabletFor(key).start();
+}
+
 void Table::MaybeSplit(size_t ti) {
   Tablet& t = *tablets_[ti];
   if (t.size() < 2) return;

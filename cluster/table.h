@@ -166,6 +166,9 @@ class Table {
   void Compact(int64_t now_micros, Version tombstone_horizon);
 
   TableStats Stats() const;
+  // The start key of the tablet that holds `key` now ("" for the first
+  // tablet). Changes only when that tablet splits or merges.
+  const std::string& TabletStartOf(std::string_view key) const;
 
  private:
   struct FamilyEntry {

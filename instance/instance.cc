@@ -1,6 +1,10 @@
 #include "instance/instance.h"
 
+#include <string>
 #include <utility>
+
+#include "cluster/commit_record.h"
+#include "sim/rng.h"
 
 namespace btsim::instance {
 namespace {
@@ -9,6 +13,14 @@ std::vector<std::string> IdsOf(const std::vector<ClusterConfig>& clusters) {
   std::vector<std::string> ids;
   for (const ClusterConfig& c : clusters) ids.push_back(c.id);
   return ids;
+}
+
+// The node model's id of the tablet of `table` that starts at `start`.
+uint64_t TabletId(std::string_view table, std::string_view start) {
+  std::string key(table);
+  key.push_back('\0');  // table ids never hold NUL
+  key.append(start);
+  return sim::StableHash(key);
 }
 
 }  // namespace
@@ -38,6 +50,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(
                     "clusters[" + std::to_string(i) + "]: " + s.message());
     }
     instance->clusters_.push_back(c);
+    instance->capacity_.try_emplace(c.id, config.storage, c.nodes);
   }
   // Transport::SetLatencyEverywhere hides every per-link model.
   if (config.replication_latency && !config.link_overrides.empty()) {
@@ -82,7 +95,9 @@ Result<std::unique_ptr<Instance>> Instance::Create(
 
 Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
                    const InstanceConfig& config)
-    : name_(std::move(name)),
+    : scheduler_(scheduler),
+      storage_(config.storage),
+      name_(std::move(name)),
       client_zone_(config.client_zone.empty() ? config.clusters[0].zone
                                               : config.client_zone),
       rng_(rng.Fork("routing")),
@@ -95,9 +110,11 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
     transport_->SetLatencyEverywhere(
         sim::LatencyModel::Constant(*config.replication_latency));
   }
+  fabric_->set_apply_hook(
+      [this](const replication::AppliedInfo& info) { OnApplied(info); });
 }
 
-Instance::~Instance() = default;
+Instance::~Instance() { fabric_->set_apply_hook(nullptr); }
 
 std::vector<appprofile::ClusterPlace> Instance::Places(
     bool all_available) const {
@@ -111,14 +128,16 @@ std::vector<appprofile::ClusterPlace> Instance::Places(
 
 Result<std::string> Instance::Route(std::string_view app_profile_id,
                                     appprofile::RequestKind kind,
-                                    std::string_view row_key) {
+                                    std::string_view row_key,
+                                    std::string_view client_zone) {
   auto refuse = [&](Status s) {
     if (observer_ != nullptr) observer_->OnRefusal(app_profile_id, s);
     return s;
   };
   auto profile = profiles_.Get(app_profile_id);
   if (!profile.ok()) return refuse(profile.status());
-  const appprofile::RouteRequest request{kind, row_key, client_zone_};
+  const appprofile::RouteRequest request{
+      kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
   // The same draws for the "nearest" and the actual route, so that the two
   // differ only by availability.
   sim::Rng nearest_rng = rng_;
@@ -195,6 +214,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
   }
   BTSIM_RETURN_IF_ERROR(fabric_->AddCluster({config.id, config.zone}));
   clusters_.push_back(config);
+  capacity_.try_emplace(config.id, storage_, config.nodes);
   profiles_.SetClusters(IdsOf(clusters_));
   return OkStatus();
 }
@@ -202,6 +222,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
 Status Instance::RemoveCluster(std::string_view id) {
   BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
+  if (auto it = capacity_.find(id); it != capacity_.end()) capacity_.erase(it);
   profiles_.SetClusters(IdsOf(clusters_));
   return OkStatus();
 }
@@ -213,6 +234,9 @@ Status Instance::SetNodes(std::string_view id, int nodes) {
   for (ClusterConfig& c : clusters_) {
     if (c.id == id) {
       c.nodes = nodes;
+      if (auto it = capacity_.find(id); it != capacity_.end()) {
+        it->second.model.SetNodes(nodes);
+      }
       return OkStatus();
     }
   }
@@ -220,5 +244,48 @@ Status Instance::SetNodes(std::string_view id, int nodes) {
 }
 
 std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
+
+sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
+                            std::string_view row_key, cluster::OpKind kind,
+                            int64_t units) {
+  const sim::Nanos now = scheduler_.Now();
+  auto capacity = capacity_.find(cluster);
+  cluster::Cluster* c = fabric_->Find(cluster);
+  if (capacity == capacity_.end() || c == nullptr) return now;
+  auto t = c->GetTable(table);
+  if (!t.ok()) return now;
+  Capacity& cap = capacity->second;
+  // No timer of its own: the first charge of each bucket rebalances.
+  const int64_t bucket = now.count() / cluster::NodeModel::kBucket.count();
+  if (bucket != cap.last_rebalance_bucket) {
+    cap.last_rebalance_bucket = bucket;
+    cap.model.Rebalance(now);
+  }
+  return cap.model.Submit(now, TabletId(table, (*t)->TabletStartOf(row_key)),
+                          kind, units);
+}
+
+void Instance::OnApplied(const replication::AppliedInfo& info) {
+  // One row per row mutation; schema changes and DropRowRange (no rows of
+  // their own) cost nothing.
+  if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;
+  Charge(info.peer, info.record.table, info.record.row_key,
+         cluster::OpKind::kReplicationApply, 1);
+}
+
+const cluster::NodeModel* Instance::Nodes(std::string_view cluster) const {
+  auto it = capacity_.find(cluster);
+  return it == capacity_.end() ? nullptr : &it->second.model;
+}
+
+double Instance::CpuLoad(std::string_view cluster) const {
+  const cluster::NodeModel* model = Nodes(cluster);
+  return model == nullptr ? 0 : model->CpuLoad(scheduler_.Now());
+}
+
+double Instance::HottestNodeLoad(std::string_view cluster) const {
+  const cluster::NodeModel* model = Nodes(cluster);
+  return model == nullptr ? 0 : model->HottestNodeLoad(scheduler_.Now());
+}
 
 }  // namespace btsim::instance

@@ -11,7 +11,9 @@
 #ifndef BTSIM_INSTANCE_INSTANCE_H_
 #define BTSIM_INSTANCE_INSTANCE_H_
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -103,10 +105,12 @@ class Instance {
                  const std::function<Status(cluster::Cluster&)>& op);
 
   // The first step of Execute: the id of the cluster that serves the
-  // request (reported to the observer), or the refusal.
+  // request (reported to the observer), or the refusal. `client_zone`
+  // decides which clusters are nearest; empty: the instance's client zone.
   Result<std::string> Route(std::string_view app_profile_id,
                             appprofile::RequestKind kind,
-                            std::string_view row_key);
+                            std::string_view row_key,
+                            std::string_view client_zone = {});
   // The cluster `id` if it exists and is up; UNAVAILABLE when down,
   // NOT_FOUND when gone (e.g. between batches of a streaming read).
   Result<cluster::Cluster*> ClusterIfUp(std::string_view id);
@@ -151,10 +155,25 @@ class Instance {
   double HottestNodeLoad(std::string_view cluster) const;
 
  private:
+  // One cluster's node model and the virtual-time bucket of its latest
+  // Rebalance() (Charge rebalances at most once per NodeModel::kBucket).
+  struct Capacity {
+    Capacity(cluster::StorageType storage, int nodes) : model(storage, nodes) {}
+    cluster::NodeModel model;
+    int64_t last_rebalance_bucket = std::numeric_limits<int64_t>::min();
+  };
+
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
   std::vector<appprofile::ClusterPlace> Places(bool all_available) const;
+  // Charges the receiving cluster for a replicated row (the fabric's apply
+  // hook).
+  void OnApplied(const replication::AppliedInfo& info);
 
+  sim::Scheduler& scheduler_;
+  cluster::StorageType storage_;
+  // By cluster id; one per entry of clusters_.
+  std::map<std::string, Capacity, std::less<>> capacity_;
   std::string name_;
   std::string client_zone_;
   sim::Rng rng_;

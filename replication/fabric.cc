@@ -311,6 +311,10 @@ void ReplicationFabric::Receive(
     if (e.position != applied + 1) break;  // a gap: wait for a resend
     m->cluster->ApplyReplicated(e.record);
     applied = e.position;
+    if (apply_hook_) {
+      apply_hook_(AppliedInfo{from->spec.id, m->spec.id, e.position, e.record,
+                              scheduler_.Now()});
+    }
   }
   const uint64_t ack = applied;
   std::weak_ptr<bool> alive = alive_;
@@ -346,6 +350,20 @@ void ReplicationFabric::Truncate(Member& origin) {
   if (through > origin.log.truncated_through()) {
     origin.log.TruncateThrough(through);
   }
+}
+
+uint64_t ReplicationFabric::LogPosition(std::string_view id) const {
+  const Member* m = FindMember(id);
+  return m == nullptr ? 0 : m->log.last_position();
+}
+
+uint64_t ReplicationFabric::Applied(std::string_view origin,
+                                    std::string_view peer) const {
+  const Member* from = FindMember(origin);
+  const Member* to = FindMember(peer);
+  if (from == nullptr || to == nullptr || from == to) return 0;
+  auto it = to->applied.find(from->origin);
+  return it == to->applied.end() ? 0 : it->second;
 }
 
 std::map<std::string, uint64_t> ReplicationFabric::LogPositions() const {

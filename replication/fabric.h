@@ -18,15 +18,20 @@
 #ifndef BTSIM_REPLICATION_FABRIC_H_
 #define BTSIM_REPLICATION_FABRIC_H_
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
 #include "cluster/cluster.h"
+#include "cluster/commit_record.h"
+#include "cluster/version.h"
 #include "replication/log.h"
 #include "sim/scheduler.h"
 #include "sim/transport.h"
@@ -38,6 +43,22 @@ inline constexpr int kMaxClusters = 4;
 struct ClusterSpec {
   std::string id;
   std::string zone;  // e.g. "us-east1-b"
+};
+
+// One log entry a peer applied, as reported to the apply hook. The views
+// and the record are valid only during the call.
+struct AppliedInfo {
+  std::string_view origin;  // the cluster that committed the record
+  std::string_view peer;    // the cluster that applied it
+  uint64_t position = 0;    // its position in the origin's log
+  const cluster::CommitRecord& record;
+  // When the peer applied it (the scheduler's Now()).
+  sim::Nanos applied_at;
+  // When the origin committed it: cluster::VersionMicros(record.version)
+  // in nanoseconds, so applied_at - committed_at is the replication delay.
+  sim::Nanos committed_at() const {
+    return std::chrono::microseconds(cluster::VersionMicros(record.version));
+  }
 };
 
 struct ReplicationOptions {
@@ -77,6 +98,11 @@ class ReplicationFabric {
   Status SetDown(std::string_view id, bool down);
   bool IsDown(std::string_view id) const;
 
+  // The newest log position of cluster `id` (0 for an unknown id).
+  uint64_t LogPosition(std::string_view id) const;
+  // The last position of `origin`'s log that `peer` has applied (0 when
+  // either is unknown or they are the same cluster).
+  uint64_t Applied(std::string_view origin, std::string_view peer) const;
   // The newest log position of every cluster, by id.
   std::map<std::string, uint64_t> LogPositions() const;
   // True when every cluster has applied every other cluster's entries up to
@@ -84,6 +110,16 @@ class ReplicationFabric {
   bool HasApplied(const std::map<std::string, uint64_t>& positions) const;
   // Entries `origin` committed that `peer` has not acknowledged.
   uint64_t Backlog(std::string_view origin, std::string_view peer) const;
+
+  // Called once per log entry a peer applies from another cluster's log,
+  // right after applying it: never for a duplicate (an entry the peer had
+  // already applied, e.g. retransmitted after a lost acknowledgement), nor
+  // for ApplyNewestEverywhere's eager applications (the entry is reported
+  // when it arrives through the log) or the copy that seeds a new cluster.
+  // Runs inside the fabric: it must not add, remove or take down clusters.
+  // Empty (the default) reports nothing.
+  using ApplyHook = std::function<void(const AppliedInfo&)>;
+  void set_apply_hook(ApplyHook hook) { apply_hook_ = std::move(hook); }
 
   // Compacts every cluster, dropping only tombstones no pending entry can
   // still need.
@@ -114,6 +150,7 @@ class ReplicationFabric {
   uint32_t next_origin_ = 0;
   std::map<uint32_t, std::unique_ptr<Member>> members_;  // by origin
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
+  ApplyHook apply_hook_;
 };
 
 }  // namespace btsim::replication

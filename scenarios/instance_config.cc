@@ -195,9 +195,11 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
     case pb::STORAGE_TYPE_UNSPECIFIED:
     case pb::SSD:
       out.storage_type = StorageType::kSsd;
+      config.storage = cluster::StorageType::kSsd;
       break;
     case pb::HDD:
       out.storage_type = StorageType::kHdd;
+      config.storage = cluster::StorageType::kHdd;
       break;
     default:
       return InvalidArgument("storage_type: unknown value " +
@@ -318,29 +320,57 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
 
 }  // namespace
 
-Result<LoadedConfig> ParseInstanceConfig(std::string_view text,
-                                         const std::string& name) {
-  pb::InstanceConfig proto;
-  Collector collector(name);
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&collector);
-  parser.AllowUnknownField(false);
-  parser.AllowUnknownExtension(false);
-  if (!parser.ParseFromString(std::string(text), &proto)) {
-    return InvalidArgument(collector.first().empty()
-                               ? name + ": not a valid InstanceConfig"
-                               : collector.first());
-  }
+Result<LoadedConfig> ConvertInstanceConfig(const pb::InstanceConfig& proto) {
   return Convert(proto);
 }
 
-Result<LoadedConfig> LoadInstanceConfig(const std::string& path) {
+Result<sim::Nanos> ConfigDuration(const google::protobuf::Duration& duration,
+                                  const std::string& field) {
+  return DurationOf(duration, field);
+}
+
+Result<sim::LatencyModel> ConfigLatency(const pb::Latency& latency,
+                                        const std::string& field) {
+  return LatencyOf(latency, field);
+}
+
+Result<std::string> ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot read the file");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return NotFound(path + ": cannot read the file");
-  return ParseInstanceConfig(text.str(), path);
+  return text.str();
+}
+
+Status ParseTextProto(std::string_view text, const std::string& name,
+                      google::protobuf::Message* message,
+                      google::protobuf::TextFormat::ParseInfoTree* locations) {
+  Collector collector(name);
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&collector);
+  parser.AllowUnknownField(false);
+  parser.AllowUnknownExtension(false);
+  if (locations != nullptr) parser.WriteLocationsTo(locations);
+  if (!parser.ParseFromString(std::string(text), message)) {
+    return InvalidArgument(collector.first().empty()
+                               ? name + ": not a valid " +
+                                     message->GetDescriptor()->name()
+                               : collector.first());
+  }
+  return OkStatus();
+}
+
+Result<LoadedConfig> ParseInstanceConfig(std::string_view text,
+                                         const std::string& name) {
+  pb::InstanceConfig proto;
+  BTSIM_RETURN_IF_ERROR(ParseTextProto(text, name, &proto));
+  return Convert(proto);
+}
+
+Result<LoadedConfig> LoadInstanceConfig(const std::string& path) {
+  BTSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseInstanceConfig(text, path);
 }
 
 }  // namespace btsim::scenarios

@@ -9,8 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include <google/protobuf/text_format.h>
 #include "appprofile/app_profile.h"
 #include "base/result.h"
+#include "btsim/config/v1/instance_config.pb.h"
 #include "instance/instance.h"
 
 namespace btsim::scenarios {
@@ -25,8 +27,9 @@ struct LoadedConfig {
   std::vector<appprofile::AppProfile> profiles;
   // The links of `config.link_overrides`, in file order.
   std::vector<instance::LinkOverride> link_overrides;
-  // Not used by the simulator yet: the capacity model will use it (HDD
-  // clusters serve fewer reads per node).
+  // The file's storage type; the same as `config.storage`, which the
+  // capacity model uses (an HDD node serves 500 reads/s, an SSD node
+  // 17,000; see cluster/node_model.h).
   StorageType storage_type = StorageType::kSsd;
 };
 
@@ -35,6 +38,29 @@ struct LoadedConfig {
 // a syntax error, or naming the field for a bad value, e.g.
 // "clusters[1].zone: ..."; NOT_FOUND when the file cannot be read.
 Result<LoadedConfig> LoadInstanceConfig(const std::string& path);
+
+// Reads a whole file; NOT_FOUND "PATH: cannot read the file".
+Result<std::string> ReadTextFile(const std::string& path);
+
+// Parses protobuf text format into `message` (unknown fields are errors),
+// recording field locations into `locations` when given. INVALID_ARGUMENT
+// "NAME:LINE:COLUMN: ..." (1-based) for the first syntax error.
+Status ParseTextProto(
+    std::string_view text, const std::string& name,
+    google::protobuf::Message* message,
+    google::protobuf::TextFormat::ParseInfoTree* locations = nullptr);
+
+// Validates and converts an already parsed description. Errors name the
+// field relative to the InstanceConfig message, e.g. "clusters[1].zone: ...".
+Result<LoadedConfig> ConvertInstanceConfig(
+    const btsim::config::v1::InstanceConfig& proto);
+
+// A Duration field: not negative, at most 24 hours. Errors name `field`.
+Result<sim::Nanos> ConfigDuration(const google::protobuf::Duration& duration,
+                                  const std::string& field);
+// A Latency message as a sim::LatencyModel. Errors name `field`.
+Result<sim::LatencyModel> ConfigLatency(
+    const btsim::config::v1::Latency& latency, const std::string& field);
 
 // The same for text already in memory; `name` stands for the path in
 // syntax errors.

@@ -202,6 +202,9 @@ TEST_F(ControlTest, StatusListsClustersLinksAndProfiles) {
   for (const control::ClusterStatus& c : instance.clusters()) {
     EXPECT_FALSE(c.down()) << c.id();
     EXPECT_EQ(c.nodes(), 1) << c.id();
+    EXPECT_EQ(c.storage_type(), control::SSD) << c.id();
+    EXPECT_EQ(c.cpu_load(), 0) << c.id();  // no data request yet
+    EXPECT_EQ(c.hottest_node_load(), 0) << c.id();
   }
   ASSERT_EQ(instance.links_size(), 6);  // every ordered pair
   for (const control::LinkStatus& link : instance.links()) {
@@ -220,6 +223,31 @@ TEST_F(ControlTest, StatusListsClustersLinksAndProfiles) {
             "single-cluster c1 (transactional)");
   EXPECT_TRUE(instance.profiles(1).transactional());
   EXPECT_EQ(instance.profiles(2).routing(), "single-cluster c2");
+}
+
+TEST_F(ControlTest, StatusShowsTheNodeLoadOfServedAndReplicatedWrites) {
+  SetUpTableAndProfiles();
+  // Writes through c1 load c1's nodes, and c2's and c3's once replicated.
+  // Loads cover the last second of real time, so keep writing until every
+  // cluster shows some.
+  int i = 0;
+  WaitFor("every cluster loaded", [&] {
+    EXPECT_GRPC_OK(WriteVia("to-c1", "row" + std::to_string(i++), "v"));
+    const control::InstanceStatus status = OneStatus();
+    for (const control::ClusterStatus& c : status.clusters()) {
+      if (c.cpu_load() <= 0) return false;
+    }
+    return true;
+  });
+  const control::InstanceStatus status = OneStatus();
+  for (const control::ClusterStatus& c : status.clusters()) {
+    EXPECT_GT(c.cpu_load(), 0) << c.id();
+    EXPECT_LT(c.cpu_load(), 1) << c.id();  // a few writes, far from full
+    // One node: its load is the average (read a few microseconds apart,
+    // as the server's clock runs).
+    EXPECT_NEAR(c.hottest_node_load(), c.cpu_load(), c.cpu_load() * 1e-3)
+        << c.id();
+  }
 }
 
 TEST_F(ControlTest, StatusOfANamedInstanceCreatesIt) {
@@ -454,6 +482,10 @@ TEST_F(ControlTest, CtlCommands) {
             "    c1  us-east1-b      up    1 node(s)\n"
             "    c2  us-east1-c      up    1 node(s)\n"
             "    c3  europe-west1-d  DOWN  1 node(s)\n"
+            "  capacity (storage, CPU average, hottest node):\n"
+            "    c1  SSD  cpu 0.0%  hottest 0.0%\n"
+            "    c2  SSD  cpu 0.0%  hottest 0.0%\n"
+            "    c3  SSD  cpu 0.0%  hottest 0.0%\n"
             "  replication (backlog entries, latency):\n"
             "    c1 -> c2  0  200ms  CUT\n"
             "    c1 -> c3  0  3s\n"
@@ -495,6 +527,26 @@ TEST(CtlTest, UnreachableServerIsAnRpcError) {
   EXPECT_EQ(cli::RunCtl(args, out, err), cli::kCtlRpcError);
   EXPECT_THAT(err.str(), HasSubstr("btsim ctl: UNAVAILABLE: "));
   EXPECT_EQ(out.str(), "");
+}
+
+TEST(CtlTest, FormatStatusShowsLoadsAsPercentagesClampedAt100) {
+  control::GetStatusResponse status;
+  control::InstanceStatus* instance = status.add_instances();
+  instance->set_name("projects/p/instances/i");
+  control::ClusterStatus* c = instance->add_clusters();
+  c->set_id("c1");
+  c->set_zone("us-east1-b");
+  c->set_nodes(3);
+  c->set_storage_type(control::HDD);
+  c->set_cpu_load(0.3333);
+  c->set_hottest_node_load(1.25);  // over capacity: its queue grows
+  EXPECT_EQ(cli::FormatStatus(status),
+            "instance projects/p/instances/i\n"
+            "  clusters:\n"
+            "    c1  us-east1-b  up  3 node(s)\n"
+            "  capacity (storage, CPU average, hottest node):\n"
+            "    c1  HDD  cpu 33.3%  hottest 100.0%\n"
+            "  profiles:\n");
 }
 
 TEST(CtlTest, FormatStatusWithoutInstances) {

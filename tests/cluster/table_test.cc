@@ -593,6 +593,23 @@ TEST_F(PresplitTableTest, GrownTabletsMergeBackButNotAcrossInitialSplits) {
   EXPECT_THAT(Keys(Read()), ElementsAre("e", "n"));
 }
 
+TEST_F(PresplitTableTest, TabletStartOfNamesTheTabletHoldingTheKey) {
+  EXPECT_EQ(table_.TabletStartOf(""), "");
+  EXPECT_EQ(table_.TabletStartOf("a"), "");
+  EXPECT_EQ(table_.TabletStartOf("d"), "d");  // a start belongs to its tablet
+  EXPECT_EQ(table_.TabletStartOf("czzz"), "");
+  EXPECT_EQ(table_.TabletStartOf("lzzz"), "d");
+  EXPECT_EQ(table_.TabletStartOf("m"), "m");
+  EXPECT_EQ(table_.TabletStartOf("\xff\xff"), "t");
+  // A split moves the upper half's keys to a tablet starting inside [m, t).
+  for (int i = 0; i < 20; ++i) Put("n" + Key(i));
+  ASSERT_GT(table_.Stats().tablets, 4);
+  EXPECT_EQ(table_.TabletStartOf("m"), "m");
+  const std::string& upper = table_.TabletStartOf("n" + Key(19));
+  EXPECT_GT(upper, "m");
+  EXPECT_LE(upper, "n" + Key(19));
+}
+
 TEST_F(PresplitTableTest, ReadsStartingOrEndingOnSplitKeys) {
   for (const char* k : {"a", "d", "da", "l", "m", "s", "t", "z"}) Put(k);
   RowSet set;

@@ -389,6 +389,70 @@ TEST_F(FabricTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
   ExpectConverged();
 }
 
+TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
+  struct Applied {
+    std::string origin, peer;
+    uint64_t position;
+    cluster::CommitRecord::Kind kind;
+    std::string row;
+    Nanos committed_at, applied_at;
+  };
+  std::vector<Applied> applied;
+  fabric_->set_apply_hook([&](const AppliedInfo& info) {
+    applied.push_back(Applied{std::string(info.origin), std::string(info.peer),
+                              info.position, info.record.kind,
+                              info.record.row_key, info.committed_at(),
+                              info.applied_at});
+  });
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  ASSERT_EQ(applied.size(), 1u);  // the schema record, on c2
+  EXPECT_EQ(applied[0].kind, cluster::CommitRecord::Kind::kCreateTable);
+  EXPECT_EQ(applied[0].origin, "c1");
+  EXPECT_EQ(applied[0].peer, "c2");
+  applied.clear();
+
+  // Acknowledgements from c2 are lost, so c1 sends the batch again and
+  // again: c2 applies it once.
+  transport_.Partition(kEurope, kEastB, /*one_way=*/true);
+  const Nanos t0 = scheduler_.Now();
+  Write("c1", "a", "1");
+  Write("c1", "b", "2");
+  RunUntil(t0 + milliseconds(3500));
+  EXPECT_GE(transport_.StatsOf(kEastB, kEurope).delivered, 3);  // resent
+  transport_.Heal(kEurope, kEastB);
+  RunUntilIdle();
+  ASSERT_EQ(applied.size(), 2u);
+  for (size_t i = 0; i < applied.size(); ++i) {
+    EXPECT_EQ(applied[i].origin, "c1");
+    EXPECT_EQ(applied[i].peer, "c2");
+    EXPECT_EQ(applied[i].kind, cluster::CommitRecord::Kind::kMutateRow);
+    EXPECT_EQ(applied[i].position, applied[0].position + i);
+    // Both committed at t0 (to the microsecond).
+    EXPECT_LE(applied[i].committed_at, t0 + Nanos(1000));
+    EXPECT_GE(applied[i].committed_at, t0);
+  }
+  // "a" left alone at once; "b" waited for an ack that never came and left
+  // with the first resend (t0 + 1 s), which repeated "a".
+  EXPECT_EQ(applied[0].row, "a");
+  EXPECT_EQ(applied[0].applied_at, t0 + milliseconds(100));
+  EXPECT_EQ(applied[1].row, "b");
+  EXPECT_EQ(applied[1].applied_at, t0 + milliseconds(1100));
+  ExpectConverged();
+
+  // Writes the other way are reported with c2 as the origin.
+  applied.clear();
+  Write("c2", "c", "3");
+  RunUntilIdle();
+  ASSERT_EQ(applied.size(), 1u);
+  EXPECT_EQ(applied[0].origin, "c2");
+  EXPECT_EQ(applied[0].peer, "c1");
+  EXPECT_EQ(applied[0].row, "c");
+}
+
 // ---- What replicates ----
 
 TEST_F(FabricTest, SchemaChangesReplicate) {

@@ -72,6 +72,7 @@ TEST(InstanceConfigFileTest, LoadsTheExample) {
   EXPECT_EQ(config.clusters[2].zone, "europe-west1-d");
   EXPECT_EQ(config.client_zone, "us-east1-b");
   EXPECT_EQ(loaded->storage_type, StorageType::kSsd);
+  EXPECT_EQ(config.storage, cluster::StorageType::kSsd);
   ASSERT_EQ(loaded->profiles.size(), 2u);
   EXPECT_EQ(loaded->profiles, config.app_profiles);
   EXPECT_TRUE(loaded->profiles[0].transactional());
@@ -114,6 +115,7 @@ TEST(InstanceConfigFileTest, DefaultsAndStorageType) {
   auto loaded = Load(std::string(kThreeClusters) + "storage_type: HDD");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(loaded->storage_type, StorageType::kHdd);
+  EXPECT_EQ(loaded->config.storage, cluster::StorageType::kHdd);
   EXPECT_EQ(loaded->config.clusters[0].nodes, 3);
   EXPECT_EQ(loaded->config.clusters[1].nodes, 1);  // 0 means 1
   EXPECT_EQ(loaded->config.client_zone, "");
