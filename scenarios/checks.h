@@ -14,15 +14,127 @@
 //   token_violations     sum over kTokenWait events
 //   rto_seconds          the longest failover outage of any client
 //   failovers, errors, successes
-// Each with a value and a human detail. The names above are stable: they
-// are the columns of `btsim sweep`'s results.csv.
+// Each with a value and a human detail, in the order above. The names above
+// are stable: they are the columns of `btsim sweep`'s results.csv.
 //
 // Evaluate computes each Expectation's metric over the operations its
 // filters select (app_profile, client or client group, cluster, window) and
 // compares it with its bound. See proto/btsim/scenario/v1/scenario.proto
 // (enum Metric) for the definitions.
 //
-// Pure functions of their inputs; deterministic.
+// Pure functions of their inputs; deterministic. O(n log n) in the number
+// of operations (TVisibility: times the buckets and read clusters).
+//
+// Definitions shared by every check:
+//   acknowledged write  a kWrite or kCheckAndMutate with ok() status and a
+//                       non-empty `written` tag; its order key is
+//                       (timestamp_micros, version), compared as in Newer().
+//   read                a kReadRow with ok() status. What it saw is the write
+//                       whose tag it returned, found among all committed
+//                       writes (version != 0, acknowledged or not). "" (the
+//                       row was empty) and a tag of no committed write
+//                       (counted as "unknown" in details) are older than
+//                       every write.
+//   DropRowRange        a kDropRowRange event at D covering the row (same
+//                       table, row starts with `detail`) behaves like a
+//                       write newer than every write committed at or before
+//                       D: a read completing at or after D counts as having
+//                       seen at least the newest such write (its effective
+//                       key), and those writes are never reported lost.
+//   surviving clusters  final_state minus clusters whose last
+//                       kAddCluster/kRemoveCluster event is a kRemoveCluster.
+//   "X before Y"        X's time <= Y's time (virtual time is exact; a
+//                       sequential client invokes its next operation at the
+//                       time the previous one completed).
+//
+// The checks (RunChecks names; Evaluate metrics in parentheses):
+//   read_your_writes_violations (READ_YOUR_WRITES_VIOLATIONS): reads by
+//     client C of row R whose effective key is older than the newest (by
+//     order key) of C's acknowledged writes on R that completed before the
+//     read was invoked.
+//   monotonic_read_violations (MONOTONIC_READ_VIOLATIONS): reads by client
+//     C of row R whose effective key is older than that of some read by C of
+//     R that completed before this one was invoked.
+//   strong_read_violations (STRONG_READ_VIOLATIONS): reads of R whose
+//     effective key is older than some acknowledged write on R (by anyone)
+//     that completed before the read was invoked. Only when
+//     History::strong_reads_promised; otherwise 0 with the detail "not
+//     promised by the routing".
+//   (STALENESS_SECONDS): a read's staleness is 0 when it saw the newest
+//     write acknowledged before its invoke (or newer); otherwise invoke minus
+//     the acknowledgement (`complete`) of the earliest-acknowledged write
+//     that was acknowledged before its invoke and is newer than what it saw.
+//     The metric is the nearest-rank percentile over the selected reads.
+//   lost_writes (LOST_WRITES): acknowledged writes such that some surviving
+//     cluster's final RowState for (table, row) is older than the write
+//     (neither present nor superseded), unless a DropRowRange covering the
+//     row happened at or after the write committed. Counted once per write;
+//     the detail names the first few (client, row, tag, cluster). Values
+//     expired by garbage collection are not excused.
+//   rpo_writes (RPO_WRITES): distinct acknowledged operations listed in
+//     Event::unreplicated_ops of kClusterDown / kRemoveCluster events. When
+//     an event has no such list (std::nullopt) a lower bound is used for
+//     it: acknowledged writes served by that cluster, committed at or before
+//     the event, that no other surviving cluster holds (present or
+//     superseded) in the final state; the detail then says "approximate".
+//   lost_updates (LOST_UPDATES): per (table, row), the acknowledged
+//     kReadModifyWrite operations (each adds 1) committed after the row's
+//     last covering DropRowRange, minus the largest final counter over the
+//     surviving clusters, clamped at 0; summed over rows. With filters, a
+//     row contributes min(its loss, the selected increments on it): an
+//     upper bound of how many selected increments can be among the lost.
+//   token_violations (TOKEN_VIOLATIONS): the sum of Event::violations over
+//     kTokenWait events (filter: window on `at`).
+//   rto_seconds (RTO_SECONDS): faults are kClusterDown, kPartition,
+//     kNodeFailure and kRemoveCluster events. For a client and a fault at F,
+//     the outage ends when the first successful operation of the client
+//     invoked at or after F completes; it counts only if an operation of the
+//     client failed (completed with an error) in [F, that end]. A client with
+//     failures after F and no success afterwards has an infinite outage
+//     (value +infinity, detail "never"; it fails every at_most bound). The
+//     value is the longest outage, 0 when none. The detail also gives the
+//     error counts by code of the failed operations inside outages. Filters:
+//     app_profile and client select the client's operations; cluster selects
+//     faults whose `cluster` or `peer` is that cluster; the window applies
+//     to the fault time.
+//   failovers (FAILOVERS): History::failovers; filters: app_profile
+//     (`profile`), cluster (`to`), window on `at`; client selects the
+//     failovers of the profiles the selected clients' operations used (a
+//     Failover records no client).
+//   errors, successes (ERRORS, SUCCESSES): selected operations of every
+//     type that failed / succeeded.
+//   converged (CONVERGED): 1 when the surviving clusters' digests are all
+//     equal (also with fewer than two clusters), else 0.
+//   (LATENCY_SECONDS): nearest-rank percentile of complete - invoke over the
+//     selected successful operations of every type.
+//   (CATCH_UP_SECONDS): the longest end - at over kHeal, kClusterUp and
+//     kAddCluster events (a new cluster catches up after its seeding) (end ==
+//     -1: +infinity, "never"). Filters: cluster (`cluster` or `peer`), window
+//     on `at`.
+//   (TOKEN_WAIT_SECONDS): the longest end - at over kTokenWait events (end ==
+//     -1: +infinity, "never"); window on `at`.
+//   (HOTTEST_NODE_CPU): the largest CpuSample::hottest; filters: cluster,
+//     window on `at`.
+//   (T_VISIBILITY): with t = Expectation.after, over acknowledged writes W:
+//     the first selected read of W's row invoked at or after W.complete + t
+//     is a sample; it is a success when its effective key is W's or newer.
+//     The value is successes / samples.
+//
+// Filters (Evaluate), unless a check above says otherwise: app_profile
+// matches Operation::profile; client matches Operation::client or
+// Operation::group; cluster matches Operation::cluster (the serving
+// cluster); the window [window_start, window_end) applies to
+// Operation::invoke (window_end unset or 0: no end). They apply to the
+// operation a check counts: the read for read checks, STALENESS_SECONDS and
+// T_VISIBILITY, the write for LOST_WRITES and RPO_WRITES, the increment for
+// LOST_UPDATES. Filters a metric does not mention are ignored.
+//
+// Bounds: "<= X" passes when value <= X (an infinite value fails), ">= X"
+// when value >= X. A percentile (0 or absent: 99) outside (0, 100] fails
+// with a detail saying so; so does a missing bound or METRIC_UNSPECIFIED.
+// Empty selections measure 0 ("no samples" in the detail for
+// LATENCY_SECONDS, STALENESS_SECONDS and T_VISIBILITY) and pass only when
+// the bound holds for 0.
 #ifndef BTSIM_SCENARIOS_CHECKS_H_
 #define BTSIM_SCENARIOS_CHECKS_H_
 
@@ -66,12 +178,16 @@ struct VisibilityCurve {
 // 0, 1 ms, 5 ms, 10 ms, 50 ms, 100 ms, 500 ms, 1 s, 5 s, 10 s, 60 s.
 std::vector<sim::Nanos> VisibilityBuckets();
 // Curves for every pair with samples, sorted by (write, read) cluster.
+// Writes are acknowledged writes (serving cluster = write_cluster); the
+// sample for (write, t, read cluster) is the first read of the row served
+// by that cluster invoked at or after ack + t; it succeeds when its
+// effective key (see above) is the write's or newer.
 std::vector<VisibilityCurve> TVisibility(const History& history);
 
 std::vector<ExpectationResult> Evaluate(
     const History& history,
-    const google::protobuf::RepeatedPtrField<
-        btsim::scenario::v1::Expectation>& expectations);
+    const google::protobuf::RepeatedPtrField<btsim::scenario::v1::Expectation>&
+        expectations);
 
 }  // namespace btsim::scenarios
 

@@ -14,12 +14,16 @@
 // engine's last-writer-wins). So write A is newer than write B on the same
 // row when (timestamp, version) of A > that of B — see Newer().
 //
+// Times (sim::Nanos) are since the start of the run, except cell
+// timestamps, which are absolute (the virtual clock starts at kRunEpoch).
+//
 // Plain data, no behaviour beyond the helpers below.
 #ifndef BTSIM_SCENARIOS_HISTORY_H_
 #define BTSIM_SCENARIOS_HISTORY_H_
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,10 +34,19 @@
 
 namespace btsim::scenarios {
 
+// The virtual clock of every run starts at 2026-01-01T00:00:00Z.
+inline constexpr sim::Nanos kRunEpoch = std::chrono::seconds(1767225600);
+
 inline constexpr std::string_view kValueColumn = "v";
 inline constexpr std::string_view kCounterColumn = "n";
 
-enum class OpType { kReadRow, kScan, kWrite, kCheckAndMutate, kReadModifyWrite };
+enum class OpType {
+  kReadRow,
+  kScan,
+  kWrite,
+  kCheckAndMutate,
+  kReadModifyWrite
+};
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 
 struct Operation {
@@ -46,10 +59,12 @@ struct Operation {
   OpType type = OpType::kReadRow;
   sim::Nanos invoke{0};    // virtual time the client issued it
   sim::Nanos complete{0};  // virtual time the client saw the outcome
+  // UNKNOWN "still in flight when the run ended" for an operation that
+  // never finished (then attempts is 0).
   StatusCode code = StatusCode::kOk;
   std::string message;  // the error, if any
   int attempts = 0;
-  // The cluster that served the last attempt ("" if none was reached).
+  // The cluster the last attempt was routed to ("" if routing refused it).
   std::string cluster;
 
   // Writes (kWrite, and kCheckAndMutate whichever branch ran): the tag
@@ -59,14 +74,19 @@ struct Operation {
   std::string written;
   int64_t timestamp_micros = 0;
   uint64_t version = 0;
-  // The virtual time the write committed on the serving cluster.
+  // The virtual time the write committed on the serving cluster, and its
+  // position in that cluster's replication log.
   sim::Nanos committed{0};
+  uint64_t log_position = 0;
 
   // kReadRow: the tag of the newest value cell ("" when the row had none).
   std::string read;
   // kScan: rows returned.
   int64_t rows = 0;
-  // kReadModifyWrite: the counter value after the increment.
+  // kReadModifyWrite: the counter value after the increment. (Its
+  // `version` and `committed` are filled too when it committed: the
+  // lost-updates check uses `committed` to leave out increments wiped by a
+  // later DropRowRange, and `complete` when `version` is 0.)
   int64_t counter = 0;
 
   bool ok() const { return code == StatusCode::kOk; }
@@ -98,18 +118,26 @@ std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
 struct Event {
   sim::Nanos at{0};
   EventKind kind = EventKind::kClusterDown;
-  std::string label;     // the step's label or a description
-  std::string cluster;   // the cluster concerned, if any
-  std::string peer;      // the other cluster of a partition / heal / link
-  std::string table;     // drop_row_range / set_gc_rule / token wait
-  std::string detail;    // prefix of a drop, client name, profile id, ...
+  std::string label;    // the step's label or a description
+  std::string cluster;  // the cluster concerned, if any
+  std::string peer;     // the other cluster of a partition / heal / link
+  std::string table;    // drop_row_range / set_gc_rule / token wait
+  std::string detail;   // prefix of a drop, client name, profile id, ...
   // kTokenWait: when the check said consistent. kHeal, kClusterUp,
-  // kPartition, kClusterDown: when, afterwards, every replication backlog
-  // was first empty again. -1: never (within the run and its settling).
+  // kAddCluster, kPartition, kClusterDown: when every cluster had applied
+  // everything committed (anywhere) before the event. -1: never (within the
+  // run and its settling).
   sim::Nanos end{-1};
   // kTokenWait: acknowledged writes from before the token that were not
   // readable in every cluster when the check said consistent (must be 0).
   int64_t violations = 0;
+  // kClusterDown (and kRemoveCluster): the ids of the write operations
+  // (kWrite, kCheckAndMutate, kReadModifyWrite) that had committed on
+  // `cluster` at or before `at` and that no other cluster had applied at
+  // `at`, whatever their outcome (the RPO check keeps the acknowledged
+  // ones). std::nullopt: not recorded; the RPO check then falls back to a
+  // lower bound computed from the final state (see checks.h).
+  std::optional<std::vector<uint64_t>> unreplicated_ops;
 };
 
 // Multi-cluster routing skipped the nearest cluster.
@@ -145,12 +173,12 @@ struct ClusterState {
 };
 
 struct History {
-  std::vector<Operation> operations;  // in invoke order (id == index)
-  std::vector<Event> events;          // in time order
+  std::vector<Operation> operations;      // in invoke order (id == index)
+  std::vector<Event> events;              // in time order
   std::vector<ClusterState> final_state;  // clusters in creation order
   std::vector<Failover> failovers;        // in time order
   std::vector<CpuSample> cpu;             // in time order
-  sim::Nanos duration{0};  // end of the client phase
+  sim::Nanos duration{0};                 // end of the client phase
   sim::Nanos settled{-1};  // when replication drained (-1: it did not)
   // True when the routing promises strong reads: every client uses a
   // single-cluster profile, all to the same cluster, and no profile changed

@@ -23,8 +23,8 @@
 namespace btsim::scenarios {
 
 struct RunOptions {
-  std::optional<uint64_t> seed;          // overrides the scenario's
-  std::optional<sim::Nanos> duration;    // overrides the scenario's
+  std::optional<uint64_t> seed;        // overrides the scenario's
+  std::optional<sim::Nanos> duration;  // overrides the scenario's
 };
 
 struct RunOutcome {

@@ -2,7 +2,8 @@
 # core_purity.sh [--selftest] ROOT
 #
 # Fails when the deterministic core (sim/ without sim/asio/, cluster/,
-# replication/, appprofile/, instance/) reads a wall clock or OS randomness,
+# replication/, appprofile/, instance/, scenarios/) reads a wall clock or OS
+# randomness,
 # sleeps, uses std:: random distributions, includes gRPC, asio or
 # prometheus-cpp, or uses an unordered_* container (whose iteration order
 # must never decide anything: a line may opt out with the comment
@@ -15,7 +16,7 @@ forbidden='system_clock|steady_clock|high_resolution_clock|gettimeofday|clock_ge
 
 scan() {  # scan ROOT: prints violations, returns 1 if any
   local root=$1 found=0 dirs=()
-  for d in sim cluster replication appprofile instance; do
+  for d in sim cluster replication appprofile instance scenarios; do
     [[ -d $root/$d ]] && dirs+=("$root/$d")
   done
   while IFS= read -r line; do

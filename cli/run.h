@@ -1,0 +1,36 @@
+// `btsim run FILE [--seed N] [--out DIR] [--duration D] [--set path=value]`:
+// plays a scenario in virtual time and prints its summary (the last line is
+// "fingerprint: <hex>"). Exit codes: 0 when every expectation holds, 1 when
+// one fails, 2 for invalid input (a bad file, flag or --set), which names
+// the file, the line and the field.
+#ifndef BTSIM_CLI_RUN_H_
+#define BTSIM_CLI_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace btsim::cli {
+
+inline constexpr int kRunFailed = 1;
+inline constexpr int kRunInvalid = 2;
+
+struct RunArgs {
+  std::string file;
+  std::optional<uint64_t> seed;
+  std::string out_dir;
+  std::string duration;
+  std::vector<std::string> sets;
+  bool quiet = false;  // only the fingerprint line
+};
+
+CLI::App* AddRunCommand(CLI::App& app, RunArgs& args);
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace btsim::cli
+
+#endif  // BTSIM_CLI_RUN_H_

@@ -1,0 +1,406 @@
+#include "scenarios/checks_analysis.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+namespace btsim::scenarios::checks_internal {
+namespace {
+
+using sim::Nanos;
+
+bool IsWriteType(OpType type) {
+  return type == OpType::kWrite || type == OpType::kCheckAndMutate;
+}
+
+bool IsAckedWrite(const Operation& op) {
+  return IsWriteType(op.type) && op.ok() && !op.written.empty();
+}
+
+bool IsFault(EventKind kind) {
+  return kind == EventKind::kClusterDown || kind == EventKind::kPartition ||
+         kind == EventKind::kNodeFailure || kind == EventKind::kRemoveCluster;
+}
+
+uint64_t Group(uint32_t high, int32_t row) {
+  return (uint64_t{high} << 32) | static_cast<uint32_t>(row);
+}
+
+}  // namespace
+
+void Series::Add(uint64_t group, Nanos at, OrderKey key, uint32_t op) {
+  entries_.push_back({group, at, key, op, 0});
+}
+
+void Series::Finish() {
+  std::sort(
+      entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+        return std::tie(a.group, a.at, a.op) < std::tie(b.group, b.at, b.op);
+      });
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const bool first = i == 0 || entries_[i - 1].group != entries_[i].group;
+    uint32_t best = static_cast<uint32_t>(i);
+    if (!first) {
+      const uint32_t previous = entries_[i - 1].max_index;
+      if (!(entries_[i].key > entries_[previous].key)) best = previous;
+    }
+    entries_[i].max_index = best;
+    if (first) {
+      ranges_[entries_[i].group] = {i, i + 1};
+    } else {
+      ranges_[entries_[i].group].second = i + 1;
+    }
+  }
+}
+
+std::pair<size_t, size_t> Series::Range(uint64_t group) const {
+  auto it = ranges_.find(group);
+  return it == ranges_.end() ? std::make_pair(size_t{0}, size_t{0})
+                             : it->second;
+}
+
+const Series::Entry* Series::MaxUpTo(uint64_t group, Nanos t) const {
+  const auto [begin, end] = Range(group);
+  auto it =
+      std::partition_point(entries_.begin() + begin, entries_.begin() + end,
+                           [t](const Entry& e) { return e.at <= t; });
+  if (it == entries_.begin() + begin) return nullptr;
+  return &entries_[std::prev(it)->max_index];
+}
+
+const Series::Entry* Series::FirstNewerThan(uint64_t group,
+                                            OrderKey key) const {
+  const auto [begin, end] = Range(group);
+  auto it = std::partition_point(
+      entries_.begin() + begin, entries_.begin() + end,
+      [&](const Entry& e) { return !(entries_[e.max_index].key > key); });
+  return it == entries_.begin() + end ? nullptr : &*it;
+}
+
+const Series::Entry* Series::FirstAtOrAfter(std::pair<size_t, size_t> range,
+                                            Nanos t) const {
+  const auto [begin, end] = range;
+  auto it =
+      std::partition_point(entries_.begin() + begin, entries_.begin() + end,
+                           [t](const Entry& e) { return e.at < t; });
+  return it == entries_.begin() + end ? nullptr : &*it;
+}
+
+Analysis::Analysis(const History& history) : history_(history) {
+  IndexRows();
+  IndexDrops();
+  AnalyzeReads();
+  FindLostWrites();
+}
+
+void Analysis::IndexRows() {
+  const auto& ops = history_.operations;
+  row_of_.assign(ops.size(), -1);
+  LookupMap<std::string, int32_t> ids;
+  std::string key;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    if (op.type == OpType::kScan) continue;
+    key.assign(op.table);
+    key.push_back('\0');
+    key.append(op.row);
+    auto [it, inserted] =
+        ids.emplace(key, static_cast<int32_t>(row_op_.size()));
+    if (inserted) row_op_.push_back(&op);
+    row_of_[i] = it->second;
+    if (IsWriteType(op.type) && !op.written.empty() && op.version != 0) {
+      // Tags are unique; on a duplicate the first committed one wins.
+      tags_.emplace(op.written, static_cast<uint32_t>(i));
+    }
+    if (IsAckedWrite(op)) acked_writes_.push_back(static_cast<uint32_t>(i));
+  }
+
+  // Surviving clusters: not removed for good.
+  std::map<std::string, bool> removed;
+  for (const Event& event : history_.events) {
+    if (event.kind == EventKind::kRemoveCluster) removed[event.cluster] = true;
+    if (event.kind == EventKind::kAddCluster) removed[event.cluster] = false;
+  }
+  const auto& clusters = history_.final_state;
+  for (size_t c = 0; c < clusters.size(); ++c) {
+    auto it = removed.find(clusters[c].id);
+    if (it == removed.end() || !it->second) surviving_.push_back(c);
+  }
+  states_.assign(row_op_.size() * clusters.size(), nullptr);
+  for (size_t c = 0; c < clusters.size(); ++c) {
+    const auto& rows = clusters[c].rows;
+    if (rows.empty()) continue;
+    for (size_t r = 0; r < row_op_.size(); ++r) {
+      auto it = rows.find({row_op_[r]->table, row_op_[r]->row});
+      if (it != rows.end()) states_[r * clusters.size() + c] = &it->second;
+    }
+  }
+}
+
+void Analysis::IndexDrops() {
+  // Rows sorted by (table, row), to find a prefix's rows by binary search.
+  std::vector<int32_t> sorted(row_op_.size());
+  for (size_t r = 0; r < sorted.size(); ++r) {
+    sorted[r] = static_cast<int32_t>(r);
+  }
+  bool any_drop = false;
+  for (const Event& event : history_.events) {
+    any_drop |= event.kind == EventKind::kDropRowRange;
+  }
+  if (!any_drop) return;
+  auto less = [this](int32_t a, int32_t b) {
+    return std::tie(row_op_[a]->table, row_op_[a]->row) <
+           std::tie(row_op_[b]->table, row_op_[b]->row);
+  };
+  std::sort(sorted.begin(), sorted.end(), less);
+  for (const Event& event : history_.events) {
+    if (event.kind != EventKind::kDropRowRange) continue;
+    const std::string& prefix = event.detail;
+    auto it =
+        std::partition_point(sorted.begin(), sorted.end(), [&](int32_t r) {
+          return std::tie(row_op_[r]->table, row_op_[r]->row) <
+                 std::tie(event.table, prefix);
+        });
+    for (; it != sorted.end(); ++it) {
+      const Operation& op = *row_op_[*it];
+      if (op.table != event.table ||
+          std::string_view(op.row).substr(0, prefix.size()) != prefix) {
+        break;
+      }
+      drops_[*it].at.push_back(event.at);
+    }
+  }
+  for (auto& [row, drops] : drops_) {
+    std::sort(drops.at.begin(), drops.at.end());
+    drops.floor.assign(drops.at.size(), kNothing);
+  }
+  // floor[k]: the newest write committed at or before at[k].
+  const auto& ops = history_.operations;
+  for (size_t id = 0; id < ops.size(); ++id) {
+    if (!IsWriteType(ops[id].type) || ops[id].written.empty() ||
+        ops[id].version == 0) {
+      continue;  // not a committed write
+    }
+    auto it = drops_.find(row_of_[id]);
+    if (it == drops_.end()) continue;
+    auto& drops = it->second;
+    auto k =
+        std::lower_bound(drops.at.begin(), drops.at.end(), ops[id].committed) -
+        drops.at.begin();
+    if (k < static_cast<long>(drops.at.size())) {
+      drops.floor[k] = std::max(drops.floor[k], KeyOf(ops[id]));
+    }
+  }
+  for (auto& [row, drops] : drops_) {
+    for (size_t k = 1; k < drops.floor.size(); ++k) {
+      drops.floor[k] = std::max(drops.floor[k], drops.floor[k - 1]);
+    }
+  }
+}
+
+int64_t Analysis::WriteOfTag(const std::string& tag) const {
+  auto it = tags_.find(tag);
+  return it == tags_.end() ? int64_t{-1} : int64_t{it->second};
+}
+
+const RowState* Analysis::State(int32_t row, size_t cluster) const {
+  return states_[static_cast<size_t>(row) * history_.final_state.size() +
+                 cluster];
+}
+
+OrderKey Analysis::Effective(int32_t row, OrderKey seen, Nanos complete) const {
+  auto it = drops_.find(row);
+  if (it == drops_.end()) return seen;
+  const auto& at = it->second.at;
+  auto k = std::upper_bound(at.begin(), at.end(), complete) - at.begin();
+  if (k == 0) return seen;
+  return std::max(seen, it->second.floor[k - 1]);
+}
+
+bool Analysis::DroppedAtOrAfter(int32_t row, Nanos t) const {
+  auto it = drops_.find(row);
+  return it != drops_.end() && it->second.at.back() >= t;
+}
+
+std::optional<Nanos> Analysis::LastDrop(int32_t row) const {
+  auto it = drops_.find(row);
+  if (it == drops_.end()) return std::nullopt;
+  return it->second.at.back();
+}
+
+void Analysis::AnalyzeReads() {
+  const auto& ops = history_.operations;
+  // Client ids, in first-seen order (lookups only).
+  // Lookups only.
+  LookupMap<std::string_view, uint32_t> client_ids;
+  auto client_id = [&](const std::string& client) {
+    return client_ids.emplace(client, static_cast<uint32_t>(client_ids.size()))
+        .first->second;
+  };
+  Series own_writes;  // group (client, row), at = complete
+  Series all_writes;  // group row, at = complete
+  for (uint32_t id : acked_writes_) {
+    const Operation& op = ops[id];
+    own_writes.Add(Group(client_id(op.client), row_of_[id]), op.complete,
+                   KeyOf(op), id);
+    all_writes.Add(Group(0, row_of_[id]), op.complete, KeyOf(op), id);
+  }
+  own_writes.Finish();
+  all_writes.Finish();
+
+  Series earlier_reads;  // group (client, row), at = complete
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    if (op.type != OpType::kReadRow || !op.ok()) continue;
+    ReadResult read;
+    read.op = static_cast<uint32_t>(i);
+    read.row = row_of_[i];
+    OrderKey seen = kNothing;
+    if (!op.read.empty()) {
+      const int64_t write = WriteOfTag(op.read);
+      if (write < 0) {
+        read.unknown_tag = true;
+      } else {
+        seen = KeyOf(ops[write]);
+      }
+    }
+    read.effective = Effective(read.row, seen, op.complete);
+    earlier_reads.Add(Group(client_id(op.client), read.row), op.complete,
+                      read.effective, read.op);
+    reads_.push_back(read);
+  }
+  earlier_reads.Finish();
+
+  for (ReadResult& read : reads_) {
+    const Operation& op = ops[read.op];
+    const uint64_t own = Group(client_id(op.client), read.row);
+    if (const auto* e = own_writes.MaxUpTo(own, op.invoke);
+        e != nullptr && e->key > read.effective) {
+      read.ryw_missed = e->op;
+    }
+    if (const auto* e = earlier_reads.MaxUpTo(own, op.invoke);
+        e != nullptr && e->key > read.effective) {
+      const int64_t write = WriteOfTag(ops[e->op].read);
+      read.monotonic_missed = write >= 0 ? write : e->op;
+    }
+    const uint64_t row = Group(0, read.row);
+    if (const auto* e = all_writes.MaxUpTo(row, op.invoke);
+        e != nullptr && e->key > read.effective) {
+      read.strong_missed = e->op;
+      const auto* first = all_writes.FirstNewerThan(row, read.effective);
+      // first->at <= e->at <= invoke: `first` exists and was acknowledged
+      // before the read.
+      read.staleness = op.invoke - first->at;
+      read.stale_missed = first->op;
+    }
+  }
+}
+
+void Analysis::FindLostWrites() {
+  const auto& ops = history_.operations;
+  for (uint32_t id : acked_writes_) {
+    const Operation& op = ops[id];
+    const int32_t row = row_of_[id];
+    if (DroppedAtOrAfter(row, op.committed)) continue;
+    for (size_t c : surviving_) {
+      const RowState* state = State(row, c);
+      const OrderKey have =
+          state == nullptr || state->tag.empty()
+              ? kNothing
+              : OrderKey{state->timestamp_micros, state->version};
+      if (have < KeyOf(op)) lost_writes_.push_back({id, c});
+    }
+  }
+}
+
+std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
+  struct ClientOps {
+    std::vector<std::pair<Nanos, Nanos>> successes;    // (invoke, complete)
+    std::vector<std::pair<Nanos, uint32_t>> failures;  // (complete, op)
+  };
+  std::map<std::string, ClientOps> clients;
+  const auto& ops = history.operations;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    if (!filter.SelectsClient(op)) continue;
+    ClientOps& client = clients[op.client];
+    if (op.ok()) {
+      client.successes.emplace_back(op.invoke, op.complete);
+    } else {
+      client.failures.emplace_back(op.complete, static_cast<uint32_t>(i));
+    }
+  }
+  std::vector<Outage> outages;
+  for (auto& [name, client] : clients) {
+    // Operations are in invoke order, so successes are sorted by invoke.
+    std::sort(client.failures.begin(), client.failures.end());
+    for (size_t e = 0; e < history.events.size(); ++e) {
+      const Event& event = history.events[e];
+      if (!IsFault(event.kind) || !filter.InWindow(event.at)) continue;
+      if (!filter.cluster.empty() && event.cluster != filter.cluster &&
+          event.peer != filter.cluster) {
+        continue;
+      }
+      auto success =
+          std::lower_bound(client.successes.begin(), client.successes.end(),
+                           std::make_pair(event.at, Nanos::min()));
+      const bool never = success == client.successes.end();
+      const Nanos end = never ? Nanos::max() : success->second;
+      auto failure =
+          std::lower_bound(client.failures.begin(), client.failures.end(),
+                           std::make_pair(event.at, uint32_t{0}));
+      Outage outage;
+      for (; failure != client.failures.end() && failure->first <= end;
+           ++failure) {
+        outage.failed.push_back(failure->second);
+      }
+      if (outage.failed.empty()) continue;
+      outage.client = name;
+      outage.event = e;
+      outage.never = never;
+      outage.length = never ? Nanos::max() : end - event.at;
+      outages.push_back(std::move(outage));
+    }
+  }
+  return outages;
+}
+
+Nanos Percentile(std::vector<Nanos> values, double p) {
+  const double n = static_cast<double>(values.size());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * n));
+  rank = std::clamp<size_t>(rank, 1, values.size());
+  std::nth_element(values.begin(), values.begin() + (rank - 1), values.end());
+  return values[rank - 1];
+}
+
+std::string FormatNumber(double value) {
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+
+std::string FormatSeconds(double seconds) {
+  if (std::isinf(seconds)) return "never";
+  return FormatNumber(seconds) + "s";
+}
+
+double Seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+
+std::string FormatSeconds(Nanos d) { return FormatSeconds(Seconds(d)); }
+
+std::string DescribeOp(const Operation& op) {
+  return "op " + std::to_string(op.id) + " (" + op.client + ", " +
+         std::string(OpTypeName(op.type)) + " " + op.table + "/" + op.row +
+         " at " + FormatSeconds(op.invoke) + ")";
+}
+
+std::string DescribeTag(const History& history, int64_t op) {
+  if (op < 0) return "nothing";
+  const Operation& write = history.operations[op];
+  return "'" + (write.type == OpType::kReadRow ? write.read : write.written) +
+         "'";
+}
+
+}  // namespace btsim::scenarios::checks_internal

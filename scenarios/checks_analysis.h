@@ -1,0 +1,196 @@
+// Internal to checks.cc and expectations.cc: the indexes over a History that
+// the checks share (rows, write order keys, effective read keys, per-read
+// verdicts, lost writes, outages). Not a public API; see checks.h for the
+// semantics these implement.
+#ifndef BTSIM_SCENARIOS_CHECKS_ANALYSIS_H_
+#define BTSIM_SCENARIOS_CHECKS_ANALYSIS_H_
+
+#include <compare>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>  // btsim: order-independent
+#include <utility>
+#include <vector>
+
+#include "scenarios/history.h"
+
+namespace btsim::scenarios::checks_internal {
+
+// Hash maps used for lookups only: their iteration order never decides
+// anything.
+template <class K, class V>
+using LookupMap = std::unordered_map<K, V>;  // btsim: order-independent
+
+// A write's position in last-writer-wins order: (timestamp, version),
+// compared lexicographically, which is what Newer() does.
+struct OrderKey {
+  int64_t ts = std::numeric_limits<int64_t>::min();
+  uint64_t version = 0;
+  friend auto operator<=>(const OrderKey&, const OrderKey&) = default;
+};
+inline constexpr OrderKey kNothing{};  // older than every write
+
+inline OrderKey KeyOf(const Operation& op) {
+  return {op.timestamp_micros, op.version};
+}
+
+// Which operations an expectation selects; the default selects everything.
+struct Filter {
+  std::string profile;
+  std::string client;   // Operation::client or Operation::group
+  std::string cluster;  // Operation::cluster
+  sim::Nanos start{0};
+  std::optional<sim::Nanos> end;  // exclusive
+
+  bool InWindow(sim::Nanos t) const { return t >= start && (!end || t < *end); }
+  bool SelectsClient(const Operation& op) const {
+    return (profile.empty() || op.profile == profile) &&
+           (client.empty() || op.client == client || op.group == client);
+  }
+  bool Selects(const Operation& op) const {
+    return SelectsClient(op) && (cluster.empty() || op.cluster == cluster) &&
+           InWindow(op.invoke);
+  }
+};
+
+// Entries (time, key, op) grouped by a 64-bit group id, sorted by time
+// within a group, with the running maximum of the key.
+class Series {
+ public:
+  struct Entry {
+    uint64_t group;
+    sim::Nanos at;
+    OrderKey key;
+    uint32_t op;
+    uint32_t max_index;  // index (in entries_) of the max key so far
+  };
+
+  void Add(uint64_t group, sim::Nanos at, OrderKey key, uint32_t op);
+  // Sorts and computes the running maxima. Call once, after every Add.
+  void Finish();
+  // The entry with the largest key among those of `group` with at <= t
+  // (the earliest such on ties); nullptr when none.
+  const Entry* MaxUpTo(uint64_t group, sim::Nanos t) const;
+  // The earliest entry of `group` whose key is newer than `key`.
+  const Entry* FirstNewerThan(uint64_t group, OrderKey key) const;
+  // The earliest entry of `group` with at >= t.
+  const Entry* FirstAtOrAfter(uint64_t group, sim::Nanos t) const {
+    return FirstAtOrAfter(Range(group), t);
+  }
+  // The same within a range Range() returned (to look up one group for
+  // several times).
+  const Entry* FirstAtOrAfter(std::pair<size_t, size_t> range,
+                              sim::Nanos t) const;
+  // [begin, end) of `group` in the sorted entries.
+  std::pair<size_t, size_t> Range(uint64_t group) const;
+
+ private:
+  std::vector<Entry> entries_;
+  // group -> [begin, end) in entries_ (lookups only, never iterated).
+  LookupMap<uint64_t, std::pair<size_t, size_t>> ranges_;
+};
+
+// A read's verdicts.
+struct ReadResult {
+  uint32_t op = 0;
+  int32_t row = 0;
+  OrderKey effective;  // what it saw, raised to the drop floor
+  bool unknown_tag = false;
+  // The write it missed (op id), when it violates the check; -1 otherwise.
+  int64_t ryw_missed = -1;
+  int64_t monotonic_missed = -1;  // the newer write an earlier read saw
+  int64_t strong_missed = -1;
+  sim::Nanos staleness{0};
+  int64_t stale_missed = -1;  // the earliest-acknowledged missed write
+};
+
+struct LostWrite {
+  uint32_t op;
+  size_t cluster;  // index in History::final_state
+};
+
+// One client's outage after one fault.
+struct Outage {
+  std::string client;
+  size_t event = 0;    // index in History::events
+  bool never = false;  // no success afterwards
+  sim::Nanos length{0};
+  std::vector<uint32_t> failed;  // the failed ops inside it
+};
+
+class Analysis {
+ public:
+  explicit Analysis(const History& history);
+
+  const History& history() const { return history_; }
+  const std::vector<ReadResult>& reads() const { return reads_; }
+  const std::vector<uint32_t>& acked_writes() const { return acked_writes_; }
+  const std::vector<size_t>& surviving() const { return surviving_; }
+  const std::vector<LostWrite>& lost_writes() const { return lost_writes_; }
+  int32_t RowOf(uint32_t op) const { return row_of_[op]; }
+  // An operation naming `row` (its table and row key).
+  const Operation& RowOp(int32_t row) const { return *row_op_[row]; }
+  // The write op whose tag is `tag`; -1 when none committed it.
+  int64_t WriteOfTag(const std::string& tag) const;
+  // The final state of `row` on final_state[cluster] (nullptr: absent).
+  const RowState* State(int32_t row, size_t cluster) const;
+  // The effective key of a read of `row` that saw `seen` and completed at
+  // `complete`.
+  OrderKey Effective(int32_t row, OrderKey seen, sim::Nanos complete) const;
+  // Whether a DropRowRange covering `row` happened at or after `t`.
+  bool DroppedAtOrAfter(int32_t row, sim::Nanos t) const;
+  // The time of the last DropRowRange covering `row` (nullopt: none).
+  std::optional<sim::Nanos> LastDrop(int32_t row) const;
+
+ private:
+  struct RowDrops {
+    std::vector<sim::Nanos> at;   // sorted
+    std::vector<OrderKey> floor;  // newest write committed at or before
+  };
+  void IndexRows();
+  void IndexDrops();
+  void AnalyzeReads();
+  void FindLostWrites();
+
+  const History& history_;
+  std::vector<int32_t> row_of_;           // per op; -1: no row
+  std::vector<const Operation*> row_op_;  // per row: an op naming it
+  std::map<int32_t, RowDrops> drops_;
+  // Tag -> committed write op (lookups only, never iterated).
+  // Lookups only.
+  LookupMap<std::string_view, uint32_t> tags_;
+  std::vector<uint32_t> acked_writes_;
+  std::vector<size_t> surviving_;
+  std::vector<const RowState*> states_;  // row * final_state.size() + c
+  std::vector<ReadResult> reads_;
+  std::vector<LostWrite> lost_writes_;
+};
+
+// The outages of the clients selected by `filter` (see checks.h, RTO):
+// client and profile filters select operations, cluster selects faults by
+// `cluster` or `peer`, the window selects faults by time. Sorted by
+// (client, event).
+std::vector<Outage> FindOutages(const History& history, const Filter& filter);
+
+// Nearest-rank percentile (p in (0, 100]) of a non-empty vector.
+sim::Nanos Percentile(std::vector<sim::Nanos> values, double p);
+
+// Shortest round-trip text of a number ("1.5", "100", "inf").
+std::string FormatNumber(double value);
+// Seconds with an "s": "1.5s"; "never" for infinity.
+std::string FormatSeconds(double seconds);
+std::string FormatSeconds(sim::Nanos d);
+double Seconds(sim::Nanos d);
+
+// "client/row" style descriptions for details.
+std::string DescribeOp(const Operation& op);
+// "'tag'" of a write op id, or "nothing" for -1.
+std::string DescribeTag(const History& history, int64_t op);
+
+}  // namespace btsim::scenarios::checks_internal
+
+#endif  // BTSIM_SCENARIOS_CHECKS_ANALYSIS_H_

@@ -1,0 +1,868 @@
+#include "scenarios/loader.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
+
+#include "appprofile/app_profile.h"
+#include "cluster/cluster.h"
+#include "scenarios/key_pattern.h"
+
+namespace btsim::scenarios {
+namespace {
+
+namespace v1 = ::btsim::scenario::v1;
+namespace cfg = ::btsim::config::v1;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+using google::protobuf::TextFormat;
+
+constexpr int kMaxClientCount = 1000;
+
+std::string Indexed(const std::string& field, int i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+// One step of a field path: a name and an optional index.
+struct PathPart {
+  std::string name;
+  int index = -1;
+};
+
+Result<std::vector<PathPart>> SplitPath(std::string_view path) {
+  std::vector<PathPart> parts;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t end = path.find('.', pos);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view part = path.substr(pos, end - pos);
+    PathPart p;
+    if (size_t open = part.find('['); open != std::string_view::npos) {
+      if (part.back() != ']') {
+        return InvalidArgument("'" + std::string(path) + "': bad index");
+      }
+      std::string_view digits = part.substr(open + 1, part.size() - open - 2);
+      int index = -1;
+      auto [ptr, ec] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), index);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() ||
+          index < 0) {
+        return InvalidArgument("'" + std::string(path) + "': bad index");
+      }
+      p.index = index;
+      part = part.substr(0, open);
+    }
+    if (part.empty()) {
+      return InvalidArgument("'" + std::string(path) + "': empty field name");
+    }
+    p.name = std::string(part);
+    parts.push_back(std::move(p));
+    pos = end + 1;
+  }
+  return parts;
+}
+
+// The line (1-based) of the deepest field of `path` that the file has;
+// 0 when not even the first one is there.
+int LineOf(const TextFormat::ParseInfoTree* tree, const Message& root,
+           std::string_view path) {
+  auto parts = SplitPath(path);
+  if (!parts.ok()) return 0;
+  const google::protobuf::Descriptor* descriptor = root.GetDescriptor();
+  int line = 0;
+  for (const PathPart& part : *parts) {
+    if (tree == nullptr || descriptor == nullptr) break;
+    const FieldDescriptor* field = descriptor->FindFieldByName(part.name);
+    if (field == nullptr) break;
+    const int index = field->is_repeated() ? std::max(part.index, 0) : -1;
+    auto location = tree->GetLocation(field, index);
+    if (location.line < 0) break;
+    line = location.line + 1;
+    if (field->type() != FieldDescriptor::TYPE_MESSAGE) break;
+    tree = tree->GetTreeForNested(field, index);
+    descriptor = field->message_type();
+  }
+  return line;
+}
+
+// ---- --set ----
+
+Result<sim::Nanos> ParseHumanDuration(std::string_view text) {
+  // "1.5s", "250ms", "2m", "1h", "10us", "0".
+  struct Unit {
+    std::string_view suffix;
+    double nanos;
+  };
+  static constexpr Unit kUnits[] = {{"ns", 1},  {"us", 1e3}, {"ms", 1e6},
+                                    {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+  for (const Unit& unit : kUnits) {
+    if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
+      std::string_view number =
+          text.substr(0, text.size() - unit.suffix.size());
+      // "ms" also ends with "s": make sure the number is all number.
+      double value = 0;
+      auto [ptr, ec] =
+          std::from_chars(number.data(), number.data() + number.size(), value);
+      if (ec != std::errc() || ptr != number.data() + number.size()) continue;
+      if (!(value >= 0) || value * unit.nanos > 24 * 3600e9) break;
+      return sim::Nanos(static_cast<int64_t>(std::llround(value * unit.nanos)));
+    }
+  }
+  if (text == "0") return sim::Nanos(0);
+  return InvalidArgument("'" + std::string(text) +
+                         "' is not a duration such as 250ms, 1.5s, 2m or 1h "
+                         "(at most 24h)");
+}
+
+Status SetScalar(Message* message, const FieldDescriptor* field,
+                 const std::string& value, const std::string& path) {
+  const Reflection* r = message->GetReflection();
+  auto bad = [&](const std::string& what) {
+    return InvalidArgument(path + ": '" + value + "' is not " + what);
+  };
+  auto parse_int = [&](auto& out) -> bool {
+    auto [ptr, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), out);
+    return ec == std::errc() && ptr == value.data() + value.size();
+  };
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: {
+      int32_t v;
+      if (!parse_int(v)) return bad("an int32");
+      r->SetInt32(message, field, v);
+      return OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t v;
+      if (!parse_int(v)) return bad("an int64");
+      r->SetInt64(message, field, v);
+      return OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t v;
+      if (!parse_int(v)) return bad("a uint32");
+      r->SetUInt32(message, field, v);
+      return OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      uint64_t v;
+      if (!parse_int(v)) return bad("a uint64");
+      r->SetUInt64(message, field, v);
+      return OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      double v;
+      auto [ptr, ec] =
+          std::from_chars(value.data(), value.data() + value.size(), v);
+      if (ec != std::errc() || ptr != value.data() + value.size() ||
+          !std::isfinite(v)) {
+        return bad("a number");
+      }
+      if (field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE) {
+        r->SetDouble(message, field, v);
+      } else {
+        r->SetFloat(message, field, static_cast<float>(v));
+      }
+      return OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_BOOL:
+      if (value == "true") {
+        r->SetBool(message, field, true);
+      } else if (value == "false") {
+        r->SetBool(message, field, false);
+      } else {
+        return bad("true or false");
+      }
+      return OkStatus();
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const auto* v = field->enum_type()->FindValueByName(value);
+      if (v == nullptr) return bad("a value of " + field->enum_type()->name());
+      r->SetEnum(message, field, v);
+      return OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_STRING:
+      r->SetString(message, field, value);
+      return OkStatus();
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  return InvalidArgument(path + ": not a scalar field");
+}
+
+Status ApplyOverride(v1::Scenario* scenario, const Override& override) {
+  const std::string& path = override.path;
+  BTSIM_ASSIGN_OR_RETURN(std::vector<PathPart> parts, SplitPath(path));
+  Message* message = scenario;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const PathPart& part = parts[i];
+    const FieldDescriptor* field =
+        message->GetDescriptor()->FindFieldByName(part.name);
+    if (field == nullptr) {
+      return InvalidArgument("--set " + path + ": " +
+                             message->GetDescriptor()->name() +
+                             " has no field '" + part.name + "'");
+    }
+    const Reflection* r = message->GetReflection();
+    const bool last = i + 1 == parts.size();
+    if (field->is_repeated()) {
+      if (part.index < 0) {
+        return InvalidArgument("--set " + path + ": '" + part.name +
+                               "' is repeated; give an index, e.g. " +
+                               part.name + "[0]");
+      }
+      if (part.index >= r->FieldSize(*message, field)) {
+        return InvalidArgument(
+            "--set " + path + ": '" + part.name + "' has only " +
+            std::to_string(r->FieldSize(*message, field)) + " entries");
+      }
+      if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
+        return InvalidArgument("--set " + path +
+                               ": repeated scalars cannot be set");
+      }
+      message = r->MutableRepeatedMessage(message, field, part.index);
+      if (last) {
+        return InvalidArgument("--set " + path + ": not a scalar field");
+      }
+      continue;
+    }
+    if (part.index >= 0) {
+      return InvalidArgument("--set " + path + ": '" + part.name +
+                             "' is not repeated");
+    }
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (last &&
+          field->message_type()->full_name() == "google.protobuf.Duration") {
+        auto nanos = ParseHumanDuration(override.value);
+        if (!nanos.ok()) {
+          return InvalidArgument("--set " + path + ": " +
+                                 nanos.status().message());
+        }
+        auto* d = static_cast<google::protobuf::Duration*>(
+            r->MutableMessage(message, field));
+        d->set_seconds(nanos->count() / 1'000'000'000);
+        d->set_nanos(static_cast<int32_t>(nanos->count() % 1'000'000'000));
+        return OkStatus();
+      }
+      if (last) {
+        return InvalidArgument("--set " + path + ": not a scalar field");
+      }
+      message = r->MutableMessage(message, field);
+      continue;
+    }
+    if (!last) {
+      return InvalidArgument("--set " + path + ": '" + part.name +
+                             "' is a scalar, it has no fields");
+    }
+    Status s = SetScalar(message, field, override.value, "--set " + path);
+    return s;
+  }
+  return InvalidArgument("--set " + path + ": empty path");
+}
+
+// ---- Validation ----
+
+class Validator {
+ public:
+  explicit Validator(const v1::Scenario& s) : s_(s) {}
+
+  Status Run(const LoadedConfig& instance);
+
+ private:
+  Result<sim::Nanos> Duration(const google::protobuf::Duration& d,
+                              const std::string& field) {
+    return ConfigDuration(d, field);
+  }
+  Status GcRule(const v1::GcRule& rule, const std::string& field, int depth);
+  Status Workload(const v1::Workload& w, const std::string& field);
+  Status Retry(const v1::RetryPolicy& r, const std::string& field);
+  Status Step(const v1::Step& step, const std::string& field);
+  Status Expectation(const v1::Expectation& e, const std::string& field);
+  Status ClusterNow(const std::string& id, const std::string& field) const;
+  Status ProfileRouting(const cfg::AppProfile& p, const std::string& field);
+
+  const v1::Scenario& s_;
+  sim::Nanos duration_{0};
+  std::set<std::string> clusters_now_;   // as the timeline goes
+  std::set<std::string> clusters_ever_;  // for expectations
+  std::map<std::string, std::string> zone_of_;
+  std::set<std::string> profiles_;
+  std::map<std::string, std::set<std::string>> families_;  // per table
+  std::set<std::string> clients_;
+};
+
+bool ValidClientName(const std::string& name) {
+  if (name.empty() || name.size() > 40 || name[0] < 'a' || name[0] > 'z') {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
+  });
+}
+
+bool ValidZone(const std::string& zone) {
+  if (zone.empty() || zone.size() > 63 || zone.find('-') == std::string::npos) {
+    return false;
+  }
+  return std::all_of(zone.begin(), zone.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+Status Validator::GcRule(const v1::GcRule& rule, const std::string& field,
+                         int depth) {
+  if (depth > 10) return InvalidArgument(field + ": nested too deeply");
+  switch (rule.rule_case()) {
+    case v1::GcRule::kMaxNumVersions:
+      if (rule.max_num_versions() < 1) {
+        return InvalidArgument(field + ".max_num_versions: must be at least 1");
+      }
+      return OkStatus();
+    case v1::GcRule::kMaxAge: {
+      BTSIM_ASSIGN_OR_RETURN(sim::Nanos age,
+                             Duration(rule.max_age(), field + ".max_age"));
+      if (age <= sim::Nanos(0)) {
+        return InvalidArgument(field + ".max_age: must be positive");
+      }
+      return OkStatus();
+    }
+    case v1::GcRule::kIntersection:
+    case v1::GcRule::kUnion: {
+      const bool is_union = rule.rule_case() == v1::GcRule::kUnion;
+      const auto& list = is_union ? rule.union_() : rule.intersection();
+      const std::string f = field + (is_union ? ".union" : ".intersection");
+      if (list.rules().empty()) {
+        return InvalidArgument(f + ".rules: at least one rule is required");
+      }
+      for (int i = 0; i < list.rules_size(); ++i) {
+        BTSIM_RETURN_IF_ERROR(
+            GcRule(list.rules(i), Indexed(f + ".rules", i), depth + 1));
+      }
+      return OkStatus();
+    }
+    case v1::GcRule::RULE_NOT_SET:
+      if (depth > 0) {
+        return InvalidArgument(field +
+                               ": set max_num_versions, max_age, "
+                               "intersection or union");
+      }
+      return OkStatus();
+  }
+  return OkStatus();
+}
+
+Status Validator::Retry(const v1::RetryPolicy& r, const std::string& field) {
+  if (r.max_attempts() < 0 || r.max_attempts() > 100) {
+    return InvalidArgument(field + ".max_attempts: must be in 0..100");
+  }
+  BTSIM_RETURN_IF_ERROR(
+      Duration(r.initial_backoff(), field + ".initial_backoff").status());
+  BTSIM_RETURN_IF_ERROR(
+      Duration(r.max_backoff(), field + ".max_backoff").status());
+  BTSIM_RETURN_IF_ERROR(
+      Duration(r.attempt_timeout(), field + ".attempt_timeout").status());
+  if (r.multiplier() != 0 && !(r.multiplier() >= 1 && r.multiplier() <= 100)) {
+    return InvalidArgument(field +
+                           ".multiplier: must be in 1..100 (or 0 "
+                           "for the default, 2)");
+  }
+  return OkStatus();
+}
+
+Status Validator::Workload(const v1::Workload& w, const std::string& field) {
+  const v1::OpMix& m = w.mix();
+  const uint64_t total = uint64_t{m.read_row()} + m.scan() + m.write() +
+                         m.check_and_mutate() + m.read_modify_write();
+  if (total == 0) {
+    return InvalidArgument(field +
+                           ".mix: at least one operation needs a "
+                           "non-zero weight");
+  }
+  if (total > 1'000'000'000) {
+    return InvalidArgument(field + ".mix: the weights add up to too much");
+  }
+  BTSIM_RETURN_IF_ERROR(
+      KeyGenerator::Create(w.keys(), field + ".keys").status());
+  switch (w.rate_case()) {
+    case v1::Workload::kOpsPerSecond:
+      if (!(w.ops_per_second() > 0 && w.ops_per_second() <= 1e6)) {
+        return InvalidArgument(field +
+                               ".ops_per_second: must be in "
+                               "(0, 1000000]");
+      }
+      break;
+    case v1::Workload::kInFlight:
+      if (w.in_flight() < 1 || w.in_flight() > 10'000) {
+        return InvalidArgument(field + ".in_flight: must be in 1..10000");
+      }
+      break;
+    case v1::Workload::RATE_NOT_SET:
+      return InvalidArgument(field +
+                             ": set ops_per_second (open loop) or "
+                             "in_flight (closed loop)");
+  }
+  if (w.has_value_bytes()) {
+    const auto& v = w.value_bytes();
+    if (v.min() < 1) {
+      return InvalidArgument(field + ".value_bytes.min: must be at least 1");
+    }
+    if (v.max() < v.min() || v.max() > 1'048'576) {
+      return InvalidArgument(field +
+                             ".value_bytes.max: must be in "
+                             "min..1048576");
+    }
+  }
+  if (w.scan_rows() < 0 || w.scan_rows() > 10'000) {
+    return InvalidArgument(field + ".scan_rows: must be in 0..10000");
+  }
+  return OkStatus();
+}
+
+Status Validator::ClusterNow(const std::string& id,
+                             const std::string& field) const {
+  if (id.empty()) return InvalidArgument(field + ": required");
+  if (clusters_now_.count(id) == 0) {
+    return InvalidArgument(field + ": no cluster '" + id + "' at that time");
+  }
+  return OkStatus();
+}
+
+Status Validator::ProfileRouting(const cfg::AppProfile& p,
+                                 const std::string& field) {
+  switch (p.routing_case()) {
+    case cfg::AppProfile::kSingleCluster:
+      return ClusterNow(p.single_cluster().cluster_id(),
+                        field + ".single_cluster.cluster_id");
+    case cfg::AppProfile::kMultiCluster:
+      for (int i = 0; i < p.multi_cluster().cluster_ids_size(); ++i) {
+        BTSIM_RETURN_IF_ERROR(
+            ClusterNow(p.multi_cluster().cluster_ids(i),
+                       Indexed(field + ".multi_cluster.cluster_ids", i)));
+      }
+      return OkStatus();
+    case cfg::AppProfile::ROUTING_NOT_SET:
+      return InvalidArgument(field + ": set single_cluster or multi_cluster");
+  }
+  return OkStatus();
+}
+
+Status Validator::Step(const v1::Step& step, const std::string& field) {
+  auto table_known = [&](const std::string& table,
+                         const std::string& f) -> Status {
+    if (table.empty()) return InvalidArgument(f + ": required");
+    if (families_.count(table) == 0) {
+      return InvalidArgument(f + ": unknown table '" + table + "'");
+    }
+    return OkStatus();
+  };
+  auto client_known = [&](const std::string& client,
+                          const std::string& f) -> Status {
+    if (client.empty()) return InvalidArgument(f + ": required");
+    if (clients_.count(client) == 0) {
+      return InvalidArgument(f + ": unknown client '" + client + "'");
+    }
+    return OkStatus();
+  };
+  auto pair = [&](const v1::Partition& p, const std::string& f) -> Status {
+    BTSIM_RETURN_IF_ERROR(ClusterNow(p.a(), f + ".a"));
+    BTSIM_RETURN_IF_ERROR(ClusterNow(p.b(), f + ".b"));
+    if (p.a() == p.b()) return InvalidArgument(f + ".b: must differ from a");
+    return OkStatus();
+  };
+  switch (step.action_case()) {
+    case v1::Step::kClusterDown:
+      return ClusterNow(step.cluster_down().cluster(),
+                        field + ".cluster_down.cluster");
+    case v1::Step::kClusterUp:
+      return ClusterNow(step.cluster_up().cluster(),
+                        field + ".cluster_up.cluster");
+    case v1::Step::kPartition:
+      return pair(step.partition(), field + ".partition");
+    case v1::Step::kHeal:
+      return pair(step.heal(), field + ".heal");
+    case v1::Step::kLatency: {
+      const cfg::Link& link = step.latency();
+      const std::string f = field + ".latency";
+      BTSIM_RETURN_IF_ERROR(
+          ClusterNow(link.from_cluster(), f + ".from_cluster"));
+      BTSIM_RETURN_IF_ERROR(ClusterNow(link.to_cluster(), f + ".to_cluster"));
+      if (link.from_cluster() == link.to_cluster()) {
+        return InvalidArgument(f +
+                               ".to_cluster: must differ from "
+                               "from_cluster");
+      }
+      if (!link.has_latency()) return InvalidArgument(f + ".latency: required");
+      return ConfigLatency(link.latency(), f + ".latency").status();
+    }
+    case v1::Step::kNodeFailure: {
+      const std::string f = field + ".node_failure";
+      BTSIM_RETURN_IF_ERROR(
+          ClusterNow(step.node_failure().cluster(), f + ".cluster"));
+      return Duration(step.node_failure().recovery(), f + ".recovery").status();
+    }
+    case v1::Step::kResize:
+      BTSIM_RETURN_IF_ERROR(
+          ClusterNow(step.resize().cluster(), field + ".resize.cluster"));
+      if (step.resize().nodes() < 1 || step.resize().nodes() > 1000) {
+        return InvalidArgument(field + ".resize.nodes: must be in 1..1000");
+      }
+      return OkStatus();
+    case v1::Step::kAddCluster: {
+      const cfg::Cluster& c = step.add_cluster();
+      const std::string f = field + ".add_cluster";
+      if (c.id().empty()) return InvalidArgument(f + ".id: required");
+      if (clusters_now_.count(c.id()) != 0) {
+        return InvalidArgument(f + ".id: cluster '" + c.id() +
+                               "' already exists at that time");
+      }
+      if (!ValidZone(c.zone())) {
+        return InvalidArgument(f + ".zone: '" + c.zone() +
+                               "' is not a zone name such as us-east1-b");
+      }
+      for (const auto& [id, zone] : zone_of_) {
+        if (zone == c.zone() && clusters_now_.count(id) != 0) {
+          return InvalidArgument(f + ".zone: zone " + c.zone() +
+                                 " already has cluster '" + id + "'");
+        }
+      }
+      if (c.nodes() < 0) {
+        return InvalidArgument(f + ".nodes: must not be negative");
+      }
+      if (clusters_now_.size() >= 4) {
+        return InvalidArgument(f + ": an instance has at most 4 clusters");
+      }
+      clusters_now_.insert(c.id());
+      clusters_ever_.insert(c.id());
+      zone_of_[c.id()] = c.zone();
+      return OkStatus();
+    }
+    case v1::Step::kRemoveCluster: {
+      const std::string& id = step.remove_cluster().cluster();
+      BTSIM_RETURN_IF_ERROR(ClusterNow(id, field + ".remove_cluster.cluster"));
+      if (clusters_now_.size() == 1) {
+        return InvalidArgument(field +
+                               ".remove_cluster.cluster: cannot "
+                               "remove the last cluster");
+      }
+      clusters_now_.erase(id);
+      return OkStatus();
+    }
+    case v1::Step::kUpdateAppProfile: {
+      const cfg::AppProfile& p = step.update_app_profile();
+      const std::string f = field + ".update_app_profile";
+      if (profiles_.count(p.id()) == 0) {
+        return InvalidArgument(f + ".id: unknown app profile '" + p.id() + "'");
+      }
+      return ProfileRouting(p, f);
+    }
+    case v1::Step::kSetGcRule: {
+      const v1::SetGcRule& g = step.set_gc_rule();
+      const std::string f = field + ".set_gc_rule";
+      BTSIM_RETURN_IF_ERROR(table_known(g.table(), f + ".table"));
+      if (families_[g.table()].count(g.family()) == 0) {
+        return InvalidArgument(f + ".family: table '" + g.table() +
+                               "' has no family '" + g.family() + "'");
+      }
+      return GcRule(g.gc_rule(), f + ".gc_rule", 0);
+    }
+    case v1::Step::kDropRowRange:
+      return table_known(step.drop_row_range().table(),
+                         field + ".drop_row_range.table");
+    case v1::Step::kStartClient:
+      return client_known(step.start_client().client(),
+                          field + ".start_client.client");
+    case v1::Step::kStopClient:
+      return client_known(step.stop_client().client(),
+                          field + ".stop_client.client");
+    case v1::Step::kChangeWorkload: {
+      const std::string f = field + ".change_workload";
+      BTSIM_RETURN_IF_ERROR(
+          client_known(step.change_workload().client(), f + ".client"));
+      if (!step.change_workload().has_workload()) {
+        return InvalidArgument(f + ".workload: required");
+      }
+      return Workload(step.change_workload().workload(), f + ".workload");
+    }
+    case v1::Step::kWaitForReplication: {
+      const std::string f = field + ".wait_for_replication";
+      BTSIM_RETURN_IF_ERROR(
+          table_known(step.wait_for_replication().table(), f + ".table"));
+      BTSIM_ASSIGN_OR_RETURN(
+          sim::Nanos interval,
+          Duration(step.wait_for_replication().interval(), f + ".interval"));
+      if (step.wait_for_replication().has_interval() &&
+          interval <= sim::Nanos(0)) {
+        return InvalidArgument(f + ".interval: must be positive");
+      }
+      return OkStatus();
+    }
+    case v1::Step::ACTION_NOT_SET:
+      return InvalidArgument(field +
+                             ": set one action (cluster_down, "
+                             "partition, resize, ...)");
+  }
+  return OkStatus();
+}
+
+Status Validator::Expectation(const v1::Expectation& e,
+                              const std::string& field) {
+  if (e.metric() == v1::METRIC_UNSPECIFIED) {
+    return InvalidArgument(field + ".metric: required");
+  }
+  if (!e.app_profile().empty() && profiles_.count(e.app_profile()) == 0) {
+    return InvalidArgument(field + ".app_profile: unknown app profile '" +
+                           e.app_profile() + "'");
+  }
+  if (!e.client().empty() && clients_.count(e.client()) == 0) {
+    // A member of a group ("writer-3") is fine too.
+    const size_t dash = e.client().rfind('-');
+    if (dash == std::string::npos ||
+        clients_.count(e.client().substr(0, dash)) == 0) {
+      return InvalidArgument(field + ".client: unknown client '" + e.client() +
+                             "'");
+    }
+  }
+  if (!e.cluster().empty() && clusters_ever_.count(e.cluster()) == 0) {
+    return InvalidArgument(field + ".cluster: unknown cluster '" + e.cluster() +
+                           "'");
+  }
+  BTSIM_ASSIGN_OR_RETURN(sim::Nanos start,
+                         Duration(e.window_start(), field + ".window_start"));
+  BTSIM_ASSIGN_OR_RETURN(sim::Nanos end,
+                         Duration(e.window_end(), field + ".window_end"));
+  if (e.has_window_end() && end <= start) {
+    return InvalidArgument(field + ".window_end: must be after window_start");
+  }
+  BTSIM_RETURN_IF_ERROR(Duration(e.after(), field + ".after").status());
+  if (!(e.percentile() >= 0 && e.percentile() <= 100)) {
+    return InvalidArgument(field + ".percentile: must be in (0, 100]");
+  }
+  switch (e.bound_case()) {
+    case v1::Expectation::kAtMost:
+      if (!std::isfinite(e.at_most())) {
+        return InvalidArgument(field + ".at_most: must be a finite number");
+      }
+      break;
+    case v1::Expectation::kAtLeast:
+      if (!std::isfinite(e.at_least())) {
+        return InvalidArgument(field + ".at_least: must be a finite number");
+      }
+      break;
+    case v1::Expectation::BOUND_NOT_SET:
+      return InvalidArgument(field + ": set at_most or at_least");
+  }
+  return OkStatus();
+}
+
+Status Validator::Run(const LoadedConfig& instance) {
+  if (!s_.has_duration()) return InvalidArgument("duration: required");
+  BTSIM_ASSIGN_OR_RETURN(duration_, Duration(s_.duration(), "duration"));
+  if (duration_ <= sim::Nanos(0)) {
+    return InvalidArgument("duration: must be positive");
+  }
+  BTSIM_RETURN_IF_ERROR(Duration(s_.settle().max(), "settle.max").status());
+
+  for (const instance::ClusterConfig& c : instance.config.clusters) {
+    clusters_now_.insert(c.id);
+    clusters_ever_.insert(c.id);
+    zone_of_[c.id] = c.zone;
+  }
+  profiles_.insert(std::string(appprofile::kDefaultProfileId));
+  for (const appprofile::AppProfile& p : instance.profiles) {
+    profiles_.insert(p.id);
+  }
+
+  // Tables.
+  if (s_.tables().empty()) {
+    return InvalidArgument("tables: at least one table is required");
+  }
+  for (int i = 0; i < s_.tables_size(); ++i) {
+    const v1::Table& t = s_.tables(i);
+    const std::string field = Indexed("tables", i);
+    if (Status s = cluster::ValidateTableId(t.id()); !s.ok()) {
+      return InvalidArgument(field + ".id: " + s.message());
+    }
+    if (families_.count(t.id()) != 0) {
+      return InvalidArgument(field + ".id: duplicate table '" + t.id() + "'");
+    }
+    std::set<std::string>& families = families_[t.id()];
+    if (t.families().empty()) {
+      return InvalidArgument(field +
+                             ".families: at least one family is "
+                             "required");
+    }
+    for (int j = 0; j < t.families_size(); ++j) {
+      const std::string f = Indexed(field + ".families", j);
+      const v1::Family& family = t.families(j);
+      BTSIM_RETURN_IF_ERROR(
+          cluster::ValidateFamilyName(family.name(), f + ".name"));
+      if (!families.insert(family.name()).second) {
+        return InvalidArgument(f + ".name: duplicate family '" + family.name() +
+                               "'");
+      }
+      BTSIM_RETURN_IF_ERROR(GcRule(family.gc_rule(), f + ".gc_rule", 0));
+    }
+    std::set<std::string> splits;
+    for (int j = 0; j < t.initial_splits_size(); ++j) {
+      const std::string f = Indexed(field + ".initial_splits", j);
+      if (t.initial_splits(j).empty()) {
+        return InvalidArgument(f + ": must not be empty");
+      }
+      if (!splits.insert(t.initial_splits(j)).second) {
+        return InvalidArgument(f + ": duplicate split '" + t.initial_splits(j) +
+                               "'");
+      }
+    }
+  }
+
+  // Clients.
+  if (s_.clients().empty()) {
+    return InvalidArgument("clients: at least one client is required");
+  }
+  for (int i = 0; i < s_.clients_size(); ++i) {
+    const v1::Client& c = s_.clients(i);
+    const std::string field = Indexed("clients", i);
+    if (!ValidClientName(c.name())) {
+      return InvalidArgument(field + ".name: '" + c.name() +
+                             "' is not a valid client name; it must match "
+                             "[a-z][-a-z0-9_]* (at most 40 characters)");
+    }
+    if (!clients_.insert(c.name()).second) {
+      return InvalidArgument(field + ".name: duplicate client '" + c.name() +
+                             "'");
+    }
+    if (c.count() < 0 || c.count() > kMaxClientCount) {
+      return InvalidArgument(field + ".count: must be in 0..1000");
+    }
+    if (!c.zone().empty() && !ValidZone(c.zone())) {
+      return InvalidArgument(field + ".zone: '" + c.zone() +
+                             "' is not a zone name such as us-east1-b");
+    }
+    if (!c.app_profile().empty() && profiles_.count(c.app_profile()) == 0) {
+      return InvalidArgument(field + ".app_profile: unknown app profile '" +
+                             c.app_profile() + "'");
+    }
+    if (!c.table().empty() && families_.count(c.table()) == 0) {
+      return InvalidArgument(field + ".table: unknown table '" + c.table() +
+                             "'");
+    }
+    if (!c.has_workload()) {
+      return InvalidArgument(field + ".workload: required");
+    }
+    BTSIM_RETURN_IF_ERROR(Workload(c.workload(), field + ".workload"));
+    BTSIM_ASSIGN_OR_RETURN(sim::Nanos deadline,
+                           Duration(c.deadline(), field + ".deadline"));
+    if (c.has_deadline() && deadline <= sim::Nanos(0)) {
+      return InvalidArgument(field + ".deadline: must be positive");
+    }
+    BTSIM_RETURN_IF_ERROR(Retry(c.retry(), field + ".retry"));
+  }
+
+  // Timeline, in the order it will play.
+  std::vector<int> order(s_.timeline_size());
+  for (int i = 0; i < s_.timeline_size(); ++i) order[i] = i;
+  std::vector<sim::Nanos> at(s_.timeline_size());
+  for (int i = 0; i < s_.timeline_size(); ++i) {
+    const std::string field = Indexed("timeline", i);
+    BTSIM_ASSIGN_OR_RETURN(at[i], Duration(s_.timeline(i).at(), field + ".at"));
+    if (at[i] > duration_) {
+      return InvalidArgument(field +
+                             ".at: after the end of the run "
+                             "(duration)");
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return at[a] < at[b]; });
+  for (int i : order) {
+    BTSIM_RETURN_IF_ERROR(Step(s_.timeline(i), Indexed("timeline", i)));
+  }
+
+  // Expectations.
+  std::set<std::string> names;
+  for (int i = 0; i < s_.expectations_size(); ++i) {
+    const std::string field = Indexed("expectations", i);
+    const v1::Expectation& e = s_.expectations(i);
+    if (e.name().empty()) return InvalidArgument(field + ".name: required");
+    if (!names.insert(e.name()).second) {
+      return InvalidArgument(field + ".name: duplicate expectation '" +
+                             e.name() + "'");
+    }
+    BTSIM_RETURN_IF_ERROR(Expectation(e, field));
+  }
+  return OkStatus();
+}
+
+// "FILE:LINE: message", with the line of the field the message starts with.
+Status WithLine(const Status& status, const std::string& path,
+                const TextFormat::ParseInfoTree* tree,
+                const v1::Scenario& scenario) {
+  const std::string& message = status.message();
+  const size_t end = message.find_first_of(": ");
+  const std::string field = message.substr(0, end);
+  return Status(status.code(),
+                path + ":" + std::to_string(LineOf(tree, scenario, field)) +
+                    ": " + message);
+}
+
+}  // namespace
+
+Result<Override> ParseOverride(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return InvalidArgument("--set '" + std::string(text) +
+                           "': expected path=value, e.g. "
+                           "clients[0].workload.ops_per_second=500");
+  }
+  return Override{std::string(text.substr(0, eq)),
+                  std::string(text.substr(eq + 1))};
+}
+
+Result<LoadedScenario> ParseScenario(std::string_view text,
+                                     const std::string& path,
+                                     std::span<const Override> overrides) {
+  LoadedScenario out;
+  out.path = path;
+  TextFormat::ParseInfoTree tree;
+  BTSIM_RETURN_IF_ERROR(ParseTextProto(text, path, &out.proto, &tree));
+  for (const Override& o : overrides) {
+    if (Status s = ApplyOverride(&out.proto, o); !s.ok()) {
+      return InvalidArgument(path + ":0: " + s.message());
+    }
+  }
+  if (!out.proto.has_instance()) {
+    return InvalidArgument(path + ":0: instance: required");
+  }
+  auto instance = ConvertInstanceConfig(out.proto.instance());
+  if (!instance.ok()) {
+    return WithLine(InvalidArgument("instance." + instance.status().message()),
+                    path, &tree, out.proto);
+  }
+  out.instance = std::move(*instance);
+  Validator validator(out.proto);
+  if (Status s = validator.Run(out.instance); !s.ok()) {
+    return WithLine(s, path, &tree, out.proto);
+  }
+  out.name = out.proto.name();
+  if (out.name.empty()) {
+    std::string base = path.substr(path.find_last_of('/') + 1);
+    out.name = base.substr(0, base.find('.'));
+  }
+  return out;
+}
+
+Result<LoadedScenario> LoadScenario(const std::string& path,
+                                    std::span<const Override> overrides) {
+  BTSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseScenario(text, path, overrides);
+}
+
+}  // namespace btsim::scenarios

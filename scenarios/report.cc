@@ -1,0 +1,463 @@
+#include "scenarios/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace btsim::scenarios {
+namespace {
+
+std::string Seconds(sim::Nanos t) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.3f", t.count() / 1e9);
+  return buffer;
+}
+
+// "850us", "12.3ms", "1.50s".
+std::string Human(sim::Nanos t) {
+  char buffer[64];
+  const double ns = static_cast<double>(t.count());
+  if (ns < 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.0fus", ns / 1e3);
+  } else if (ns < 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.1fms", ns / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.2fs", ns / 1e9);
+  }
+  return buffer;
+}
+
+std::string Number(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v)) return "nan";
+  char buffer[64];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", v);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  }
+  return buffer;
+}
+
+// JSON has no infinity: null.
+std::string JsonNumber(double v) {
+  return std::isfinite(v) ? Number(v) : "null";
+}
+
+sim::Nanos Percentile(std::vector<sim::Nanos>& values, double p) {
+  if (values.empty()) return sim::Nanos(0);
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
+  rank = std::clamp<size_t>(rank, 1, values.size());
+  return values[rank - 1];
+}
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string JsonString(std::string_view bytes) {
+  std::string out = "\"";
+  for (unsigned char c : bytes) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+          out += buffer;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+std::vector<PhaseStats> Phases(const History& history) {
+  std::vector<PhaseStats> phases;
+  PhaseStats first;
+  first.label = "start";
+  phases.push_back(first);
+  for (const Event& e : history.events) {
+    if (e.kind == EventKind::kSettle || e.at >= history.duration) continue;
+    if (e.at == phases.back().start) {
+      phases.back().label = phases.back().label == "start"
+                                ? e.label
+                                : phases.back().label + "; " + e.label;
+      continue;
+    }
+    phases.back().end = e.at;
+    PhaseStats next;
+    next.start = e.at;
+    next.label = e.label;
+    phases.push_back(next);
+  }
+  phases.back().end = history.duration;
+  // Per phase, per (profile, cluster): latencies of successes, errors.
+  std::vector<std::map<std::pair<std::string, std::string>,
+                       std::pair<std::vector<sim::Nanos>, int64_t>>>
+      buckets(phases.size());
+  size_t phase = 0;
+  for (const Operation& op : history.operations) {
+    if (op.invoke >= history.duration) continue;
+    while (phase + 1 < phases.size() && op.invoke >= phases[phase].end) {
+      ++phase;
+    }
+    auto& b =
+        buckets[phase][{op.profile, op.cluster.empty() ? "-" : op.cluster}];
+    if (op.ok()) {
+      b.first.push_back(op.complete - op.invoke);
+    } else {
+      ++b.second;
+    }
+  }
+  for (size_t i = 0; i < phases.size(); ++i) {
+    for (auto& [key, value] : buckets[i]) {
+      PhaseStats::Line line;
+      line.profile = key.first;
+      line.cluster = key.second;
+      line.errors = value.second;
+      line.ops = static_cast<int64_t>(value.first.size()) + value.second;
+      line.p50 = Percentile(value.first, 50);
+      line.p99 = Percentile(value.first, 99);
+      phases[i].lines.push_back(line);
+    }
+  }
+  return phases;
+}
+
+void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
+                  std::ostream& out) {
+  const History& h = outcome.history;
+  out << "scenario: " << outcome.scenario << " (seed " << outcome.seed << ", "
+      << Seconds(h.duration) << " s of virtual time, " << h.final_state.size()
+      << " clusters)\n";
+  if (!scenario.proto.description().empty()) {
+    std::string first_line = scenario.proto.description();
+    first_line = first_line.substr(0, first_line.find('\n'));
+    out << "  " << first_line << "\n";
+  }
+  const std::vector<PhaseStats> phases = Phases(h);
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const PhaseStats& p = phases[i];
+    const double seconds = (p.end - p.start).count() / 1e9;
+    out << "phase " << i + 1 << "  " << Seconds(p.start) << "s - "
+        << Seconds(p.end) << "s  " << p.label << "\n";
+    for (const PhaseStats::Line& line : p.lines) {
+      char buffer[256];
+      std::snprintf(buffer, sizeof buffer,
+                    "  %-14s %-6s %8lld ops %9.1f/s  errors %-7lld p50 %-8s "
+                    "p99 %s\n",
+                    line.profile.c_str(), line.cluster.c_str(),
+                    static_cast<long long>(line.ops),
+                    seconds > 0 ? line.ops / seconds : 0.0,
+                    static_cast<long long>(line.errors),
+                    Human(line.p50).c_str(), Human(line.p99).c_str());
+      out << buffer;
+    }
+  }
+  // Failovers per (profile, from, to).
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t>
+      failovers;
+  for (const Failover& f : h.failovers) ++failovers[{f.profile, f.from, f.to}];
+  if (!failovers.empty()) {
+    out << "failovers:\n";
+    for (const auto& [key, count] : failovers) {
+      out << "  " << std::get<0>(key) << ": " << std::get<1>(key) << " -> "
+          << std::get<2>(key) << "  " << count << "\n";
+    }
+  }
+  for (const Event& e : h.events) {
+    if (e.kind == EventKind::kTokenWait) {
+      out << "token wait at " << Seconds(e.at) << "s on " << e.table << ": "
+          << (e.end.count() < 0 ? std::string("never consistent")
+                                : "consistent after " + Human(e.end - e.at))
+          << ", violations " << e.violations << "\n";
+    }
+  }
+  out << "settled: "
+      << (h.settled.count() < 0 ? std::string("no (replication did not drain)")
+                                : "at " + Seconds(h.settled) + "s")
+      << "\n";
+  out << "checks:\n";
+  for (const CheckValue& c : outcome.checks) {
+    char buffer[128];
+    std::snprintf(buffer, sizeof buffer, "  %-30s %10s  ", c.name.c_str(),
+                  Number(c.value).c_str());
+    out << buffer << c.detail << "\n";
+  }
+  out << "expectations:\n";
+  if (outcome.expectations.empty()) out << "  (none)\n";
+  for (const ExpectationResult& e : outcome.expectations) {
+    out << "  " << (e.pass ? "PASS" : "FAIL") << "  " << e.name << ": "
+        << e.metric << " = " << Number(e.value) << " (" << e.bound << ")";
+    if (!e.detail.empty()) out << "  " << e.detail;
+    out << "\n";
+  }
+  out << "result: " << (outcome.passed ? "PASS" : "FAIL") << "\n";
+  if (outcome.wall_seconds > 0) {
+    char buffer[256];
+    const double simulated = (h.duration.count()) / 1e9;
+    std::snprintf(buffer, sizeof buffer,
+                  "sim: %lld client ops in %.2f s wall (%.0f ops/s), "
+                  "%.1fx real time\n",
+                  static_cast<long long>(outcome.client_ops),
+                  outcome.wall_seconds,
+                  outcome.client_ops / outcome.wall_seconds,
+                  simulated / outcome.wall_seconds);
+    out << buffer;
+  }
+  out << "fingerprint: " << outcome.fingerprint << "\n";
+}
+
+namespace {
+
+void WriteReportJson(const LoadedScenario& scenario, const RunOutcome& o,
+                     std::ostream& out) {
+  const History& h = o.history;
+  out << "{\n  \"scenario\": " << JsonString(o.scenario)
+      << ",\n  \"file\": " << JsonString(scenario.path)
+      << ",\n  \"description\": " << JsonString(scenario.proto.description())
+      << ",\n  \"seed\": " << o.seed
+      << ",\n  \"fingerprint\": " << JsonString(o.fingerprint)
+      << ",\n  \"passed\": " << (o.passed ? "true" : "false")
+      << ",\n  \"duration_seconds\": " << Seconds(h.duration)
+      << ",\n  \"settled_seconds\": "
+      << (h.settled.count() < 0 ? "null" : Seconds(h.settled))
+      << ",\n  \"client_ops\": " << o.client_ops << ",\n  \"expectations\": [";
+  for (size_t i = 0; i < o.expectations.size(); ++i) {
+    const ExpectationResult& e = o.expectations[i];
+    out << (i ? "," : "") << "\n    {\"name\": " << JsonString(e.name)
+        << ", \"metric\": " << JsonString(e.metric)
+        << ", \"value\": " << JsonNumber(e.value)
+        << ", \"bound\": " << JsonString(e.bound)
+        << ", \"pass\": " << (e.pass ? "true" : "false")
+        << ", \"detail\": " << JsonString(e.detail) << "}";
+  }
+  out << "\n  ],\n  \"checks\": [";
+  for (size_t i = 0; i < o.checks.size(); ++i) {
+    const CheckValue& c = o.checks[i];
+    out << (i ? "," : "") << "\n    {\"name\": " << JsonString(c.name)
+        << ", \"value\": " << JsonNumber(c.value)
+        << ", \"detail\": " << JsonString(c.detail) << "}";
+  }
+  out << "\n  ],\n  \"events\": [";
+  for (size_t i = 0; i < h.events.size(); ++i) {
+    const Event& e = h.events[i];
+    out << (i ? "," : "") << "\n    {\"at\": " << Seconds(e.at)
+        << ", \"kind\": " << JsonString(EventKindName(e.kind))
+        << ", \"label\": " << JsonString(e.label)
+        << ", \"cluster\": " << JsonString(e.cluster)
+        << ", \"peer\": " << JsonString(e.peer)
+        << ", \"table\": " << JsonString(e.table)
+        << ", \"detail\": " << JsonString(e.detail)
+        << ", \"end\": " << (e.end.count() < 0 ? "null" : Seconds(e.end))
+        << ", \"violations\": " << e.violations << "}";
+  }
+  out << "\n  ],\n  \"phases\": [";
+  const std::vector<PhaseStats> phases = Phases(h);
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const PhaseStats& p = phases[i];
+    out << (i ? "," : "") << "\n    {\"start\": " << Seconds(p.start)
+        << ", \"end\": " << Seconds(p.end)
+        << ", \"label\": " << JsonString(p.label) << ", \"lines\": [";
+    for (size_t j = 0; j < p.lines.size(); ++j) {
+      const PhaseStats::Line& l = p.lines[j];
+      out << (j ? ", " : "") << "{\"profile\": " << JsonString(l.profile)
+          << ", \"cluster\": " << JsonString(l.cluster)
+          << ", \"ops\": " << l.ops << ", \"errors\": " << l.errors
+          << ", \"p50_seconds\": " << Seconds(l.p50)
+          << ", \"p99_seconds\": " << Seconds(l.p99) << "}";
+    }
+    out << "]}";
+  }
+  out << "\n  ],\n  \"t_visibility\": [";
+  const std::vector<VisibilityCurve> curves = TVisibility(h);
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const VisibilityCurve& c = curves[i];
+    out << (i ? "," : "")
+        << "\n    {\"write_cluster\": " << JsonString(c.write_cluster)
+        << ", \"read_cluster\": " << JsonString(c.read_cluster)
+        << ", \"points\": [";
+    for (size_t j = 0; j < c.t.size(); ++j) {
+      out << (j ? ", " : "") << "{\"t\": " << Seconds(c.t[j]) << ", \"p\": "
+          << (c.probability[j] < 0 ? "null" : JsonNumber(c.probability[j]))
+          << ", \"samples\": " << c.samples[j] << "}";
+    }
+    out << "]}";
+  }
+  out << "\n  ],\n  \"clusters\": [";
+  for (size_t i = 0; i < h.final_state.size(); ++i) {
+    const ClusterState& c = h.final_state[i];
+    out << (i ? "," : "") << "\n    {\"id\": " << JsonString(c.id)
+        << ", \"digest\": " << JsonString(c.digest)
+        << ", \"rows\": " << c.rows.size() << "}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+void WriteHistory(const History& h, std::ostream& out) {
+  for (const Operation& op : h.operations) {
+    out << "{\"id\":" << op.id << ",\"invoke\":" << Seconds(op.invoke)
+        << ",\"complete\":" << Seconds(op.complete)
+        << ",\"client\":" << JsonString(op.client)
+        << ",\"profile\":" << JsonString(op.profile)
+        << ",\"cluster\":" << JsonString(op.cluster)
+        << ",\"table\":" << JsonString(op.table)
+        << ",\"row\":" << JsonString(op.row)
+        << ",\"op\":" << JsonString(OpTypeName(op.type))
+        << ",\"status\":" << JsonString(StatusCodeName(op.code))
+        << ",\"attempts\":" << op.attempts;
+    if (!op.message.empty()) out << ",\"message\":" << JsonString(op.message);
+    if (!op.written.empty()) {
+      out << ",\"written\":" << JsonString(op.written)
+          << ",\"timestamp_micros\":" << op.timestamp_micros;
+    }
+    if (op.type == OpType::kReadRow) out << ",\"read\":" << JsonString(op.read);
+    if (op.type == OpType::kScan) out << ",\"rows\":" << op.rows;
+    if (op.type == OpType::kReadModifyWrite) {
+      out << ",\"counter\":" << op.counter;
+    }
+    out << "}\n";
+  }
+}
+
+void WriteHtml(const LoadedScenario& scenario, const RunOutcome& o,
+               std::ostream& out) {
+  const History& h = o.history;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<title>btsim: "
+      << HtmlEscape(o.scenario)
+      << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:"
+         "70em}table{border-collapse:collapse}td,th{border:1px solid #999;"
+         "padding:2px 8px;text-align:left}.PASS{color:#0063a6}.FAIL{color:"
+         "#c8102e;font-weight:bold}</style></head><body>\n<h1>"
+      << HtmlEscape(o.scenario) << "</h1>\n<p>"
+      << HtmlEscape(scenario.proto.description()) << "</p>\n<p>seed " << o.seed
+      << ", " << Seconds(h.duration) << " s of virtual time, fingerprint <code>"
+      << o.fingerprint << "</code>, result <span class=\""
+      << (o.passed ? "PASS" : "FAIL") << "\">" << (o.passed ? "PASS" : "FAIL")
+      << "</span></p>\n";
+  out << "<h2>Expectations</h2>\n<table><tr><th>result</th><th>name</th>"
+         "<th>metric</th><th>value</th><th>bound</th><th>detail</th></tr>\n";
+  for (const ExpectationResult& e : o.expectations) {
+    const char* r = e.pass ? "PASS" : "FAIL";
+    out << "<tr><td class=\"" << r << "\">" << r << "</td><td>"
+        << HtmlEscape(e.name) << "</td><td>" << e.metric << "</td><td>"
+        << Number(e.value) << "</td><td>" << HtmlEscape(e.bound) << "</td><td>"
+        << HtmlEscape(e.detail) << "</td></tr>\n";
+  }
+  out << "</table>\n<h2>Checks</h2>\n<table><tr><th>check</th><th>value</th>"
+         "<th>detail</th></tr>\n";
+  for (const CheckValue& c : o.checks) {
+    out << "<tr><td>" << HtmlEscape(c.name) << "</td><td>" << Number(c.value)
+        << "</td><td>" << HtmlEscape(c.detail) << "</td></tr>\n";
+  }
+  out << "</table>\n<h2>Timeline</h2>\n<table><tr><th>at (s)</th><th>event"
+         "</th></tr>\n";
+  for (const Event& e : h.events) {
+    out << "<tr><td>" << Seconds(e.at) << "</td><td>" << HtmlEscape(e.label)
+        << "</td></tr>\n";
+  }
+  out << "</table>\n<h2>Phases</h2>\n<table><tr><th>phase</th><th>profile"
+         "</th><th>cluster</th><th>ops</th><th>errors</th><th>p50</th><th>"
+         "p99</th></tr>\n";
+  const std::vector<PhaseStats> phases = Phases(h);
+  for (size_t i = 0; i < phases.size(); ++i) {
+    for (const PhaseStats::Line& l : phases[i].lines) {
+      out << "<tr><td>" << i + 1 << " (" << Seconds(phases[i].start) << "s, "
+          << HtmlEscape(phases[i].label) << ")</td><td>"
+          << HtmlEscape(l.profile) << "</td><td>" << HtmlEscape(l.cluster)
+          << "</td><td>" << l.ops << "</td><td>" << l.errors << "</td><td>"
+          << Human(l.p50) << "</td><td>" << Human(l.p99) << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n<h2>Staleness: t-visibility</h2>\n<p>P(a read started t "
+         "after a write was acknowledged returns it or newer), per (write "
+         "cluster, read cluster).</p>\n<table><tr><th>write</th><th>read</th>";
+  for (sim::Nanos t : VisibilityBuckets()) out << "<th>" << Human(t) << "</th>";
+  out << "</tr>\n";
+  for (const VisibilityCurve& c : TVisibility(h)) {
+    out << "<tr><td>" << HtmlEscape(c.write_cluster) << "</td><td>"
+        << HtmlEscape(c.read_cluster) << "</td>";
+    for (double p : c.probability) {
+      out << "<td>" << (p < 0 ? std::string("-") : Number(p)) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</table>\n</body></html>\n";
+}
+
+Status WriteFile(const std::filesystem::path& path,
+                 const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Internal(path.string() + ": cannot write the file");
+  write(out);
+  out.flush();
+  if (!out) return Internal(path.string() + ": write failed");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
+                    const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return InvalidArgument("--out " + dir + ": " + error.message());
+  }
+  const std::filesystem::path root(dir);
+  BTSIM_RETURN_IF_ERROR(WriteFile(root / "report.json", [&](std::ostream& o) {
+    WriteReportJson(scenario, outcome, o);
+  }));
+  BTSIM_RETURN_IF_ERROR(WriteFile(root / "history.jsonl", [&](std::ostream& o) {
+    WriteHistory(outcome.history, o);
+  }));
+  BTSIM_RETURN_IF_ERROR(
+      WriteFile(root / "metrics.om", [](std::ostream& o) { o << "# EOF\n"; }));
+  BTSIM_RETURN_IF_ERROR(WriteFile(root / "report.html", [&](std::ostream& o) {
+    WriteHtml(scenario, outcome, o);
+  }));
+  return OkStatus();
+}
+
+}  // namespace btsim::scenarios

@@ -1,0 +1,55 @@
+// What `btsim run` prints and writes: the human summary on stdout and the
+// output directory (`--out DIR`):
+//   report.json    scenario, seed, fingerprint, passed, expectations,
+//                  checks, events, phases (machine-readable)
+//   history.jsonl  one JSON object per client operation (see history.h)
+//   metrics.om     OpenMetrics samples (empty until the metrics layer)
+//   report.html    a self-contained page with the same facts
+// Deterministic: the same outcome gives the same bytes (wall-clock figures
+// appear only in the summary's "sim:" line).
+#ifndef BTSIM_SCENARIOS_REPORT_H_
+#define BTSIM_SCENARIOS_REPORT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "scenarios/loader.h"
+#include "scenarios/runner.h"
+
+namespace btsim::scenarios {
+
+// A stretch of the run between two timeline events (or the start / end).
+struct PhaseStats {
+  sim::Nanos start{0};
+  sim::Nanos end{0};
+  std::string label;  // what started the phase
+  struct Line {
+    std::string profile;
+    std::string cluster;  // "-" when routing refused the operation
+    int64_t ops = 0;
+    int64_t errors = 0;
+    sim::Nanos p50{0};
+    sim::Nanos p99{0};
+  };
+  std::vector<Line> lines;  // sorted by (profile, cluster)
+};
+// Operations by invoke time, split at every event of the client phase.
+std::vector<PhaseStats> Phases(const History& history);
+
+// The summary; its last line is "fingerprint: <hex>". `wall_seconds` > 0
+// adds the "sim: N client ops in X s wall (Y ops/s)" line before it.
+void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
+                  std::ostream& out);
+
+// Creates `dir` if needed and writes the four files.
+Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
+                    const std::string& dir);
+
+// JSON string literal for arbitrary bytes (non-ASCII bytes as \u00XX).
+std::string JsonString(std::string_view bytes);
+
+}  // namespace btsim::scenarios
+
+#endif  // BTSIM_SCENARIOS_REPORT_H_

@@ -1,0 +1,33 @@
+// What the parts of one scenario run share: the scheduler, the instance,
+// the history being written and the event trace. Internal to scenarios/.
+// Single-threaded; owned by the runner, which outlives every user.
+#ifndef BTSIM_SCENARIOS_RUN_CONTEXT_H_
+#define BTSIM_SCENARIOS_RUN_CONTEXT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "instance/instance.h"
+#include "scenarios/history.h"
+#include "sim/fingerprint.h"
+#include "sim/virtual_scheduler.h"
+
+namespace btsim::scenarios {
+
+struct RunContext {
+  sim::VirtualScheduler* scheduler = nullptr;
+  instance::Instance* instance = nullptr;
+  History* history = nullptr;
+  sim::Fingerprint* trace = nullptr;
+  // Operations issued and not yet completed.
+  int64_t in_flight = 0;
+
+  // Virtual time since the start of the run.
+  sim::Nanos Elapsed() const { return scheduler->Now() - kRunEpoch; }
+  // The zone of a cluster of the instance ("" when unknown).
+  std::string ZoneOf(std::string_view cluster) const;
+};
+
+}  // namespace btsim::scenarios
+
+#endif  // BTSIM_SCENARIOS_RUN_CONTEXT_H_

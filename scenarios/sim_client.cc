@@ -1,0 +1,437 @@
+#include "scenarios/sim_client.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "cluster/filter.h"
+#include "cluster/row_set.h"
+#include "scenarios/instance_config.h"
+#include "sim/distributions.h"
+
+namespace btsim::scenarios {
+namespace {
+
+namespace v1 = ::btsim::scenario::v1;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr sim::Nanos kDefaultDeadline = seconds(10);
+constexpr sim::Nanos kDefaultInitialBackoff = milliseconds(10);
+constexpr sim::Nanos kDefaultMaxBackoff = seconds(1);
+constexpr int kDefaultMaxAttempts = 10;
+constexpr int kDefaultValueBytes = 100;
+constexpr int kDefaultScanRows = 10;
+
+sim::Nanos OrDefault(const google::protobuf::Duration& d, bool has,
+                     sim::Nanos fallback) {
+  if (!has) return fallback;
+  return seconds(d.seconds()) + sim::Nanos(d.nanos());
+}
+
+bool IsTransaction(OpType type) {
+  return type == OpType::kCheckAndMutate || type == OpType::kReadModifyWrite;
+}
+
+appprofile::RequestKind KindOf(OpType type) {
+  switch (type) {
+    case OpType::kScan:
+      return appprofile::RequestKind::kMultiRow;
+    case OpType::kCheckAndMutate:
+    case OpType::kReadModifyWrite:
+      return appprofile::RequestKind::kTransaction;
+    default:
+      return appprofile::RequestKind::kSingleRow;
+  }
+}
+
+bool Retryable(StatusCode code) {
+  return code == StatusCode::kUnavailable ||
+         code == StatusCode::kDeadlineExceeded || code == StatusCode::kAborted;
+}
+
+OpType PickOp(const v1::OpMix& mix, sim::Rng& rng) {
+  const uint64_t weights[] = {mix.read_row(), mix.scan(), mix.write(),
+                              mix.check_and_mutate(), mix.read_modify_write()};
+  uint64_t total = 0;
+  for (uint64_t w : weights) total += w;
+  uint64_t pick = rng.Uniform(total);
+  for (int i = 0; i < 5; ++i) {
+    if (pick < weights[i]) return static_cast<OpType>(i);
+    pick -= weights[i];
+  }
+  return OpType::kReadRow;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
+    const v1::Client& client, const v1::Scenario& scenario,
+    const std::string& default_zone) {
+  auto group = std::make_unique<ClientGroup>();
+  group->name = client.name();
+  group->zone = client.zone().empty() ? default_zone : client.zone();
+  group->profile = client.app_profile().empty()
+                       ? std::string(appprofile::kDefaultProfileId)
+                       : client.app_profile();
+  const v1::Table* table = &scenario.tables(0);
+  for (const v1::Table& t : scenario.tables()) {
+    if (t.id() == client.table()) table = &t;
+  }
+  group->table = table->id();
+  group->family = table->families(0).name();
+  group->deadline =
+      OrDefault(client.deadline(), client.has_deadline(), kDefaultDeadline);
+  const v1::RetryPolicy& retry = client.retry();
+  group->max_attempts =
+      retry.max_attempts() == 0 ? kDefaultMaxAttempts : retry.max_attempts();
+  group->initial_backoff =
+      OrDefault(retry.initial_backoff(), retry.has_initial_backoff(),
+                kDefaultInitialBackoff);
+  group->multiplier = retry.multiplier() == 0 ? 2.0 : retry.multiplier();
+  group->max_backoff = OrDefault(retry.max_backoff(), retry.has_max_backoff(),
+                                 kDefaultMaxBackoff);
+  group->attempt_timeout = OrDefault(
+      retry.attempt_timeout(), retry.has_attempt_timeout(), sim::Nanos(0));
+  group->bypass_gating = client.bypass_transaction_gating();
+  group->workload = client.workload();
+  BTSIM_ASSIGN_OR_RETURN(
+      group->keys,
+      KeyGenerator::Create(client.workload().keys(),
+                           "clients." + client.name() + ".workload.keys"));
+  return group;
+}
+
+// One operation's progress across its attempts.
+struct SimClient::Attempt {
+  uint64_t loop_generation = 0;
+  sim::Nanos deadline{0};  // absolute
+  int attempts = 0;
+  uint64_t token = 0;  // the current attempt; older replies are ignored
+  sim::TaskId timer = 0;
+  bool done = false;
+};
+
+SimClient::SimClient(RunContext& context, ClientGroup& group, std::string name,
+                     sim::Rng rng)
+    : context_(context), group_(group), name_(std::move(name)), rng_(rng) {}
+
+void SimClient::Start() {
+  if (active_) return;
+  active_ = true;
+  ++generation_;
+  const v1::Workload& w = group_.workload;
+  if (w.rate_case() == v1::Workload::kOpsPerSecond) {
+    ScheduleArrival();
+    return;
+  }
+  const uint64_t generation = generation_;
+  for (int i = 0; i < w.in_flight(); ++i) {
+    context_.scheduler->RunAfter(sim::Nanos(0),
+                                 [this, generation] { Issue(generation); });
+  }
+}
+
+void SimClient::Stop() {
+  if (!active_) return;
+  active_ = false;
+  ++generation_;
+  if (arrival_pending_) {
+    context_.scheduler->Cancel(arrival_);
+    arrival_pending_ = false;
+  }
+}
+
+void SimClient::Restart() {
+  if (!active_) return;
+  Stop();
+  Start();
+}
+
+void SimClient::ScheduleArrival() {
+  const double mean_seconds = 1.0 / group_.workload.ops_per_second();
+  const double gap = sim::Exponential(rng_, mean_seconds);
+  const auto delay = sim::Nanos(static_cast<int64_t>(std::ceil(gap * 1e9)));
+  arrival_pending_ = true;
+  const uint64_t generation = generation_;
+  arrival_ = context_.scheduler->RunAfter(delay, [this, generation] {
+    arrival_pending_ = false;
+    if (!active_ || generation != generation_) return;
+    Issue(generation);
+    ScheduleArrival();
+  });
+}
+
+std::string SimClient::Value(const std::string& tag) {
+  int min = kDefaultValueBytes, max = kDefaultValueBytes;
+  if (group_.workload.has_value_bytes()) {
+    min = group_.workload.value_bytes().min();
+    max = group_.workload.value_bytes().max();
+  }
+  const int64_t size = sim::UniformInt(rng_, min, max);
+  std::string value = tag;
+  value.push_back('|');
+  if (static_cast<int64_t>(value.size()) < size) value.resize(size, 'x');
+  return value;
+}
+
+void SimClient::Issue(uint64_t loop_generation) {
+  if (!active_ || loop_generation != generation_) return;
+  const sim::Nanos now = context_.scheduler->Now();
+  History& history = *context_.history;
+  Operation op;
+  op.id = history.operations.size();
+  op.client = name_;
+  op.group = group_.name;
+  op.profile = group_.profile;
+  op.table = group_.table;
+  op.type = PickOp(group_.workload.mix(), rng_);
+  switch (op.type) {
+    case OpType::kWrite:
+      op.row = group_.keys->WriteKey(now, rng_);
+      break;
+    case OpType::kScan:
+      op.row = group_.keys->ScanStart(now, rng_);
+      break;
+    default:
+      op.row = group_.keys->ReadKey(now, rng_);
+      break;
+  }
+  op.invoke = context_.Elapsed();
+  if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
+    op.written = name_ + "/" + std::to_string(sequence_++);
+    // Bigtable timestamps are milliseconds, in microseconds.
+    op.timestamp_micros = now.count() / 1'000'000 * 1'000;
+  }
+  const uint64_t index = op.id;
+  history.operations.push_back(std::move(op));
+  ++context_.in_flight;
+  auto attempt = std::make_shared<Attempt>();
+  attempt->loop_generation = loop_generation;
+  attempt->deadline = now + group_.deadline;
+  RunAttempt(index, std::move(attempt));
+}
+
+void SimClient::RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> a) {
+  sim::Scheduler& scheduler = *context_.scheduler;
+  instance::Instance& instance = *context_.instance;
+  const sim::Nanos now = scheduler.Now();
+  ++a->attempts;
+  const uint64_t token = ++a->token;
+  sim::Nanos attempt_deadline = a->deadline;
+  if (group_.attempt_timeout > sim::Nanos(0)) {
+    attempt_deadline = std::min(attempt_deadline, now + group_.attempt_timeout);
+  }
+  // Replies of this attempt, unless a newer one or the timeout came first.
+  auto reply = [this, op_index, a, token](Status status) {
+    if (a->done || a->token != token) return;
+    context_.scheduler->Cancel(a->timer);
+    Finish(op_index, a, std::move(status));
+  };
+  a->timer = scheduler.RunAfter(attempt_deadline - now, [reply] {
+    reply(
+        Status(StatusCode::kDeadlineExceeded, "the attempt's deadline passed"));
+  });
+
+  Operation& op = context_.history->operations[op_index];
+  auto routed =
+      instance.Route(op.profile, KindOf(op.type), op.row, group_.zone);
+  if (!routed.ok() && group_.bypass_gating && IsTransaction(op.type) &&
+      routed.status().code() == StatusCode::kFailedPrecondition) {
+    // Demonstrations only: send the transaction where a read would go.
+    routed = instance.Route(op.profile, appprofile::RequestKind::kSingleRow,
+                            op.row, group_.zone);
+  }
+  const sim::LatencyModel local =
+      instance.transport().LatencyOf(group_.zone, group_.zone);
+  if (!routed.ok()) {
+    // The frontend in the client's zone answers.
+    const sim::Nanos rtt = local.Sample(rng_) + local.Sample(rng_);
+    scheduler.RunAfter(rtt,
+                       [reply, status = routed.status()] { reply(status); });
+    return;
+  }
+  const std::string cluster_id = *routed;
+  op.cluster = cluster_id;
+  const sim::LatencyModel link =
+      instance.transport().LatencyOf(group_.zone, context_.ZoneOf(cluster_id));
+  const sim::Nanos there = link.Sample(rng_);
+  const sim::Nanos back = link.Sample(rng_);
+  scheduler.RunAfter(there, [this, op_index, cluster_id, back, reply] {
+    auto cluster = context_.instance->ClusterIfUp(cluster_id);
+    sim::Scheduler& scheduler = *context_.scheduler;
+    if (!cluster.ok()) {
+      scheduler.RunAfter(back,
+                         [reply, status = cluster.status()] { reply(status); });
+      return;
+    }
+    sim::Nanos done = scheduler.Now();
+    Operation& op = context_.history->operations[op_index];
+    Status status = Execute(**cluster, op, &done);
+    scheduler.RunAfter(done - scheduler.Now() + back,
+                       [reply, status] { reply(status); });
+  });
+}
+
+Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
+                          sim::Nanos* done) {
+  instance::Instance& instance = *context_.instance;
+  const std::string& family = group_.family;
+  const std::string cluster_id = op.cluster;
+  auto charge = [&](cluster::OpKind kind, int64_t units) {
+    *done = std::max(
+        *done, instance.Charge(cluster_id, op.table, op.row, kind, units));
+  };
+  auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
+  switch (op.type) {
+    case OpType::kReadRow: {
+      cluster::RowSet rows;
+      rows.AddKey(op.row);
+      cluster::ReadOptions options;
+      options.rows = &rows;
+      options.filter = &*newest_only;
+      op.read.clear();
+      Status s = cluster.ReadRows(
+          op.table, options,
+          [&](std::string_view, std::span<const cluster::CellView> cells) {
+            for (const cluster::CellView& cell : cells) {
+              if (cell.family == family && cell.qualifier == kValueColumn) {
+                op.read = std::string(TagOf(cell.value));
+              }
+            }
+            return true;
+          });
+      charge(cluster::OpKind::kRead, 1);
+      return s;
+    }
+    case OpType::kScan: {
+      cluster::RowSet rows;
+      rows.AddRange(cluster::Interval{cluster::Bound::Closed(op.row),
+                                      cluster::Bound::Unbounded()});
+      cluster::ReadOptions options;
+      options.rows = &rows;
+      options.filter = &*newest_only;
+      const int limit = group_.workload.scan_rows() == 0
+                            ? kDefaultScanRows
+                            : group_.workload.scan_rows();
+      int64_t count = 0;
+      int64_t bytes = 0;
+      Status s = cluster.ReadRows(
+          op.table, options,
+          [&](std::string_view key, std::span<const cluster::CellView> cells) {
+            bytes += static_cast<int64_t>(key.size());
+            for (const cluster::CellView& cell : cells) {
+              bytes += static_cast<int64_t>(cell.value.size());
+            }
+            return ++count < limit;
+          });
+      op.rows = count;
+      charge(cluster::OpKind::kRead, 1);
+      charge(cluster::OpKind::kScanBytes, bytes);
+      return s;
+    }
+    case OpType::kWrite: {
+      const cluster::Mutation set =
+          cluster::SetCell{family, std::string(kValueColumn),
+                           op.timestamp_micros, Value(op.written)};
+      Status s = cluster.MutateRow(op.table, op.row, {&set, 1});
+      if (s.ok()) Committed(cluster_id, cluster, op);
+      charge(cluster::OpKind::kWrite, 1);
+      return s;
+    }
+    case OpType::kCheckAndMutate: {
+      auto column =
+          cluster::Filter::ColumnQualifierRegex(std::string(kValueColumn));
+      std::vector<cluster::Filter> chain;
+      chain.push_back(std::move(*column));
+      chain.push_back(std::move(*newest_only));
+      const cluster::Filter predicate =
+          cluster::Filter::Chain(std::move(chain));
+      const cluster::Mutation set =
+          cluster::SetCell{family, std::string(kValueColumn),
+                           op.timestamp_micros, Value(op.written)};
+      auto matched = cluster.CheckAndMutateRow(op.table, op.row, &predicate,
+                                               {&set, 1}, {&set, 1});
+      if (matched.ok()) Committed(cluster_id, cluster, op);
+      charge(cluster::OpKind::kWrite, 1);
+      return matched.status();
+    }
+    case OpType::kReadModifyWrite: {
+      cluster::ReadModifyWriteRule rule;
+      rule.family = family;
+      rule.qualifier = std::string(kCounterColumn);
+      rule.kind = cluster::ReadModifyWriteRule::Kind::kIncrement;
+      rule.increment_amount = 1;
+      auto cells = cluster.ReadModifyWriteRow(op.table, op.row, {&rule, 1});
+      charge(cluster::OpKind::kWrite, 1);
+      if (!cells.ok()) return cells.status();
+      for (const cluster::ModifiedCell& cell : *cells) {
+        if (cell.value.size() != 8) continue;
+        uint64_t v = 0;
+        for (unsigned char c : cell.value) v = v << 8 | c;
+        op.counter = static_cast<int64_t>(v);
+      }
+      Committed(cluster_id, cluster, op);
+      return OkStatus();
+    }
+  }
+  return Internal("unknown operation");
+}
+
+void SimClient::Committed(const std::string& cluster_id,
+                          const cluster::Cluster& cluster, Operation& op) {
+  op.version = cluster.last_version();
+  op.committed = context_.Elapsed();
+  op.log_position = context_.instance->fabric().LogPosition(cluster_id);
+}
+
+void SimClient::Finish(uint64_t op_index, std::shared_ptr<Attempt> a,
+                       Status status) {
+  sim::Scheduler& scheduler = *context_.scheduler;
+  Operation& op = context_.history->operations[op_index];
+  const bool idempotent = !IsTransaction(op.type);
+  if (!status.ok() && idempotent && Retryable(status.code()) &&
+      a->attempts < group_.max_attempts) {
+    // Backoff b = initial * multiplier^(attempts - 1), capped; jitter in
+    // [b/2, b].
+    double b = static_cast<double>(group_.initial_backoff.count()) *
+               std::pow(group_.multiplier, a->attempts - 1);
+    b = std::min(b, static_cast<double>(group_.max_backoff.count()));
+    const auto half = static_cast<int64_t>(b / 2);
+    const sim::Nanos backoff(half + sim::UniformInt(rng_, 0, half));
+    if (scheduler.Now() + backoff < a->deadline) {
+      ++a->token;  // a late reply of the last attempt is now ignored
+      scheduler.RunAfter(backoff,
+                         [this, op_index, a] { RunAttempt(op_index, a); });
+      return;
+    }
+  }
+  a->done = true;
+  op.complete = context_.Elapsed();
+  op.code = status.code();
+  op.message = status.message();
+  op.attempts = a->attempts;
+  --context_.in_flight;
+
+  sim::Fingerprint& trace = *context_.trace;
+  trace.AddInt(static_cast<int64_t>(op.id));
+  trace.Add(op.client);
+  trace.Add(op.row);
+  trace.AddInt(static_cast<int64_t>(op.type));
+  trace.AddInt(op.invoke.count());
+  trace.AddInt(op.complete.count());
+  trace.AddInt(static_cast<int64_t>(op.code));
+  trace.Add(op.cluster);
+  trace.Add(op.read);
+  trace.AddInt(static_cast<int64_t>(op.version));
+  trace.AddInt(op.counter);
+
+  if (group_.workload.rate_case() == v1::Workload::kInFlight &&
+      a->loop_generation == generation_ && active_) {
+    const uint64_t generation = a->loop_generation;
+    scheduler.RunAfter(sim::Nanos(0),
+                       [this, generation] { Issue(generation); });
+  }
+}
+
+}  // namespace btsim::scenarios

@@ -1,0 +1,102 @@
+// SimClient: one simulated application client of a scenario. It issues
+// operations (open loop: Poisson arrivals; closed loop: N in flight) through
+// its app profile, models the network between its zone and the serving
+// cluster and the serving node's queue (Instance::Charge), retries like the
+// client libraries, and records each operation in the History.
+//
+// One attempt: route (Instance::Route) -> one-way delay to the cluster ->
+// the cluster executes the request at arrival (UNAVAILABLE if it is down)
+// -> the node's queue -> one-way delay back. The attempt times out at
+// min(attempt_timeout, what is left of the deadline); a late reply is
+// ignored (the write may have committed: History records it). Retryable
+// codes (UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED) are retried for reads and
+// writes (writes carry explicit timestamps, so they are idempotent) after
+// an exponential backoff with jitter in [b/2, b]; CheckAndMutateRow and
+// ReadModifyWriteRow are never retried.
+//
+// Not thread-safe; runs on the RunContext's scheduler. The client group's
+// state is shared by every client of one scenario `clients` entry.
+#ifndef BTSIM_SCENARIOS_SIM_CLIENT_H_
+#define BTSIM_SCENARIOS_SIM_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "btsim/scenario/v1/scenario.pb.h"
+#include "scenarios/key_pattern.h"
+#include "scenarios/run_context.h"
+#include "sim/rng.h"
+
+namespace btsim::scenarios {
+
+// Settings shared by the clients of one scenario `clients` entry.
+struct ClientGroup {
+  std::string name;
+  std::string zone;
+  std::string profile;
+  std::string table;
+  std::string family;  // the table's first family
+  sim::Nanos deadline{0};
+  int max_attempts = 10;
+  sim::Nanos initial_backoff{0};
+  double multiplier = 2;
+  sim::Nanos max_backoff{0};
+  sim::Nanos attempt_timeout{0};  // 0: the whole deadline
+  bool bypass_gating = false;
+  btsim::scenario::v1::Workload workload;
+  std::unique_ptr<KeyGenerator> keys;
+  // Bumped on every workload change; loops of an older generation end.
+  uint64_t generation = 0;
+};
+
+// The group's settings from the (validated) scenario entry.
+Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
+    const btsim::scenario::v1::Client& client,
+    const btsim::scenario::v1::Scenario& scenario,
+    const std::string& default_zone);
+
+class SimClient {
+ public:
+  SimClient(RunContext& context, ClientGroup& group, std::string name,
+            sim::Rng rng);
+  SimClient(const SimClient&) = delete;
+  SimClient& operator=(const SimClient&) = delete;
+
+  const std::string& name() const { return name_; }
+  bool active() const { return active_; }
+
+  // Starts issuing operations (no-op if active).
+  void Start();
+  // Stops issuing new operations; those in flight finish.
+  void Stop();
+  // The group's workload changed: restart the issuing loops.
+  void Restart();
+
+ private:
+  struct Attempt;
+  void ScheduleArrival();
+  void Issue(uint64_t loop_generation);
+  void RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> attempt);
+  void Finish(uint64_t op_index, std::shared_ptr<Attempt> attempt, Status s);
+  Status Execute(cluster::Cluster& cluster, Operation& op, sim::Nanos* done);
+  // Records the commit of `op`'s write on `cluster_id`.
+  void Committed(const std::string& cluster_id, const cluster::Cluster& cluster,
+                 Operation& op);
+  std::string Value(const std::string& tag);
+
+  RunContext& context_;
+  ClientGroup& group_;
+  std::string name_;
+  sim::Rng rng_;
+  bool active_ = false;
+  uint64_t generation_ = 0;  // bumped by Stop/Restart
+  uint64_t sequence_ = 0;    // tags written
+  sim::TaskId arrival_ = 0;
+  bool arrival_pending_ = false;
+};
+
+}  // namespace btsim::scenarios
+
+#endif  // BTSIM_SCENARIOS_SIM_CLIENT_H_

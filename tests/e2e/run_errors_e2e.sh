@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `btsim run` on bad input exits 2 with a message naming the file, the line
+# and the field, and runs nothing.
+# Usage: run_errors_e2e.sh BTSIM EXAMPLE.textproto
+set -euo pipefail
+btsim=$1
+example=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_error NAME EXPECTED-SUBSTRING btsim-args...
+expect_error() {
+  local name=$1 want=$2
+  shift 2
+  local code=0
+  "$btsim" "$@" >"$work/out" 2>"$work/err" || code=$?
+  [[ $code == 2 ]] || { cat "$work/err"; fail "$name: exit $code, want 2"; }
+  grep -qF -- "$want" "$work/err" ||
+    { cat "$work/err"; fail "$name: stderr lacks '$want'"; }
+  [[ ! -s $work/out ]] || fail "$name: something ran"
+  echo "ok: $name: $(head -n 1 "$work/err")"
+}
+
+# A syntax error: an unclosed brace at the end.
+sed 's/^duration { seconds: 60 }$/duration { seconds: 60 /' "$example" \
+  >"$work/syntax.textproto"
+line=$(grep -n '^duration' "$work/syntax.textproto" | cut -d: -f1)
+expect_error syntax "$work/syntax.textproto:" run "$work/syntax.textproto"
+
+# An unknown field, on a known line.
+sed 's/^seed: 1$/seeds: 1/' "$example" >"$work/unknown.textproto"
+line=$(grep -n '^seeds' "$work/unknown.textproto" | cut -d: -f1)
+expect_error unknown-field "$work/unknown.textproto:$line:" \
+  run "$work/unknown.textproto"
+
+# A reference to a missing cluster.
+sed 's/cluster_down { cluster: "c1" }/cluster_down { cluster: "c7" }/' \
+  "$example" >"$work/missing.textproto"
+line=$(grep -n 'c7' "$work/missing.textproto" | cut -d: -f1)
+expect_error missing-cluster \
+  "$work/missing.textproto:$line: timeline[0].cluster_down.cluster" \
+  run "$work/missing.textproto"
+
+# An impossible value.
+sed 's/ops_per_second: 100/ops_per_second: -5/' "$example" \
+  >"$work/value.textproto"
+line=$(grep -n 'ops_per_second' "$work/value.textproto" | cut -d: -f1)
+expect_error impossible-value \
+  "$work/value.textproto:$line: clients[0].workload.ops_per_second" \
+  run "$work/value.textproto"
+
+# Bad flags.
+expect_error bad-set "--set seed" run "$example" --set seed=abc
+expect_error bad-duration "--duration" run "$example" --duration forever
+expect_error missing-file "cannot read" run "$work/nope.textproto"
+echo "PASS"

@@ -1,0 +1,756 @@
+#include "scenarios/checks.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace btsim::scenarios {
+namespace {
+
+namespace pb = btsim::scenario::v1;
+using sim::Nanos;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Nanos Ms(int64_t ms) { return std::chrono::milliseconds(ms); }
+
+// Builds a History by hand. Writes get increasing versions and commit half
+// way through; every operation targets table "t". References returned stay
+// valid until the next operation (or the ninth cluster, or the 65th event)
+// is added.
+class Builder {
+ public:
+  Builder() {
+    history_.events.reserve(64);
+    history_.final_state.reserve(8);
+  }
+  Operation& Op(OpType type, const std::string& client, const std::string& row,
+                int64_t invoke_ms, int64_t complete_ms,
+                const std::string& cluster = "c1",
+                StatusCode code = StatusCode::kOk) {
+    Operation op;
+    op.id = history_.operations.size();
+    op.client = client;
+    op.group = client.substr(0, client.find('-'));
+    op.profile = "default";
+    op.table = "t";
+    op.row = row;
+    op.type = type;
+    op.invoke = Ms(invoke_ms);
+    op.complete = Ms(complete_ms);
+    op.code = code;
+    op.attempts = 1;
+    op.cluster = cluster;
+    history_.operations.push_back(op);
+    return history_.operations.back();
+  }
+  // A write of `tag` with timestamp `ts` (defaults to the invoke time).
+  Operation& Write(const std::string& client, const std::string& row,
+                   const std::string& tag, int64_t invoke_ms,
+                   int64_t complete_ms, const std::string& cluster = "c1",
+                   StatusCode code = StatusCode::kOk, int64_t ts = -1) {
+    Operation& op =
+        Op(OpType::kWrite, client, row, invoke_ms, complete_ms, cluster, code);
+    op.written = tag;
+    op.timestamp_micros = ts >= 0 ? ts : invoke_ms * 1000;
+    op.version = ++version_;
+    op.committed = Ms((invoke_ms + complete_ms) / 2);
+    return op;
+  }
+  Operation& Read(const std::string& client, const std::string& row,
+                  const std::string& tag, int64_t invoke_ms,
+                  int64_t complete_ms, const std::string& cluster = "c1") {
+    Operation& op =
+        Op(OpType::kReadRow, client, row, invoke_ms, complete_ms, cluster);
+    op.read = tag;
+    return op;
+  }
+  Operation& Increment(const std::string& client, const std::string& row,
+                       int64_t counter, int64_t invoke_ms, int64_t complete_ms,
+                       const std::string& cluster = "c1") {
+    Operation& op = Op(OpType::kReadModifyWrite, client, row, invoke_ms,
+                       complete_ms, cluster);
+    op.counter = counter;
+    op.version = ++version_;
+    op.committed = Ms((invoke_ms + complete_ms) / 2);
+    return op;
+  }
+  Event& AddEvent(EventKind kind, int64_t at_ms, const std::string& cluster,
+                  const std::string& peer = "") {
+    Event event;
+    event.kind = kind;
+    event.at = Ms(at_ms);
+    event.cluster = cluster;
+    event.peer = peer;
+    history_.events.push_back(event);
+    return history_.events.back();
+  }
+  ClusterState& Cluster(const std::string& id,
+                        const std::string& digest = "d") {
+    history_.final_state.push_back({id, digest, {}});
+    return history_.final_state.back();
+  }
+  // Sets the final state of "t"/row on `cluster` to what write `id` made.
+  void Has(ClusterState& cluster, uint64_t id) {
+    const Operation& op = history_.operations[id];
+    RowState& state = cluster.rows[{op.table, op.row}];
+    state.tag = op.written;
+    state.timestamp_micros = op.timestamp_micros;
+    state.version = op.version;
+  }
+
+  History& history() { return history_; }
+
+ private:
+  History history_;
+  uint64_t version_ = 0;
+};
+
+const CheckValue& Check(const std::vector<CheckValue>& checks,
+                        const std::string& name) {
+  for (const CheckValue& check : checks) {
+    if (check.name == name) return check;
+  }
+  ADD_FAILURE() << "no check " << name;
+  static const CheckValue kMissing;
+  return kMissing;
+}
+
+CheckValue RunCheck(const History& history, const std::string& name) {
+  return Check(RunChecks(history), name);
+}
+
+// Evaluates one expectation written in text format (name defaults to "e").
+ExpectationResult Eval(const History& history, const std::string& text) {
+  google::protobuf::RepeatedPtrField<pb::Expectation> expectations;
+  pb::Expectation* expectation = expectations.Add();
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString("name: 'e' " + text,
+                                                            expectation))
+      << text;
+  std::vector<ExpectationResult> results = Evaluate(history, expectations);
+  EXPECT_EQ(results.size(), 1u);
+  return results.empty() ? ExpectationResult{} : results[0];
+}
+
+TEST(RunChecksTest, EmptyHistoryNamesEveryCheckInOrder) {
+  const std::vector<CheckValue> checks = RunChecks(History{});
+  std::vector<std::string> names;
+  for (const CheckValue& check : checks) names.push_back(check.name);
+  EXPECT_THAT(
+      names,
+      ElementsAre("converged", "lost_writes", "rpo_writes",
+                  "read_your_writes_violations", "monotonic_read_violations",
+                  "strong_read_violations", "lost_updates", "token_violations",
+                  "rto_seconds", "failovers", "errors", "successes"));
+  EXPECT_EQ(Check(checks, "converged").value, 1);
+  for (const CheckValue& check : checks) {
+    if (check.name != "converged") {
+      EXPECT_EQ(check.value, 0) << check.name;
+    }
+  }
+  EXPECT_EQ(Check(checks, "strong_read_violations").detail,
+            "not promised by the routing");
+}
+
+TEST(ConvergedTest, EqualDigestsConverge) {
+  Builder b;
+  b.Cluster("c1", "abc");
+  b.Cluster("c2", "abc");
+  EXPECT_EQ(RunCheck(b.history(), "converged").value, 1);
+  EXPECT_TRUE(Eval(b.history(), "metric: CONVERGED at_least: 1").pass);
+}
+
+TEST(ConvergedTest, DifferentDigestsNameTheFirstDifferingRow) {
+  Builder b;
+  const uint64_t w1 = b.Write("w-0", "r1", "w-0/1", 0, 10).id;
+  const uint64_t w2 = b.Write("w-0", "r2", "w-0/2", 20, 30).id;
+  ClusterState& c1 = b.Cluster("c1", "abc");
+  b.Has(c1, w1);
+  b.Has(c1, w2);
+  ClusterState& c2 = b.Cluster("c2", "abd");
+  b.Has(c2, w1);
+  const CheckValue check = RunCheck(b.history(), "converged");
+  EXPECT_EQ(check.value, 0);
+  EXPECT_THAT(check.detail, HasSubstr("c2 differs from c1 at t/r2"));
+  const ExpectationResult result =
+      Eval(b.history(), "metric: CONVERGED at_least: 1");
+  EXPECT_FALSE(result.pass);
+  EXPECT_EQ(result.metric, "CONVERGED");
+  EXPECT_EQ(result.bound, ">= 1");
+}
+
+TEST(ConvergedTest, RemovedClustersAreIgnored) {
+  Builder b;
+  b.Cluster("c1", "abc");
+  b.Cluster("c2", "old");
+  b.AddEvent(EventKind::kRemoveCluster, 5, "c2");
+  EXPECT_EQ(RunCheck(b.history(), "converged").value, 1);
+}
+
+TEST(LostWritesTest, PresentOrSupersededWritesAreNotLost) {
+  Builder b;
+  const uint64_t w1 = b.Write("w-0", "r", "w-0/1", 0, 10).id;
+  const uint64_t w2 = b.Write("w-1", "r", "w-1/1", 20, 30, "c2").id;
+  ClusterState& c1 = b.Cluster("c1");
+  ClusterState& c2 = b.Cluster("c2");
+  b.Has(c1, w2);
+  b.Has(c2, w2);
+  (void)w1;
+  EXPECT_EQ(RunCheck(b.history(), "lost_writes").value, 0);
+  EXPECT_TRUE(Eval(b.history(), "metric: LOST_WRITES at_most: 0").pass);
+}
+
+TEST(LostWritesTest, MissingWriteIsLostOncePerWrite) {
+  Builder b;
+  const uint64_t w1 = b.Write("w-0", "r", "w-0/1", 0, 10).id;
+  b.Write("w-0", "r", "w-0/2", 20, 30);  // lost on both clusters
+  b.Write("w-0", "q", "w-0/3", 40, 50, "c1", StatusCode::kUnavailable);
+  ClusterState& c1 = b.Cluster("c1");
+  ClusterState& c2 = b.Cluster("c2");
+  b.Has(c1, w1);
+  b.Has(c2, w1);
+  const CheckValue check = RunCheck(b.history(), "lost_writes");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("w-0 t/r 'w-0/2' missing on c1"));
+  EXPECT_THAT(check.detail, HasSubstr("c1 1, c2 1"));
+  EXPECT_FALSE(Eval(b.history(), "metric: LOST_WRITES at_most: 0").pass);
+  // Filters apply to the write.
+  EXPECT_EQ(
+      Eval(b.history(), "metric: LOST_WRITES client: 'x' at_most: 0").value, 0);
+  EXPECT_EQ(
+      Eval(b.history(), "metric: LOST_WRITES client: 'w' at_most: 0").value, 1);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: LOST_WRITES window_start { nanos: 15000000 } "
+                 "at_most: 0")
+                .value,
+            1);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: LOST_WRITES window_end { nanos: 15000000 } "
+                 "at_most: 0")
+                .value,
+            0);
+}
+
+TEST(LostWritesTest, DropRowRangeAfterCommitExcuses) {
+  Builder b;
+  b.Write("w-0", "user1", "w-0/1", 0, 10);
+  b.Write("w-0", "other", "w-0/2", 0, 10);
+  b.Cluster("c1");
+  Event& drop = b.AddEvent(EventKind::kDropRowRange, 20, "c1");
+  drop.table = "t";
+  drop.detail = "user";
+  const CheckValue check = RunCheck(b.history(), "lost_writes");
+  EXPECT_EQ(check.value, 1);  // only "other"
+  EXPECT_THAT(check.detail, HasSubstr("t/other"));
+}
+
+TEST(LostWritesTest, DropBeforeCommitDoesNotExcuse) {
+  Builder b;
+  b.Write("w-0", "user1", "w-0/1", 100, 110);
+  b.Cluster("c1");
+  Event& drop = b.AddEvent(EventKind::kDropRowRange, 20, "c1");
+  drop.table = "t";  // every row
+  EXPECT_EQ(RunCheck(b.history(), "lost_writes").value, 1);
+}
+
+TEST(RpoTest, CountsRecordedAcknowledgedWritesOnce) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);                                   // 0
+  b.Write("w-0", "r", "w-0/2", 20, 30, "c1", StatusCode::kUnavailable);  // 1
+  b.Write("w-1", "q", "w-1/1", 20, 30);                                  // 2
+  b.Cluster("c1");
+  b.AddEvent(EventKind::kClusterDown, 40, "c1").unreplicated_ops =
+      std::vector<uint64_t>{0, 1, 2, 99};
+  b.AddEvent(EventKind::kClusterDown, 80, "c1").unreplicated_ops =
+      std::vector<uint64_t>{0};
+  const CheckValue check = RunCheck(b.history(), "rpo_writes");
+  EXPECT_EQ(check.value, 2);
+  EXPECT_THAT(check.detail, HasSubstr("cluster_down c1 at 0.04s: 2"));
+  EXPECT_FALSE(Eval(b.history(), "metric: RPO_WRITES at_most: 1").pass);
+  EXPECT_TRUE(Eval(b.history(), "metric: RPO_WRITES at_most: 2").pass);
+  EXPECT_EQ(
+      Eval(b.history(), "metric: RPO_WRITES client: 'w-1' at_most: 0").value,
+      1);
+}
+
+TEST(RpoTest, NoFaultNoLoss) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Cluster("c1");
+  EXPECT_EQ(RunCheck(b.history(), "rpo_writes").value, 0);
+  EXPECT_TRUE(Eval(b.history(), "metric: RPO_WRITES at_most: 0").pass);
+}
+
+TEST(RpoTest, UnrecordedFallsBackToFinalStateLowerBound) {
+  Builder b;
+  const uint64_t replicated = b.Write("w-0", "r", "w-0/1", 0, 10).id;
+  b.Write("w-0", "q", "w-0/2", 0, 10);   // only on c1
+  b.Write("w-0", "s", "w-0/3", 50, 60);  // after the fault
+  ClusterState& c1 = b.Cluster("c1");
+  ClusterState& c2 = b.Cluster("c2");
+  b.Has(c1, replicated);
+  b.Has(c2, replicated);
+  b.AddEvent(EventKind::kClusterDown, 40, "c1");
+  const CheckValue check = RunCheck(b.history(), "rpo_writes");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("approximate"));
+}
+
+TEST(ReadYourWritesTest, ReadsAfterOwnAcknowledgedWriteMustSeeIt) {
+  Builder b;
+  b.Write("a-0", "r", "a-0/1", 0, 10);
+  b.Write("a-0", "r", "a-0/2", 20, 30);
+  b.Read("a-0", "r", "a-0/2", 30, 35);        // ok
+  b.Read("a-0", "r", "a-0/1", 25, 40);        // invoked before the ack: ok
+  b.Read("b-0", "r", "a-0/1", 40, 45);        // another client: ok
+  b.Read("a-0", "r", "a-0/1", 50, 55, "c2");  // violation
+  b.Read("a-0", "r", "", 60, 65, "c2");       // violation: nothing
+  const CheckValue check = RunCheck(b.history(), "read_your_writes_violations");
+  EXPECT_EQ(check.value, 2);
+  EXPECT_THAT(check.detail, HasSubstr("2 of 5 reads; first: op 5"));
+  EXPECT_THAT(check.detail, HasSubstr("older than 'a-0/2'"));
+  EXPECT_FALSE(
+      Eval(b.history(), "metric: READ_YOUR_WRITES_VIOLATIONS at_most: 0").pass);
+  EXPECT_TRUE(Eval(b.history(),
+                   "metric: READ_YOUR_WRITES_VIOLATIONS cluster: 'c1' "
+                   "at_most: 0")
+                  .pass);
+}
+
+TEST(ReadYourWritesTest, UnknownTagIsOldest) {
+  Builder b;
+  b.Write("a-0", "r", "a-0/1", 0, 10);
+  b.Read("a-0", "r", "ghost/1", 20, 25);
+  const CheckValue check = RunCheck(b.history(), "read_your_writes_violations");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("1 reads saw unknown tags"));
+}
+
+TEST(ReadYourWritesTest, DropRowRangeExcusesEmptyRead) {
+  Builder b;
+  b.Write("a-0", "r", "a-0/1", 0, 10);
+  Event& drop = b.AddEvent(EventKind::kDropRowRange, 15, "c1");
+  drop.table = "t";
+  b.Read("a-0", "r", "", 20, 25);
+  EXPECT_EQ(RunCheck(b.history(), "read_your_writes_violations").value, 0);
+  EXPECT_EQ(RunCheck(b.history(), "monotonic_read_violations").value, 0);
+}
+
+TEST(MonotonicReadsTest, LaterReadMustNotGoBack) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Write("w-0", "r", "w-0/2", 20, 30, "c2");
+  b.Read("a-0", "r", "w-0/2", 40, 45, "c2");
+  b.Read("a-0", "r", "w-0/1", 42, 50);  // overlapping: ok
+  b.Read("b-0", "r", "w-0/1", 50, 55);  // another client: ok
+  b.Read("a-0", "r", "w-0/1", 60, 65);  // violation
+  const CheckValue check = RunCheck(b.history(), "monotonic_read_violations");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("first: op 5"));
+  EXPECT_FALSE(
+      Eval(b.history(), "metric: MONOTONIC_READ_VIOLATIONS at_most: 0").pass);
+  EXPECT_TRUE(Eval(b.history(),
+                   "metric: MONOTONIC_READ_VIOLATIONS client: 'b' at_most: 0")
+                  .pass);
+}
+
+TEST(StrongReadsTest, NotPromisedReportsZero) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Read("a-0", "r", "", 20, 25);
+  const CheckValue check = RunCheck(b.history(), "strong_read_violations");
+  EXPECT_EQ(check.value, 0);
+  EXPECT_EQ(check.detail, "not promised by the routing");
+  EXPECT_TRUE(
+      Eval(b.history(), "metric: STRONG_READ_VIOLATIONS at_most: 0").pass);
+}
+
+TEST(StrongReadsTest, PromisedReadsMustSeeEveryAcknowledgedWrite) {
+  Builder b;
+  b.history().strong_reads_promised = true;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Read("a-0", "r", "", 5, 12);        // concurrent: ok
+  b.Read("a-0", "r", "w-0/1", 20, 25);  // ok
+  b.Read("b-0", "r", "", 20, 25);       // violation
+  const CheckValue check = RunCheck(b.history(), "strong_read_violations");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_FALSE(
+      Eval(b.history(), "metric: STRONG_READ_VIOLATIONS at_most: 0").pass);
+  EXPECT_TRUE(Eval(b.history(),
+                   "metric: STRONG_READ_VIOLATIONS client: 'a-0' at_most: 0")
+                  .pass);
+}
+
+TEST(StalenessTest, TimeSinceFirstMissedAcknowledgement) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Write("w-0", "r", "w-0/2", 20, 30);
+  b.Write("w-0", "r", "w-0/3", 40, 50);
+  b.Read("a-0", "r", "w-0/3", 60, 61);  // 0
+  b.Read("a-0", "r", "w-0/1", 70, 71);  // missed /2 (ack 30): 40 ms
+  b.Read("a-0", "r", "", 80, 81);       // missed /1 (ack 10): 70 ms
+  b.Read("a-0", "r", "w-0/2", 45, 46);  // /3 not acked yet: 0
+  ExpectationResult p100 = Eval(
+      b.history(), "metric: STALENESS_SECONDS percentile: 100 at_most: 0.05");
+  EXPECT_DOUBLE_EQ(p100.value, 0.07);
+  EXPECT_FALSE(p100.pass);
+  EXPECT_THAT(p100.detail, HasSubstr("2 stale"));
+  ExpectationResult p50 = Eval(
+      b.history(), "metric: STALENESS_SECONDS percentile: 50 at_most: 0.05");
+  EXPECT_DOUBLE_EQ(p50.value, 0);  // ranks: 0, 0, 40, 70
+  EXPECT_TRUE(p50.pass);
+  EXPECT_DOUBLE_EQ(
+      Eval(b.history(), "metric: STALENESS_SECONDS percentile: 75 at_most: 1")
+          .value,
+      0.04);
+}
+
+TEST(StalenessTest, NoSamplesAndBadPercentile) {
+  Builder b;
+  ExpectationResult none =
+      Eval(b.history(), "metric: STALENESS_SECONDS at_most: 1");
+  EXPECT_EQ(none.value, 0);
+  EXPECT_EQ(none.detail, "no samples");
+  EXPECT_TRUE(none.pass);
+  ExpectationResult bad =
+      Eval(b.history(), "metric: STALENESS_SECONDS percentile: 101 at_most: 1");
+  EXPECT_FALSE(bad.pass);
+  EXPECT_THAT(bad.detail, HasSubstr("percentile"));
+}
+
+TEST(LostUpdatesTest, IncrementsMinusFinalCounter) {
+  Builder b;
+  b.Increment("a-0", "n", 1, 0, 10, "c1");
+  b.Increment("b-0", "n", 1, 0, 10, "c2");  // concurrent on another cluster
+  b.Increment("a-0", "n", 2, 20, 30, "c1");
+  b.Op(OpType::kReadModifyWrite, "a-0", "n", 40, 50, "c1",
+       StatusCode::kUnavailable);  // not acknowledged
+  b.Increment("a-0", "m", 1, 0, 10, "c1");
+  ClusterState& c1 = b.Cluster("c1");
+  ClusterState& c2 = b.Cluster("c2");
+  c1.rows[{"t", "n"}].counter = 2;
+  c2.rows[{"t", "n"}].counter = 1;
+  c1.rows[{"t", "m"}].counter = 1;
+  c2.rows[{"t", "m"}].counter = 1;
+  const CheckValue check = RunCheck(b.history(), "lost_updates");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("worst row: t/n, 3 acknowledged"));
+  EXPECT_FALSE(Eval(b.history(), "metric: LOST_UPDATES at_most: 0").pass);
+  // A row's loss counts against a selection up to its increments there.
+  EXPECT_EQ(
+      Eval(b.history(), "metric: LOST_UPDATES client: 'b' at_most: 0").value,
+      1);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: LOST_UPDATES window_start { nanos: 1000000 } "
+                 "at_most: 0")
+                .value,
+            1);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: LOST_UPDATES window_start { nanos: 50000000 } "
+                 "at_most: 0")
+                .value,
+            0);
+}
+
+TEST(LostUpdatesTest, DroppedIncrementsAreNotCounted) {
+  Builder b;
+  b.Increment("a-0", "n", 1, 0, 10);
+  b.Increment("a-0", "n", 2, 20, 30);
+  Event& drop = b.AddEvent(EventKind::kDropRowRange, 40, "c1");
+  drop.table = "t";
+  b.Increment("a-0", "n", 1, 50, 60);
+  b.Cluster("c1").rows[{"t", "n"}].counter = 1;
+  EXPECT_EQ(RunCheck(b.history(), "lost_updates").value, 0);
+  EXPECT_TRUE(Eval(b.history(), "metric: LOST_UPDATES at_most: 0").pass);
+}
+
+TEST(TokenTest, ViolationsAndWaitSeconds) {
+  Builder b;
+  Event& first = b.AddEvent(EventKind::kTokenWait, 1000, "");
+  first.end = Ms(3000);
+  first.violations = 2;
+  Event& second = b.AddEvent(EventKind::kTokenWait, 5000, "");
+  second.end = Ms(5500);
+  second.violations = 1;
+  EXPECT_EQ(RunCheck(b.history(), "token_violations").value, 3);
+  EXPECT_FALSE(Eval(b.history(), "metric: TOKEN_VIOLATIONS at_most: 0").pass);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: TOKEN_VIOLATIONS window_start { seconds: 4 } "
+                 "at_most: 0")
+                .value,
+            1);
+  ExpectationResult wait =
+      Eval(b.history(), "metric: TOKEN_WAIT_SECONDS at_most: 2");
+  EXPECT_EQ(wait.value, 2);
+  EXPECT_TRUE(wait.pass);
+  EXPECT_FALSE(
+      Eval(b.history(), "metric: TOKEN_WAIT_SECONDS at_most: 1.5").pass);
+}
+
+TEST(TokenTest, WaitThatNeverEndsIsInfinite) {
+  Builder b;
+  b.AddEvent(EventKind::kTokenWait, 1000, "");  // end -1
+  ExpectationResult wait =
+      Eval(b.history(), "metric: TOKEN_WAIT_SECONDS at_most: 1000000");
+  EXPECT_TRUE(std::isinf(wait.value));
+  EXPECT_FALSE(wait.pass);
+  EXPECT_THAT(wait.detail, HasSubstr("never"));
+  ExpectationResult none =
+      Eval(History{}, "metric: TOKEN_WAIT_SECONDS at_most: 0");
+  EXPECT_TRUE(none.pass);
+  EXPECT_EQ(none.value, 0);
+}
+
+TEST(RtoTest, OutageFromFaultToFirstSuccessAfterErrors) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
+  b.Read("a-0", "r", "", 9'000, 9'010);
+  b.Op(OpType::kReadRow, "a-0", "r", 9'990, 10'100, "c1",
+       StatusCode::kUnavailable);  // in flight at the fault
+  b.Op(OpType::kReadRow, "a-0", "r", 10'200, 10'500, "",
+       StatusCode::kDeadlineExceeded);
+  b.Read("a-0", "r", "", 11'000, 11'200, "c2");  // recovered: 1.2 s
+  b.Read("b-0", "r", "", 10'500, 10'510, "c2");  // never failed
+  const CheckValue check = RunCheck(b.history(), "rto_seconds");
+  EXPECT_DOUBLE_EQ(check.value, 1.2);
+  EXPECT_THAT(check.detail, HasSubstr("a-0 after cluster_down c1 at 10s"));
+  EXPECT_THAT(check.detail,
+              HasSubstr("errors during outages: DEADLINE_EXCEEDED 1, "
+                        "UNAVAILABLE 1"));
+  EXPECT_FALSE(Eval(b.history(), "metric: RTO_SECONDS at_most: 1").pass);
+  EXPECT_TRUE(Eval(b.history(), "metric: RTO_SECONDS at_most: 1.5").pass);
+  EXPECT_EQ(
+      Eval(b.history(), "metric: RTO_SECONDS client: 'b' at_most: 1").value, 0);
+  EXPECT_EQ(
+      Eval(b.history(), "metric: RTO_SECONDS cluster: 'c2' at_most: 1").value,
+      0);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: RTO_SECONDS window_start { seconds: 11 } "
+                 "at_most: 1")
+                .value,
+            0);
+}
+
+TEST(RtoTest, NoRecoveryIsInfiniteAndProfileEditsAreNotFaults) {
+  Builder b;
+  b.AddEvent(EventKind::kUpdateAppProfile, 1'000, "");
+  b.Op(OpType::kWrite, "a-0", "r", 1'100, 1'200, "", StatusCode::kUnavailable);
+  b.Read("a-0", "r", "", 1'300, 1'400);
+  EXPECT_EQ(RunCheck(b.history(), "rto_seconds").value, 0);
+  b.AddEvent(EventKind::kPartition, 2'000, "c1", "c2");
+  b.Op(OpType::kWrite, "a-0", "r", 2'100, 2'200, "", StatusCode::kUnavailable);
+  const CheckValue check = RunCheck(b.history(), "rto_seconds");
+  EXPECT_TRUE(std::isinf(check.value));
+  EXPECT_THAT(check.detail, HasSubstr("never"));
+  EXPECT_FALSE(Eval(b.history(), "metric: RTO_SECONDS at_most: 1e9").pass);
+}
+
+TEST(FailoversTest, CountsWithFilters) {
+  Builder b;
+  b.history().failovers = {{Ms(10), "multi", "c1", "c2"},
+                           {Ms(20), "multi", "c1", "c3"},
+                           {Ms(30), "other", "c2", "c3"}};
+  b.Read("a-0", "r", "", 0, 1).profile = "multi";
+  const CheckValue check = RunCheck(b.history(), "failovers");
+  EXPECT_EQ(check.value, 3);
+  EXPECT_EQ(check.detail, "c1->c2 1, c1->c3 1, c2->c3 1");
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: FAILOVERS app_profile: 'multi' "
+                 "at_most: 0")
+                .value,
+            2);
+  EXPECT_EQ(
+      Eval(b.history(), "metric: FAILOVERS cluster: 'c3' at_most: 0").value, 2);
+  EXPECT_EQ(Eval(b.history(), "metric: FAILOVERS client: 'a' at_most: 0").value,
+            2);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: FAILOVERS window_end { nanos: "
+                 "15000000 } at_most: 0")
+                .value,
+            1);
+  EXPECT_TRUE(Eval(b.history(), "metric: FAILOVERS at_least: 3").pass);
+  EXPECT_FALSE(Eval(b.history(), "metric: FAILOVERS at_most: 2").pass);
+}
+
+TEST(CountsTest, ErrorsAndSuccesses) {
+  Builder b;
+  b.Read("a-0", "r", "", 0, 1);
+  b.Write("a-1", "r", "a-1/1", 0, 1);
+  b.Op(OpType::kScan, "b-0", "", 5, 6, "c2", StatusCode::kUnavailable);
+  b.Op(OpType::kReadRow, "b-0", "", 5, 6, "c2", StatusCode::kDeadlineExceeded);
+  CheckValue errors = RunCheck(b.history(), "errors");
+  EXPECT_EQ(errors.value, 2);
+  EXPECT_EQ(errors.detail, "DEADLINE_EXCEEDED 1, UNAVAILABLE 1");
+  CheckValue successes = RunCheck(b.history(), "successes");
+  EXPECT_EQ(successes.value, 2);
+  EXPECT_EQ(successes.detail, "read_row 1, write 1");
+  EXPECT_TRUE(Eval(b.history(), "metric: ERRORS client: 'a' at_most: 0").pass);
+  EXPECT_FALSE(Eval(b.history(), "metric: ERRORS at_most: 1").pass);
+  EXPECT_TRUE(
+      Eval(b.history(), "metric: SUCCESSES client: 'a' at_least: 2").pass);
+  EXPECT_FALSE(
+      Eval(b.history(), "metric: SUCCESSES cluster: 'c2' at_least: 1").pass);
+}
+
+TEST(LatencyTest, NearestRankPercentileOfSuccesses) {
+  Builder b;
+  for (int i = 1; i <= 100; ++i) b.Read("a-0", "r", "", 1000 * i, 1000 * i + i);
+  b.Op(OpType::kReadRow, "a-0", "r", 0, 999'999, "c1",
+       StatusCode::kUnavailable);
+  ExpectationResult p99 =
+      Eval(b.history(), "metric: LATENCY_SECONDS at_most: 0.099");
+  EXPECT_DOUBLE_EQ(p99.value, 0.099);
+  EXPECT_TRUE(p99.pass);
+  EXPECT_EQ(p99.bound, "<= 0.099");
+  EXPECT_EQ(p99.detail, "p99 of 100 operations");
+  EXPECT_FALSE(Eval(b.history(),
+                    "metric: LATENCY_SECONDS percentile: 100 at_most: 0.099")
+                   .pass);
+  EXPECT_DOUBLE_EQ(
+      Eval(b.history(), "metric: LATENCY_SECONDS percentile: 50 at_most: 1")
+          .value,
+      0.05);
+  ExpectationResult none = Eval(
+      b.history(), "metric: LATENCY_SECONDS client: 'nobody' at_least: 0.1");
+  EXPECT_EQ(none.detail, "no samples");
+  EXPECT_FALSE(none.pass);
+}
+
+TEST(CatchUpTest, LongestHealOrClusterUp) {
+  Builder b;
+  b.AddEvent(EventKind::kHeal, 1000, "c1", "c2").end = Ms(1500);
+  b.AddEvent(EventKind::kClusterUp, 2000, "c3").end = Ms(4000);
+  b.AddEvent(EventKind::kPartition, 0, "c1", "c2").end = Ms(9000);  // ignored
+  EXPECT_EQ(Eval(b.history(), "metric: CATCH_UP_SECONDS at_most: 2").value, 2);
+  EXPECT_FALSE(Eval(b.history(), "metric: CATCH_UP_SECONDS at_most: 1").pass);
+  EXPECT_TRUE(
+      Eval(b.history(), "metric: CATCH_UP_SECONDS cluster: 'c2' at_most: 1")
+          .pass);
+  b.AddEvent(EventKind::kClusterUp, 5000, "c1");  // never caught up
+  ExpectationResult never =
+      Eval(b.history(), "metric: CATCH_UP_SECONDS at_most: 100");
+  EXPECT_FALSE(never.pass);
+  EXPECT_THAT(never.detail, HasSubstr("never"));
+}
+
+TEST(HottestCpuTest, MaxOverSelectedSamples) {
+  Builder b;
+  b.history().cpu = {{Ms(1000), "c1", 0.3, 0.5},
+                     {Ms(2000), "c2", 0.6, 0.9},
+                     {Ms(3000), "c1", 0.4, 0.7}};
+  EXPECT_DOUBLE_EQ(
+      Eval(b.history(), "metric: HOTTEST_NODE_CPU at_most: 1").value, 0.9);
+  EXPECT_FALSE(Eval(b.history(), "metric: HOTTEST_NODE_CPU at_most: 0.8").pass);
+  EXPECT_TRUE(
+      Eval(b.history(), "metric: HOTTEST_NODE_CPU cluster: 'c1' at_most: 0.8")
+          .pass);
+  EXPECT_DOUBLE_EQ(Eval(b.history(),
+                        "metric: HOTTEST_NODE_CPU cluster: 'c1' window_end { "
+                        "seconds: 2 } at_most: 0.8")
+                       .value,
+                   0.5);
+}
+
+// A write acknowledged at 10 ms on c1; reads of its row on c2 at 10 ms
+// (old), 30 ms (new) and on c1 at 12 ms (new).
+History VisibilityHistory() {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10, "c1");
+  b.Read("a-0", "r", "", 10, 11, "c2");
+  b.Read("a-0", "r", "w-0/1", 30, 31, "c2");
+  b.Read("b-0", "r", "w-0/1", 12, 13, "c1");
+  return b.history();
+}
+
+TEST(TVisibilityTest, MetricUsesTheFirstSelectedReadAfterT) {
+  const History history = VisibilityHistory();
+  ExpectationResult at_zero =
+      Eval(history, "metric: T_VISIBILITY cluster: 'c2' at_least: 0.5");
+  EXPECT_EQ(at_zero.value, 0);
+  EXPECT_FALSE(at_zero.pass);
+  ExpectationResult later =
+      Eval(history,
+           "metric: T_VISIBILITY cluster: 'c2' after { nanos: 5000000 } "
+           "at_least: 0.5");
+  EXPECT_EQ(later.value, 1);
+  EXPECT_TRUE(later.pass);
+  EXPECT_EQ(Eval(history, "metric: T_VISIBILITY client: 'b' at_least: 1").value,
+            1);
+  ExpectationResult none = Eval(
+      history, "metric: T_VISIBILITY after { seconds: 100 } at_least: 0.5");
+  EXPECT_EQ(none.detail, "no samples");
+  EXPECT_FALSE(none.pass);
+}
+
+TEST(TVisibilityTest, CurvesPerClusterPair) {
+  const std::vector<VisibilityCurve> curves = TVisibility(VisibilityHistory());
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[0].write_cluster, "c1");
+  EXPECT_EQ(curves[0].read_cluster, "c1");
+  EXPECT_EQ(curves[1].read_cluster, "c2");
+  ASSERT_EQ(curves[1].t.size(), VisibilityBuckets().size());
+  ASSERT_EQ(curves[1].t.size(), 11u);
+  // c2: t = 0 -> read at 10 ms (old); 1, 5, 10 ms -> read at 30 ms (new);
+  // 50 ms and later: no read.
+  EXPECT_EQ(curves[1].probability[0], 0);
+  EXPECT_EQ(curves[1].probability[1], 1);
+  EXPECT_EQ(curves[1].probability[3], 1);
+  EXPECT_EQ(curves[1].probability[4], -1);
+  EXPECT_EQ(curves[1].samples[4], 0);
+  EXPECT_EQ(curves[0].probability[0], 1);  // c1 read at 12 ms
+  EXPECT_EQ(curves[0].probability[2], -1);
+}
+
+TEST(EvaluateTest, MissingBoundOrMetricFails) {
+  Builder b;
+  EXPECT_FALSE(Eval(b.history(), "metric: ERRORS").pass);
+  ExpectationResult unknown = Eval(b.history(), "at_most: 1");
+  EXPECT_FALSE(unknown.pass);
+  EXPECT_EQ(unknown.metric, "METRIC_UNSPECIFIED");
+  EXPECT_EQ(unknown.detail, "unknown metric");
+}
+
+TEST(EvaluateTest, ResultsInOrderWithNames) {
+  google::protobuf::RepeatedPtrField<pb::Expectation> expectations;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'x' metric: ERRORS at_most: 0", expectations.Add()));
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      "name: 'y' metric: SUCCESSES at_least: 1", expectations.Add()));
+  const auto results = Evaluate(History{}, expectations);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].name, "x");
+  EXPECT_TRUE(results[0].pass);
+  EXPECT_EQ(results[1].name, "y");
+  EXPECT_FALSE(results[1].pass);
+  EXPECT_EQ(results[1].bound, ">= 1");
+}
+
+// Many operations on few rows: finishes quickly only when the checks are
+// O(n log n).
+TEST(ScaleTest, HundredsOfThousandsOfOperations) {
+  Builder b;
+  constexpr int kOps = 200'000;
+  for (int i = 0; i < kOps; ++i) {
+    const std::string row = "r" + std::to_string(i % 7);
+    const std::string client = "c-" + std::to_string(i % 3);
+    if (i % 2 == 0) {
+      b.Write(client, row, client + "/" + std::to_string(i), i, i + 2,
+              i % 4 == 0 ? "c1" : "c2");
+    } else {
+      b.Read(client, row, client + "/" + std::to_string(i - 1), i, i + 1, "c1");
+    }
+  }
+  b.Cluster("c1");
+  const std::vector<CheckValue> checks = RunChecks(b.history());
+  EXPECT_EQ(Check(checks, "successes").value, kOps);
+  EXPECT_FALSE(TVisibility(b.history()).empty());
+}
+
+}  // namespace
+}  // namespace btsim::scenarios

@@ -1,0 +1,215 @@
+#include "scenarios/loader.h"
+
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace btsim::scenarios {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A small valid scenario; lines are numbered in the comments because the
+// tests check line numbers.
+constexpr char kValid[] =
+    R"pb(name: "t"
+         duration { seconds: 10 }
+         instance {
+           clusters { id: "c1" zone: "us-east1-b" }
+           clusters { id: "c2" zone: "us-east1-c" }
+           app_profiles {
+             id: "pinned"
+             single_cluster { cluster_id: "c1" }
+           }
+         }
+         tables {
+           id: "t1"
+           families { name: "cf" }
+         }
+         clients {
+           name: "app"
+           app_profile: "pinned"
+           workload {
+             mix { read_row: 1 write: 1 }
+             keys { uniform {} }
+             ops_per_second: 10
+           }
+         }
+         timeline {
+           at { seconds: 5 }
+           cluster_down { cluster: "c2" }
+         }
+         expectations { name: "e" metric: ERRORS at_most: 0 }
+)pb";
+
+Result<LoadedScenario> Parse(const std::string& text,
+                             std::vector<Override> overrides = {}) {
+  return ParseScenario(text, "s.textproto", overrides);
+}
+
+std::string Replace(std::string text, const std::string& from,
+                    const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(LoaderTest, ValidScenarioLoads) {
+  auto loaded = Parse(kValid);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->name, "t");
+  EXPECT_EQ(loaded->instance.config.clusters.size(), 2u);
+  EXPECT_EQ(loaded->proto.clients(0).app_profile(), "pinned");
+}
+
+TEST(LoaderTest, NameDefaultsToTheFileStem) {
+  auto loaded = ParseScenario(Replace(kValid, "name: \"t\"", ""),
+                              "dir/zone-outage.textproto", {});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->name, "zone-outage");
+}
+
+TEST(LoaderTest, SyntaxErrorNamesFileAndLine) {
+  auto loaded =
+      Parse(Replace(kValid, "ops_per_second: 10", "ops_per_second: 10 }"));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(loaded.status().message(), StartsWith("s.textproto:17:"));
+}
+
+TEST(LoaderTest, UnknownFieldIsAnError) {
+  auto loaded = Parse(
+      Replace(kValid, "ops_per_second: 10", "ops_per_second: 10 speed: 3"));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), StartsWith("s.textproto:15:"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("speed"));
+}
+
+TEST(LoaderTest, MissingProfileNamesLineAndField) {
+  auto loaded = Parse(
+      Replace(kValid, "app_profile: \"pinned\"", "app_profile: \"nope\""));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().message(),
+            "s.textproto:11: clients[0].app_profile: unknown app profile "
+            "'nope'");
+}
+
+TEST(LoaderTest, MissingClusterInTimelineNamesLine) {
+  auto loaded = Parse(Replace(kValid, "cluster_down { cluster: \"c2\" }",
+                              "cluster_down { cluster: \"c9\" }"));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(),
+              StartsWith("s.textproto:18: timeline[0].cluster_down.cluster: "
+                         "no cluster 'c9'"));
+}
+
+TEST(LoaderTest, InstanceErrorsArePrefixed) {
+  auto loaded =
+      Parse(Replace(kValid, "zone: \"us-east1-c\"", "zone: \"us-east1-b\""));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(),
+              StartsWith("s.textproto:5: instance.clusters[1].zone:"));
+}
+
+TEST(LoaderTest, ImpossibleValues) {
+  struct Case {
+    std::string from, to, field;
+  };
+  const std::vector<Case> cases = {
+      {"ops_per_second: 10", "ops_per_second: -1",
+       "clients[0].workload.ops_per_second"},
+      {"mix { read_row: 1 write: 1 }", "mix { }", "clients[0].workload.mix"},
+      {"duration { seconds: 10 }", "duration { seconds: 0 }", "duration"},
+      {"at { seconds: 5 }", "at { seconds: 50 }", "timeline[0].at"},
+      {"at_most: 0", "", "expectations[0]: set at_most or at_least"},
+      {"metric: ERRORS", "", "expectations[0].metric: required"},
+      {"keys { uniform {} }", "keys { }", "clients[0].workload.keys"},
+      {"families { name: \"cf\" }",
+       "families { name: \"cf\" } "
+       "families { name: \"cf\" }",
+       "tables[0].families[1].name"},
+      {"name: \"app\"", "name: \"App\"", "clients[0].name"},
+  };
+  for (const Case& c : cases) {
+    auto loaded = Parse(Replace(kValid, c.from, c.to));
+    ASSERT_FALSE(loaded.ok()) << c.from << " -> " << c.to;
+    EXPECT_THAT(loaded.status().message(), HasSubstr(c.field))
+        << loaded.status().message();
+  }
+}
+
+TEST(LoaderTest, TimelineSeesClustersAddedEarlier) {
+  std::string text = Replace(
+      kValid, "timeline { at { seconds: 5 } cluster_down { cluster: \"c2\" } }",
+      "timeline { at { seconds: 6 } cluster_down { cluster: \"c3\" } }\n"
+      "timeline { at { seconds: 5 } add_cluster { id: \"c3\" zone: "
+      "\"us-west1-a\" } }");
+  auto loaded = Parse(text);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  // Down before it exists.
+  text = Replace(text, "at { seconds: 6 }", "at { seconds: 4 }");
+  loaded = Parse(text);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(),
+              HasSubstr("timeline[0].cluster_down.cluster: no cluster 'c3'"));
+}
+
+TEST(LoaderTest, SetOverridesScalars) {
+  auto loaded = Parse(kValid, {{"clients[0].workload.ops_per_second", "500"},
+                               {"seed", "7"},
+                               {"duration", "8.5s"},
+                               {"instance.clusters[1].nodes", "3"},
+                               {"expectations[0].metric", "SUCCESSES"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->proto.clients(0).workload().ops_per_second(), 500);
+  EXPECT_EQ(loaded->proto.seed(), 7u);
+  EXPECT_EQ(loaded->proto.duration().seconds(), 8);
+  EXPECT_EQ(loaded->proto.duration().nanos(), 500'000'000);
+  EXPECT_EQ(loaded->instance.config.clusters[1].nodes, 3);
+  EXPECT_EQ(loaded->proto.expectations(0).metric(),
+            btsim::scenario::v1::SUCCESSES);
+}
+
+TEST(LoaderTest, SetErrorsNameThePath) {
+  const std::vector<std::pair<Override, std::string>> cases = {
+      {{"clients[3].name", "x"}, "has only 1 entries"},
+      {{"clients.name", "x"}, "give an index"},
+      {{"bogus", "1"}, "has no field 'bogus'"},
+      {{"seed", "abc"}, "is not a uint64"},
+      {{"instance", "x"}, "not a scalar"},
+      {{"expectations[0].metric", "NOPE"}, "is not a value of Metric"},
+      {{"duration", "forever"}, "is not a duration"},
+  };
+  for (const auto& [override, message] : cases) {
+    auto loaded = Parse(kValid, {override});
+    ASSERT_FALSE(loaded.ok()) << override.path;
+    EXPECT_THAT(loaded.status().message(), StartsWith("s.textproto:0: --set "));
+    EXPECT_THAT(loaded.status().message(), HasSubstr(message));
+  }
+  // A valid path with an impossible value fails validation.
+  auto loaded = Parse(kValid, {{"clients[0].workload.ops_per_second", "0"}});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(),
+              HasSubstr("clients[0].workload.ops_per_second"));
+}
+
+TEST(LoaderTest, ParseOverride) {
+  auto o = ParseOverride("a.b[2]=x=y");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->path, "a.b[2]");
+  EXPECT_EQ(o->value, "x=y");
+  EXPECT_FALSE(ParseOverride("novalue").ok());
+  EXPECT_FALSE(ParseOverride("=3").ok());
+}
+
+TEST(LoaderTest, MissingFileIsNotFound) {
+  auto loaded = LoadScenario("/nonexistent/x.textproto");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace btsim::scenarios

@@ -1,0 +1,399 @@
+#include "scenarios/runner.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace btsim::scenarios {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// Two clusters in one region and one far away; a pinned profile, a
+// transactional one, and whatever each test appends.
+constexpr char kBase[] = R"pb(
+  duration { seconds: 10 }
+  instance {
+    clusters { id: "c1" zone: "us-east1-b" nodes: 2 }
+    clusters { id: "c2" zone: "us-east1-c" nodes: 2 }
+    clusters { id: "c3" zone: "europe-west1-d" nodes: 2 }
+    app_profiles {
+      id: "pinned"
+      single_cluster { cluster_id: "c1" }
+    }
+    app_profiles {
+      id: "txn"
+      single_cluster { cluster_id: "c2" allow_transactional_writes: true }
+    }
+  }
+  tables {
+    id: "t"
+    families { name: "cf" }
+  }
+)pb";
+
+RunOutcome Play(const std::string& extra, std::optional<uint64_t> seed = {}) {
+  auto loaded = ParseScenario(std::string(kBase) + extra, "test.textproto");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  RunOptions options;
+  options.seed = seed;
+  auto outcome = RunScenario(*loaded, options);
+  EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+  return std::move(*outcome);
+}
+
+std::vector<const Operation*> OpsOf(const RunOutcome& o,
+                                    const std::string& group) {
+  std::vector<const Operation*> ops;
+  for (const Operation& op : o.history.operations) {
+    if (op.group == group) ops.push_back(&op);
+  }
+  return ops;
+}
+
+constexpr char kMixedClient[] = R"pb(
+  clients {
+    name: "app"
+    count: 2
+    workload {
+      mix { read_row: 2 write: 2 scan: 1 }
+      keys {
+        uniform {}
+        entities: 100
+      }
+      ops_per_second: 100
+    }
+  }
+)pb";
+
+TEST(RunnerTest, SameSeedSameRunOtherSeedOtherRun) {
+  const RunOutcome a = Play(kMixedClient);
+  const RunOutcome b = Play(kMixedClient);
+  const RunOutcome c = Play(kMixedClient, 2);
+  EXPECT_EQ(a.fingerprint.size(), 32u);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_NE(a.fingerprint, c.fingerprint);
+  ASSERT_EQ(a.history.operations.size(), b.history.operations.size());
+  for (size_t i = 0; i < a.history.operations.size(); ++i) {
+    EXPECT_EQ(a.history.operations[i].row, b.history.operations[i].row);
+    EXPECT_EQ(a.history.operations[i].complete,
+              b.history.operations[i].complete);
+  }
+}
+
+TEST(RunnerTest, OpenLoopRateAndMix) {
+  const RunOutcome o = Play(kMixedClient);
+  // 2 clients x 100/s x 10 s = 2000 expected; Poisson sd ~45.
+  const auto n = static_cast<int64_t>(o.history.operations.size());
+  EXPECT_NEAR(n, 2000, 250);
+  std::map<OpType, int> by_type;
+  for (const Operation& op : o.history.operations) {
+    ++by_type[op.type];
+    EXPECT_TRUE(op.ok()) << op.message;
+    EXPECT_GE(op.complete, op.invoke);
+    EXPECT_EQ(op.cluster, "c1");  // the nearest cluster of us-east1-b
+  }
+  EXPECT_NEAR(by_type[OpType::kWrite], n * 2 / 5, n / 10);
+  EXPECT_NEAR(by_type[OpType::kScan], n / 5, n / 10);
+  EXPECT_EQ(o.history.final_state.size(), 3u);
+  EXPECT_EQ(o.history.final_state[0].digest, o.history.final_state[2].digest);
+  EXPECT_TRUE(o.passed);  // no expectations
+}
+
+TEST(RunnerTest, ReadsSeeTheirOwnWritesOnOneCluster) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      app_profile: "pinned"
+      workload {
+        mix { read_row: 1 write: 1 }
+        keys {
+          uniform {}
+          entities: 5
+        }
+        in_flight: 1
+      }
+    }
+  )pb");
+  std::map<std::string, std::string> last_written;
+  int reads_checked = 0;
+  for (const Operation& op : o.history.operations) {
+    ASSERT_TRUE(op.ok());
+    if (op.type == OpType::kWrite) last_written[op.row] = op.written;
+    if (op.type == OpType::kReadRow && last_written.count(op.row) != 0) {
+      EXPECT_EQ(op.read, last_written[op.row]);
+      ++reads_checked;
+    }
+  }
+  EXPECT_GT(reads_checked, 100);
+}
+
+TEST(RunnerTest, ClosedLoopKeepsNInFlight) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        in_flight: 3
+      }
+    }
+  )pb");
+  // Sweep the invoke/complete points: never more than 3 open at once, and
+  // 3 most of the time.
+  std::vector<std::pair<sim::Nanos, int>> points;
+  for (const Operation& op : o.history.operations) {
+    points.push_back({op.invoke, +1});
+    points.push_back({op.complete, -1});
+  }
+  std::sort(points.begin(), points.end());
+  int open = 0, most = 0;
+  for (const auto& [t, d] : points) {
+    open += d;
+    most = std::max(most, open);
+  }
+  EXPECT_EQ(most, 3);
+  EXPECT_GT(o.history.operations.size(), 1000u);
+}
+
+TEST(RunnerTest, PinnedProfileFailsWhileItsClusterIsDownAndRetries) {
+  const RunOutcome o = Play(std::string(R"pb(
+    clients {
+      name: "app"
+      app_profile: "pinned"
+      deadline { seconds: 1 }
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 50
+      }
+    }
+    timeline {
+      at { seconds: 3 }
+      cluster_down { cluster: "c1" }
+    }
+    timeline {
+      at { seconds: 6 }
+      cluster_up { cluster: "c1" }
+    }
+  )pb"));
+  int failed_in_outage = 0, ok_after = 0;
+  for (const Operation& op : o.history.operations) {
+    if (op.invoke >= seconds(3) && op.invoke < seconds(5)) {
+      EXPECT_FALSE(op.ok());
+      EXPECT_GT(op.attempts, 1);  // retried until the deadline
+      EXPECT_TRUE(op.code == StatusCode::kUnavailable ||
+                  op.code == StatusCode::kDeadlineExceeded)
+          << StatusCodeName(op.code);
+      ++failed_in_outage;
+    }
+    if (op.invoke >= seconds(7)) ok_after += op.ok() ? 1 : 0;
+    EXPECT_NE(op.cluster, "c2");  // single-cluster never fails over
+  }
+  EXPECT_GT(failed_in_outage, 50);
+  EXPECT_GT(ok_after, 100);
+  EXPECT_TRUE(o.history.failovers.empty());
+}
+
+TEST(RunnerTest, MultiClusterFailsOverAndBack) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 50
+      }
+    }
+    timeline {
+      at { seconds: 3 }
+      cluster_down { cluster: "c1" }
+    }
+    timeline {
+      at { seconds: 6 }
+      cluster_up { cluster: "c1" }
+    }
+  )pb");
+  for (const Operation& op : o.history.operations) {
+    EXPECT_TRUE(op.ok()) << op.message;
+    if (op.invoke > milliseconds(3100) && op.invoke < seconds(6)) {
+      EXPECT_EQ(op.cluster, "c2");  // same region as the client: nearest
+    }
+    if (op.invoke > milliseconds(6100)) {
+      EXPECT_EQ(op.cluster, "c1");
+    }
+  }
+  EXPECT_FALSE(o.history.failovers.empty());
+}
+
+TEST(RunnerTest, TransactionsAreGatedUnlessBypassed) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "gated"
+      workload {
+        mix { read_modify_write: 1 }
+        keys {
+          uniform {}
+          entities: 3
+        }
+        ops_per_second: 20
+      }
+    }
+    clients {
+      name: "txn"
+      app_profile: "txn"
+      workload {
+        mix { read_modify_write: 1 check_and_mutate: 1 }
+        keys {
+          uniform {}
+          entities: 3
+        }
+        ops_per_second: 20
+      }
+    }
+    clients {
+      name: "bypass"
+      bypass_transaction_gating: true
+      workload {
+        mix { read_modify_write: 1 }
+        keys {
+          uniform {}
+          entities: 3
+        }
+        ops_per_second: 20
+      }
+    }
+  )pb");
+  for (const Operation* op : OpsOf(o, "gated")) {
+    EXPECT_EQ(op->code, StatusCode::kFailedPrecondition);
+    EXPECT_EQ(op->attempts, 1);  // never retried
+  }
+  for (const Operation* op : OpsOf(o, "txn")) {
+    EXPECT_TRUE(op->ok()) << op->message;
+    EXPECT_EQ(op->cluster, "c2");
+  }
+  for (const Operation* op : OpsOf(o, "bypass")) {
+    EXPECT_TRUE(op->ok()) << op->message;
+    EXPECT_EQ(op->cluster, "c1");
+  }
+  EXPECT_GT(OpsOf(o, "gated").size(), 100u);
+}
+
+TEST(RunnerTest, StopAndStartClients) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "a"
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 50
+      }
+    }
+    clients {
+      name: "late"
+      start_stopped: true
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 50
+      }
+    }
+    timeline {
+      at { seconds: 2 }
+      stop_client { client: "a" }
+    }
+    timeline {
+      at { seconds: 5 }
+      start_client { client: "late" }
+    }
+  )pb");
+  for (const Operation* op : OpsOf(o, "a")) EXPECT_LT(op->invoke, seconds(2));
+  for (const Operation* op : OpsOf(o, "late")) {
+    EXPECT_GE(op->invoke, seconds(5));
+  }
+  EXPECT_GT(OpsOf(o, "late").size(), 100u);
+}
+
+TEST(RunnerTest, TokenWaitEndsWhenEveryClusterHasTheWrites) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 100
+      }
+    }
+    timeline {
+      at { seconds: 4 }
+      wait_for_replication {
+        table: "t"
+        interval { nanos: 10000000 }
+      }
+    }
+  )pb");
+  const Event* wait = nullptr;
+  for (const Event& e : o.history.events) {
+    if (e.kind == EventKind::kTokenWait) wait = &e;
+  }
+  ASSERT_NE(wait, nullptr);
+  ASSERT_GE(wait->end, wait->at);
+  // Cross-region replication takes tens of milliseconds.
+  EXPECT_GT(wait->end - wait->at, milliseconds(10));
+  EXPECT_LT(wait->end - wait->at, seconds(1));
+  EXPECT_EQ(wait->violations, 0);
+}
+
+TEST(RunnerTest, DeadlineExceededAcrossRegions) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "far"
+      zone: "asia-east1-a"
+      deadline { nanos: 5000000 }
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 20
+      }
+    }
+  )pb");
+  ASSERT_FALSE(o.history.operations.empty());
+  for (const Operation& op : o.history.operations) {
+    EXPECT_EQ(op.code, StatusCode::kDeadlineExceeded);
+    EXPECT_EQ(op.complete - op.invoke, milliseconds(5));
+  }
+}
+
+TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      app_profile: "pinned"
+      workload {
+        mix { write: 1 }
+        keys {
+          uniform {}
+          entities: 10
+        }
+        in_flight: 1
+      }
+    }
+  )pb");
+  std::map<std::string, std::string> newest;
+  for (const Operation& op : o.history.operations) newest[op.row] = op.written;
+  for (const ClusterState& c : o.history.final_state) {
+    ASSERT_EQ(c.rows.size(), newest.size()) << c.id;
+    for (const auto& [row, tag] : newest) {
+      EXPECT_EQ(c.rows.at({"t", row}).tag, tag) << c.id << " " << row;
+    }
+  }
+  EXPECT_GE(o.history.settled, seconds(10));
+}
+
+}  // namespace
+}  // namespace btsim::scenarios
