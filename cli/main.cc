@@ -1,6 +1,8 @@
 // btsim: the command-line entry point. Subcommands:
 //   serve   run the Bigtable-compatible gRPC server on the wall clock.
 //   ctl     live faults and status of a running server (cli/ctl.h).
+//   run     play a scenario in virtual time (cli/run.h).
+//   sweep   run a scenario over a grid of parameters and seeds (cli/sweep.h).
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -15,6 +17,8 @@
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
+#include "cli/run.h"
+#include "cli/sweep.h"
 #include "scenarios/instance_config.h"
 #include "sim/virtual_scheduler.h"
 
@@ -118,14 +122,24 @@ int main(int argc, char** argv) {
 
   btsim::cli::CtlArgs ctl_args;
   CLI::App* ctl = btsim::cli::AddCtlCommand(app, ctl_args);
+  btsim::cli::RunArgs run_args;
+  CLI::App* run = btsim::cli::AddRunCommand(app, run_args);
+  btsim::cli::SweepArgs sweep_args;
+  CLI::App* sweep = btsim::cli::AddSweepCommand(app, sweep_args);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     // `btsim ctl` documents exit code 2 for usage errors.
-    return code != 0 && ctl->parsed() ? btsim::cli::kCtlUsageError : code;
+    if (code != 0 && ctl->parsed()) return btsim::cli::kCtlUsageError;
+    if (code != 0 && run->parsed()) return btsim::cli::kRunInvalid;
+    if (code != 0 && sweep->parsed()) return btsim::cli::kSweepInvalid;
+    return code;
   }
+
+  if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
+  if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
 
   if (*ctl) return btsim::cli::RunCtl(ctl_args, std::cout, std::cerr);
   if (*serve) {
