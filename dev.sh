@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for the README's Quick start and for CI.
-#   ./dev.sh demo      install what is missing, build, run the main job
+#   ./dev.sh demo      install what is missing, build, run the flagship
+#                      scenario (example 1) and print its summary
+#   ./dev.sh serve-demo  build, then `btsim serve` driven by a cbt session
 #   ./dev.sh test      install what is missing, build, run the whole suite
 #   ./dev.sh build     install what is missing and build
 #   ./dev.sh sanitize  build with ASan + UBSan in build-asan/ and run the suite
@@ -20,6 +22,14 @@ case "${1:-}" in
   demo)
     scripts/install-deps.sh
     build build
+    build/btsim run scenarios/examples/01-zone-outage-multi-cluster.textproto \
+      --out build/example-01
+    echo "(outputs in build/example-01/: report.json, history.jsonl," \
+      "metrics.om, report.html)"
+    ;;
+  serve-demo)
+    scripts/install-deps.sh
+    build build
     scripts/demo.sh build/btsim
     ;;
   test)
@@ -37,7 +47,7 @@ case "${1:-}" in
     ctest --test-dir build-asan -j"$jobs" --output-on-failure
     ;;
   *)
-    echo "usage: $0 demo|test|build|sanitize" >&2
+    echo "usage: $0 demo|serve-demo|test|build|sanitize" >&2
     exit 2
     ;;
 esac
