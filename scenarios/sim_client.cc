@@ -162,13 +162,16 @@ void SimClient::ScheduleArrival() {
   });
 }
 
-std::string SimClient::Value(const std::string& tag) {
-  int min = kDefaultValueBytes, max = kDefaultValueBytes;
+std::string SimClient::Value(const std::string& tag) const {
+  int64_t min = kDefaultValueBytes, max = kDefaultValueBytes;
   if (group_.workload.has_value_bytes()) {
     min = group_.workload.value_bytes().min();
     max = group_.workload.value_bytes().max();
   }
-  const int64_t size = sim::UniformInt(rng_, min, max);
+  // Derived from the tag, so a retried write sends the same bytes.
+  const int64_t size =
+      min + static_cast<int64_t>(sim::StableHash(tag) %
+                                 static_cast<uint64_t>(max - min + 1));
   std::string value = tag;
   value.push_back('|');
   if (static_cast<int64_t>(value.size()) < size) value.resize(size, 'x');

@@ -84,7 +84,9 @@ class SimClient {
   // Records the commit of `op`'s write on `cluster_id`.
   void Committed(const std::string& cluster_id, const cluster::Cluster& cluster,
                  Operation& op);
-  std::string Value(const std::string& tag);
+  // The value written for `tag`: the tag, '|', and padding to a size in
+  // the workload's value_bytes range.
+  std::string Value(const std::string& tag) const;
 
   RunContext& context_;
   ClientGroup& group_;
