@@ -9,6 +9,7 @@
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
+#include "scenarios/row_reader.h"
 #include "scenarios/run_context.h"
 #include "scenarios/sim_client.h"
 
@@ -129,6 +130,8 @@ class Runner {
   std::vector<std::unique_ptr<ClientGroup>> groups_;
   std::vector<std::unique_ptr<SimClient>> clients_;
   std::map<std::string, std::vector<SimClient*>> by_group_;
+  // Each table's first family: the one clients write.
+  std::map<std::string, std::string> family_of_;
   // Failed nodes per cluster, and clusters down because their only node
   // failed.
   std::map<std::string, int> failed_nodes_;
@@ -149,6 +152,7 @@ Status Runner::Setup() {
   cluster::Cluster* origin = instance_->fabric().Find(first);
   for (int i = 0; i < s_.tables_size(); ++i) {
     const v1::Table& t = s_.tables(i);
+    family_of_[t.id()] = t.families(0).name();
     std::vector<cluster::FamilyModification> families;
     for (const v1::Family& f : t.families()) {
       families.push_back(cluster::FamilyModification{
@@ -254,30 +258,16 @@ void Runner::WatchCatchUp(size_t event_index) {
 bool Runner::Visible(cluster::Cluster& cluster, const Operation& op) {
   cluster::RowSet rows;
   rows.AddKey(op.row);
-  auto filter = cluster::Filter::CellsPerColumnLimit(1);
-  cluster::ReadOptions options;
-  options.rows = &rows;
-  options.filter = &*filter;
   bool visible = false;
-  const std::string* want_family = nullptr;
-  for (const auto& g : groups_) {
-    if (g->name == op.group) want_family = &g->family;
-  }
-  Status s = cluster.ReadRows(
-      op.table, options,
-      [&](std::string_view, std::span<const cluster::CellView> cells) {
-        for (const cluster::CellView& cell : cells) {
-          if (want_family != nullptr && cell.family != *want_family) continue;
-          if (cell.qualifier != kValueColumn) continue;
-          if (cell.timestamp_micros > op.timestamp_micros) visible = true;
-          if (cell.timestamp_micros == op.timestamp_micros) {
-            // Same cell: present if this write's tag (or a later commit of
-            // the same cell) is there.
-            visible = true;
-          }
-        }
-        return true;
-      });
+  // A newer timestamp supersedes the write; the same one is the same cell
+  // (this write, or a later commit of it that won).
+  Status s = ReadRowStates(cluster, op.table, family_of_[op.table], &rows,
+                           [&](std::string_view, const RowState& row) {
+                             visible =
+                                 !row.tag.empty() &&
+                                 row.timestamp_micros >= op.timestamp_micros;
+                             return true;
+                           });
   return s.ok() && visible;
 }
 
@@ -633,11 +623,6 @@ void Runner::Snapshot() {
       v = std::max(v, op.version);
     }
   }
-  std::map<std::string, std::string> family_of;
-  for (const v1::Table& t : s_.tables()) {
-    family_of[t.id()] = t.families(0).name();
-  }
-  auto filter = cluster::Filter::CellsPerColumnLimit(1);
   for (const std::string& id : fabric.ClusterIds()) {
     cluster::Cluster* cluster = fabric.Find(id);
     ClusterState state;
@@ -645,31 +630,18 @@ void Runner::Snapshot() {
     sim::Fingerprint digest;
     cluster->AddContents(&digest);
     state.digest = digest.Hex();
-    for (const auto& [table, family] : family_of) {
-      cluster::ReadOptions options;
-      options.filter = &*filter;
-      (void)cluster->ReadRows(
-          table, options,
-          [&](std::string_view key, std::span<const cluster::CellView> cells) {
-            RowState row;
-            for (const cluster::CellView& cell : cells) {
-              if (cell.family != family) continue;
-              if (cell.qualifier == kValueColumn) {
-                row.tag = std::string(TagOf(cell.value));
-                row.timestamp_micros = cell.timestamp_micros;
-                auto it = version_of.find(row.tag);
-                if (it != version_of.end()) row.version = it->second;
-              } else if (cell.qualifier == kCounterColumn &&
-                         cell.value.size() == 8) {
-                uint64_t v = 0;
-                for (unsigned char c : cell.value) v = v << 8 | c;
-                row.counter = static_cast<int64_t>(v);
-              }
-            }
-            state.rows.emplace(std::make_pair(table, std::string(key)),
-                               std::move(row));
-            return true;
-          });
+    for (const auto& [table, family] : family_of_) {
+      (void)ReadRowStates(*cluster, table, family, /*rows=*/nullptr,
+                          [&](std::string_view key, const RowState& read) {
+                            RowState row = read;
+                            auto it = version_of.find(row.tag);
+                            if (it != version_of.end())
+                              row.version = it->second;
+                            state.rows.emplace(
+                                std::make_pair(table, std::string(key)),
+                                std::move(row));
+                            return true;
+                          });
     }
     history_.final_state.push_back(std::move(state));
   }

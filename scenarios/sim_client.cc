@@ -7,6 +7,7 @@
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
+#include "scenarios/row_reader.h"
 #include "sim/distributions.h"
 
 namespace btsim::scenarios {
@@ -290,20 +291,12 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     case OpType::kReadRow: {
       cluster::RowSet rows;
       rows.AddKey(op.row);
-      cluster::ReadOptions options;
-      options.rows = &rows;
-      options.filter = &*newest_only;
       op.read.clear();
-      Status s = cluster.ReadRows(
-          op.table, options,
-          [&](std::string_view, std::span<const cluster::CellView> cells) {
-            for (const cluster::CellView& cell : cells) {
-              if (cell.family == family && cell.qualifier == kValueColumn) {
-                op.read = std::string(TagOf(cell.value));
-              }
-            }
-            return true;
-          });
+      Status s = ReadRowStates(cluster, op.table, family, &rows,
+                               [&](std::string_view, const RowState& row) {
+                                 op.read = row.tag;
+                                 return true;
+                               });
       charge(cluster::OpKind::kRead, 1);
       return s;
     }
@@ -369,10 +362,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       charge(cluster::OpKind::kWrite, 1);
       if (!cells.ok()) return cells.status();
       for (const cluster::ModifiedCell& cell : *cells) {
-        if (cell.value.size() != 8) continue;
-        uint64_t v = 0;
-        for (unsigned char c : cell.value) v = v << 8 | c;
-        op.counter = static_cast<int64_t>(v);
+        op.counter = DecodeCounter(cell.value);
       }
       Committed(cluster_id, cluster, op);
       return OkStatus();

@@ -1,0 +1,30 @@
+// Reading what simulated clients wrote: the newest value cell and the
+// counter of each row (see history.h for the columns). Shared by the
+// simulated reads, the consistency-token check and the final snapshot.
+#ifndef BTSIM_SCENARIOS_ROW_READER_H_
+#define BTSIM_SCENARIOS_ROW_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "base/status.h"
+#include "cluster/cluster.h"
+#include "scenarios/history.h"
+
+namespace btsim::scenarios {
+
+// Calls `visit` with the key and state of each row of `table` on `cluster`
+// that `rows` selects (every row when null): the tag, timestamp and counter
+// of `family`; RowState::version is left 0. `visit` returns false to stop.
+Status ReadRowStates(
+    cluster::Cluster& cluster, std::string_view table, std::string_view family,
+    const cluster::RowSet* rows,
+    const std::function<bool(std::string_view, const RowState&)>& visit);
+
+// An 8-byte big-endian counter; 0 for a value of another size.
+int64_t DecodeCounter(std::string_view value);
+
+}  // namespace btsim::scenarios
+
+#endif  // BTSIM_SCENARIOS_ROW_READER_H_
