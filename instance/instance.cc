@@ -131,7 +131,7 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
                                     std::string_view row_key,
                                     std::string_view client_zone) {
   auto refuse = [&](Status s) {
-    if (observer_ != nullptr) observer_->OnRefusal(app_profile_id, s);
+    for (InstanceObserver* o : observers_) o->OnRefusal(app_profile_id, s);
     return s;
   };
   auto profile = profiles_.Get(app_profile_id);
@@ -149,13 +149,15 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
     return refuse(Unavailable("cluster '" + chosen + "' of app profile '" +
                               profile->id + "' is unavailable"));
   }
-  if (observer_ != nullptr) {
+  if (!observers_.empty()) {
     auto nearest =
         appprofile::Route(*profile, request, Places(true), nearest_rng);
-    if (nearest.ok() && nearest->front() != chosen) {
-      observer_->OnFailover(profile->id, nearest->front(), chosen);
+    for (InstanceObserver* o : observers_) {
+      if (nearest.ok() && nearest->front() != chosen) {
+        o->OnFailover(profile->id, nearest->front(), chosen);
+      }
+      o->OnRoute(profile->id, chosen);
     }
-    observer_->OnRoute(profile->id, chosen);
   }
   return chosen;
 }
@@ -265,7 +267,20 @@ sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
                           kind, units);
 }
 
+void Instance::AddObserver(InstanceObserver* observer) {
+  observers_.push_back(observer);
+}
+
+void Instance::RemoveObserver(InstanceObserver* observer) {
+  std::erase(observers_, observer);
+}
+
+void Instance::ReportRequest(const RequestReport& request) {
+  for (InstanceObserver* o : observers_) o->OnRequest(request);
+}
+
 void Instance::OnApplied(const replication::AppliedInfo& info) {
+  for (InstanceObserver* o : observers_) o->OnReplicated(info);
   // One row per row mutation; schema changes and DropRowRange (no rows of
   // their own) cost nothing.
   if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;

@@ -3,8 +3,9 @@
 // each request to a cluster with failover. Used by `btsim serve` (on the
 // asio scheduler, under the caller's lock) and by scenarios (virtual time).
 //
-// Every routing decision, failover and refusal is reported to the
-// InstanceObserver, if one is set.
+// Every routing decision, failover, refusal and replicated apply is reported
+// to the InstanceObservers added, and so is every request its server (the API
+// layer, or a scenario's simulated clients) reports through ReportRequest.
 //
 // Not thread-safe: the owner serialises every call and every task the
 // Scheduler runs for this instance.
@@ -64,13 +65,37 @@ struct InstanceConfig {
   std::vector<LinkOverride> link_overrides;
 };
 
+// One request as its server saw it. Views are valid during the call only.
+struct RequestReport {
+  std::string_view cluster;      // the serving cluster; "" if none was chosen
+  std::string_view app_profile;  // as requested ("" means "default")
+  std::string_view method;       // the RPC, e.g. "MutateRows", "ReadRows"
+  StatusCode code = StatusCode::kOk;
+  sim::Nanos latency{0};  // server-side, from arrival to the reply
+  int64_t modified_rows = 0;
+  int64_t returned_rows = 0;
+  // Routing refused the request: a transaction through a profile without
+  // single-row transactions (FAILED_PRECONDITION).
+  bool refused = false;
+};
+
+// Receives what an Instance does, on the instance's thread (under its
+// owner's serialisation). Every method defaults to doing nothing. Observers
+// must not call back into the instance, except its const accessors.
 class InstanceObserver {
  public:
   virtual ~InstanceObserver() = default;
-  virtual void OnRoute(std::string_view profile, std::string_view cluster) = 0;
-  virtual void OnFailover(std::string_view profile, std::string_view from,
-                          std::string_view to) = 0;
-  virtual void OnRefusal(std::string_view profile, const Status& status) = 0;
+  virtual void OnRoute(std::string_view /*profile*/,
+                       std::string_view /*cluster*/) {}
+  // Multi-cluster routing skipped `from` (the nearest) for `to`.
+  virtual void OnFailover(std::string_view /*profile*/,
+                          std::string_view /*from*/, std::string_view /*to*/) {}
+  virtual void OnRefusal(std::string_view /*profile*/,
+                         const Status& /*status*/) {}
+  virtual void OnRequest(const RequestReport& /*request*/) {}
+  // A peer applied an entry of another cluster's log (see
+  // ReplicationFabric::set_apply_hook for which entries are reported).
+  virtual void OnReplicated(const replication::AppliedInfo& /*info*/) {}
 };
 
 class Instance {
@@ -92,7 +117,12 @@ class Instance {
   replication::ReplicationFabric& fabric() { return *fabric_; }
   appprofile::ProfileSet& profiles() { return profiles_; }
   sim::Transport& transport() { return *transport_; }
-  void set_observer(InstanceObserver* observer) { observer_ = observer; }
+  // Observers are called in the order they were added; each must outlive
+  // the instance or be removed first.
+  void AddObserver(InstanceObserver* observer);
+  void RemoveObserver(InstanceObserver* observer);
+  // Passes a served request to every observer.
+  void ReportRequest(const RequestReport& request);
 
   // Runs `op` on the cluster that serves this request under the profile
   // (empty id: "default"): NOT_FOUND for an unknown profile,
@@ -166,8 +196,8 @@ class Instance {
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
   std::vector<appprofile::ClusterPlace> Places(bool all_available) const;
-  // Charges the receiving cluster for a replicated row (the fabric's apply
-  // hook).
+  // Charges the receiving cluster for a replicated row and tells the
+  // observers (the fabric's apply hook).
   void OnApplied(const replication::AppliedInfo& info);
 
   sim::Scheduler& scheduler_;
@@ -181,7 +211,7 @@ class Instance {
   std::unique_ptr<replication::ReplicationFabric> fabric_;
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
-  InstanceObserver* observer_ = nullptr;
+  std::vector<InstanceObserver*> observers_;
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
 };

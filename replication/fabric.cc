@@ -1,6 +1,7 @@
 #include "replication/fabric.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "base/check.h"
@@ -397,6 +398,26 @@ uint64_t ReplicationFabric::Backlog(std::string_view origin,
   auto it = from->shippers.find(to->origin);
   if (it == from->shippers.end()) return 0;
   return from->log.last_position() - it->second.acked;
+}
+
+std::map<std::string, sim::Nanos> ReplicationFabric::PendingSince(
+    std::string_view origin, std::string_view peer) const {
+  std::map<std::string, sim::Nanos> oldest;
+  const Member* from = FindMember(origin);
+  const Member* to = FindMember(peer);
+  if (from == nullptr || to == nullptr || from == to) return oldest;
+  auto it = from->shippers.find(to->origin);
+  if (it == from->shippers.end()) return oldest;
+  const uint64_t after =
+      std::max(it->second.acked, from->log.truncated_through());
+  for (const LogEntry* entry :
+       from->log.Read(after, std::numeric_limits<size_t>::max())) {
+    // Entries are in commit order: the first of each table is its oldest.
+    oldest.try_emplace(entry->record.table,
+                       std::chrono::microseconds(
+                           cluster::VersionMicros(entry->record.version)));
+  }
+  return oldest;
 }
 
 Version ReplicationFabric::SafeHorizon(const Member& member) const {

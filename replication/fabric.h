@@ -110,6 +110,11 @@ class ReplicationFabric {
   bool HasApplied(const std::map<std::string, uint64_t>& positions) const;
   // Entries `origin` committed that `peer` has not acknowledged.
   uint64_t Backlog(std::string_view origin, std::string_view peer) const;
+  // The commit time of the oldest entry of each table that `origin`
+  // committed and `peer` has not acknowledged (tables with none are absent;
+  // schema entries count for their table). Scans the unacknowledged entries.
+  std::map<std::string, sim::Nanos> PendingSince(std::string_view origin,
+                                                 std::string_view peer) const;
 
   // Called once per log entry a peer applies from another cluster's log,
   // right after applying it: never for a duplicate (an entry the peer had

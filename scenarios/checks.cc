@@ -411,6 +411,94 @@ Measure Staleness(const Analysis& analysis, const Filter& filter,
   return {Seconds(value), detail};
 }
 
+Measure KStale(const Analysis& analysis, const Filter& filter,
+               double percentile) {
+  const History& history = analysis.history();
+  std::vector<int64_t> values;
+  int64_t stale = 0;
+  const ReadResult* worst = nullptr;
+  for (const ReadResult& read : analysis.reads()) {
+    if (!filter.Selects(history.operations[read.op])) continue;
+    values.push_back(read.k_stale);
+    if (read.k_stale > 0) {
+      ++stale;
+      if (worst == nullptr || read.k_stale > worst->k_stale) worst = &read;
+    }
+  }
+  if (values.empty()) return {0, "no samples"};
+  const size_t n = values.size();
+  const int64_t value =
+      checks_internal::Percentile(std::move(values), percentile);
+  std::string detail = "p" + FormatNumber(percentile) + " of " +
+                       std::to_string(n) + " reads; " + std::to_string(stale) +
+                       " stale";
+  if (worst != nullptr) {
+    detail += "; worst " + std::to_string(worst->k_stale) +
+              " writes behind: " + DescribeOp(history.operations[worst->op]) +
+              " saw " +
+              (history.operations[worst->op].read.empty()
+                   ? "nothing"
+                   : "'" + history.operations[worst->op].read + "'");
+  }
+  return {static_cast<double>(value), detail};
+}
+
+std::string DescribeFault(const Event& event) {
+  return std::string(EventKindName(event.kind)) + " " + event.cluster +
+         (event.peer.empty() ? "" : "-") + event.peer + " at " +
+         FormatSeconds(event.at);
+}
+
+Measure FailbackTime(const History& history, const Filter& filter) {
+  const std::vector<Failback> failbacks =
+      checks_internal::FindFailbacks(history, filter);
+  const Failback* worst = nullptr;
+  int64_t samples = 0;
+  int64_t never = 0;
+  int64_t unrepaired = 0;
+  int64_t unobserved = 0;
+  for (const Failback& failback : failbacks) {
+    if (failback.repaired < Nanos(0)) {
+      ++unrepaired;
+      continue;
+    }
+    if (failback.unobserved) {
+      ++unobserved;
+      continue;
+    }
+    ++samples;
+    never += failback.never;
+    if (worst == nullptr || (failback.never && !worst->never) ||
+        (!worst->never && failback.length > worst->length)) {
+      worst = &failback;
+    }
+  }
+  std::string counts = std::to_string(samples) + " fail-backs (" +
+                       std::to_string(never) + " never)";
+  if (unrepaired > 0) {
+    counts += "; " + std::to_string(unrepaired) +
+              " moved clients of faults never repaired";
+  }
+  if (unobserved > 0) {
+    counts += "; " + std::to_string(unobserved) +
+              " moved clients idle after the repair";
+  }
+  if (worst == nullptr) {
+    return {0, failbacks.empty()
+                   ? "no client was moved off its home cluster by a fault"
+                   : counts};
+  }
+  const double value = worst->never ? kInfinity : Seconds(worst->length);
+  const std::string repair = "the repair at " + FormatSeconds(worst->repaired);
+  return {value, worst->client + " after " +
+                     DescribeFault(history.events[worst->event]) + ": " +
+                     (worst->never
+                          ? "never back on " + worst->home + " after " + repair
+                          : "back on " + worst->home + " " +
+                                FormatSeconds(value) + " after " + repair) +
+                     "; " + counts};
+}
+
 // The longest end - at of the events `kinds` selects (infinite when one
 // never ended).
 Measure LongestEvent(const History& history, const Filter& filter,
@@ -512,6 +600,25 @@ std::vector<CheckValue> RunChecks(const History& history) {
   add("errors", CountOps(history, all, false));
   add("successes", CountOps(history, all, true));
   return checks;
+}
+
+KStaleness ComputeKStaleness(const History& history) {
+  const Analysis analysis(history);
+  KStaleness result;
+  result.at_most.assign(kKStalenessMax + 1, 0);
+  for (const ReadResult& read : analysis.reads()) {
+    ++result.reads;
+    result.max = std::max(result.max, read.k_stale);
+    if (read.k_stale <= kKStalenessMax) ++result.at_most[read.k_stale];
+  }
+  for (size_t k = 1; k < result.at_most.size(); ++k) {
+    result.at_most[k] += result.at_most[k - 1];
+  }
+  return result;
+}
+
+std::vector<Failback> ComputeFailbacks(const History& history) {
+  return checks_internal::FindFailbacks(history, Filter{});
 }
 
 std::vector<sim::Nanos> VisibilityBuckets() {
@@ -632,14 +739,20 @@ std::vector<ExpectationResult> Evaluate(
         break;
       case pb::LATENCY_SECONDS:
       case pb::STALENESS_SECONDS:
+      case pb::K_STALENESS:
         if (!(percentile > 0 && percentile <= 100)) {
           error =
               "percentile must be in (0, 100], got " + FormatNumber(percentile);
         } else if (expectation.metric() == pb::LATENCY_SECONDS) {
           measure = Latency(history, filter, percentile);
-        } else {
+        } else if (expectation.metric() == pb::STALENESS_SECONDS) {
           measure = Staleness(analysis, filter, percentile);
+        } else {
+          measure = KStale(analysis, filter, percentile);
         }
+        break;
+      case pb::FAILBACK_SECONDS:
+        measure = FailbackTime(history, filter);
         break;
       case pb::CONVERGED:
         measure = Converged(analysis);

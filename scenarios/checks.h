@@ -65,6 +65,15 @@
 //     the acknowledgement (`complete`) of the earliest-acknowledged write
 //     that was acknowledged before its invoke and is newer than what it saw.
 //     The metric is the nearest-rank percentile over the selected reads.
+//   (K_STALENESS): a read's k-staleness k is the number of acknowledged
+//     writes on its row that were acknowledged (`complete`) at or before its
+//     invoke and whose order key is newer than its effective key (a write
+//     acknowledged at the very instant the read is invoked counts). k = 0
+//     exactly when its staleness is 0 (it saw the newest such write or
+//     newer; a DropRowRange can make it so). The metric is the nearest-rank
+//     percentile of k over the selected reads (`percentile`, default 99);
+//     filters as for STALENESS_SECONDS. ComputeKStaleness summarizes all
+//     reads.
 //   lost_writes (LOST_WRITES): acknowledged writes such that some surviving
 //     cluster's final RowState for (table, row) is older than the write
 //     (neither present nor superseded), unless a DropRowRange covering the
@@ -97,6 +106,31 @@
 //     app_profile and client select the client's operations; cluster selects
 //     faults whose `cluster` or `peer` is that cluster; the window applies
 //     to the fault time.
+//   (FAILBACK_SECONDS): time to fail back. For a client and a fault at F
+//     (the faults above), the client's home is the cluster
+//     (Operation::cluster) that served its last successful operation
+//     invoked before F; no home, no sample. The fault's repair is the first
+//     later event that undoes it: kClusterUp of the same cluster for
+//     kClusterDown, kHeal of the same pair (in either order) for
+//     kPartition, kNodeRecovery of the same cluster for kNodeFailure, or
+//     else kSettle (the settle phase repairs every fault unless the
+//     scenario keeps them); a kRemoveCluster is never repaired. The client
+//     was moved off its home when it had an outage after the fault (see
+//     rto_seconds) or, for a fault whose `cluster` or `peer` is the home, a
+//     successful operation invoked in [F, repair) (F onwards when never
+//     repaired) served by another cluster; otherwise no sample. (So a fault
+//     elsewhere while the client is away from its home for another reason
+//     does not make its temporary cluster a home it must return to.) Its time
+//     to fail back is the completion of its first successful operation invoked
+//     at or after the repair and served by its home, minus the repair time;
+//     "never" (+infinity, failing every at_most bound) when it invoked
+//     operations at or after the repair but none of them succeeded on its home.
+//     Moved clients of a fault that was never repaired, and clients that
+//     invoked nothing at or after the repair (they stopped, or the run ended:
+//     e.g. a repair by kSettle, when clients stop), give no sample (the detail
+//     counts them). The value is the longest time to fail back over the
+//     samples, 0 when none. Filters as for RTO_SECONDS. ComputeFailbacks lists
+//     every moved client.
 //   failovers (FAILOVERS): History::failovers; filters: app_profile
 //     (`profile`), cluster (`to`), window on `at`; client selects the
 //     failovers of the profiles the selected clients' operations used (a
@@ -133,11 +167,13 @@
 // when value >= X. A percentile (0 or absent: 99) outside (0, 100] fails
 // with a detail saying so; so does a missing bound or METRIC_UNSPECIFIED.
 // Empty selections measure 0 ("no samples" in the detail for
-// LATENCY_SECONDS, STALENESS_SECONDS and T_VISIBILITY) and pass only when
-// the bound holds for 0.
+// LATENCY_SECONDS, STALENESS_SECONDS, K_STALENESS and T_VISIBILITY) and
+// pass only when the bound holds for 0.
 #ifndef BTSIM_SCENARIOS_CHECKS_H_
 #define BTSIM_SCENARIOS_CHECKS_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -183,6 +219,38 @@ std::vector<sim::Nanos> VisibilityBuckets();
 // by that cluster invoked at or after ack + t; it succeeds when its
 // effective key (see above) is the write's or newer.
 std::vector<VisibilityCurve> TVisibility(const History& history);
+
+// k-staleness: over successful single-row reads, how many acknowledged
+// writes newer than what the read saw had been acknowledged before it
+// started (K_STALENESS above).
+inline constexpr int kKStalenessMax = 5;
+struct KStaleness {
+  int64_t reads = 0;
+  // at_most[k]: reads with k-staleness <= k, for k = 0..kKStalenessMax
+  // (inclusive); reads - at_most[kKStalenessMax] were staler.
+  std::vector<int64_t> at_most;
+  int64_t max = 0;  // the largest k-staleness of any read
+};
+KStaleness ComputeKStaleness(const History& history);
+
+// One client moved off its home cluster by one fault (FAILBACK_SECONDS
+// above).
+struct Failback {
+  std::string client;
+  size_t event = 0;         // the fault, index in History::events
+  std::string home;         // the cluster it returns to
+  sim::Nanos repaired{-1};  // the repair time (-1: never repaired)
+  bool never = false;       // repaired, but it never returned
+  // Repaired, but the client invoked nothing at or after the repair: not a
+  // sample.
+  bool unobserved = false;
+  // Completion of the first op served by home - repaired (when repaired,
+  // not never and observed).
+  sim::Nanos length{0};
+};
+// Every (client, fault) where the client was moved off its home, sorted by
+// (event, client).
+std::vector<Failback> ComputeFailbacks(const History& history);
 
 std::vector<ExpectationResult> Evaluate(
     const History& history,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -26,6 +27,62 @@ bool IsFault(EventKind kind) {
 
 uint64_t Group(uint32_t high, int32_t row) {
   return (uint64_t{high} << 32) | static_cast<uint32_t>(row);
+}
+
+// Counts over positions 0..size-1: point increments, prefix sums; O(log n)
+// each.
+class Fenwick {
+ public:
+  explicit Fenwick(size_t size) : tree_(size + 1, 0) {}
+  void Add(size_t position) {
+    for (size_t i = position + 1; i < tree_.size(); i += i & (~i + 1)) {
+      ++tree_[i];
+    }
+  }
+  // The sum over positions [0, end).
+  int64_t Prefix(size_t end) const {
+    int64_t sum = 0;
+    for (size_t i = end; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+    return sum;
+  }
+
+ private:
+  std::vector<int64_t> tree_;
+};
+
+// The event that repairs fault `events[fault]`: the first later kClusterUp
+// (kClusterDown), kHeal of the same pair in either order (kPartition),
+// kNodeRecovery (kNodeFailure) of the same cluster, or kSettle; nullopt
+// when none (always for kRemoveCluster).
+std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
+  const Event& f = events[fault];
+  if (f.kind == EventKind::kRemoveCluster) return std::nullopt;
+  for (size_t e = fault + 1; e < events.size(); ++e) {
+    const Event& r = events[e];
+    if (r.kind == EventKind::kSettle) return e;
+    switch (f.kind) {
+      case EventKind::kClusterDown:
+        if (r.kind == EventKind::kClusterUp && r.cluster == f.cluster) {
+          return e;
+        }
+        break;
+      case EventKind::kPartition:
+        if (r.kind == EventKind::kHeal &&
+            ((r.cluster == f.cluster && r.peer == f.peer) ||
+             (r.cluster == f.peer && r.peer == f.cluster))) {
+          return e;
+        }
+        break;
+      case EventKind::kNodeFailure:
+        if (r.kind == EventKind::kNodeRecovery && r.cluster == f.cluster) {
+          return e;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -296,6 +353,49 @@ void Analysis::AnalyzeReads() {
       read.stale_missed = first->op;
     }
   }
+  CountStaleWrites();
+}
+
+void Analysis::CountStaleWrites() {
+  const auto& ops = history_.operations;
+  // Per row: its acknowledged writes and its reads (indexes in reads_, in
+  // invoke order since operations are).
+  std::vector<std::vector<uint32_t>> row_writes(row_op_.size());
+  std::vector<std::vector<uint32_t>> row_reads(row_op_.size());
+  for (uint32_t id : acked_writes_) row_writes[row_of_[id]].push_back(id);
+  for (size_t r = 0; r < reads_.size(); ++r) {
+    row_reads[reads_[r].row].push_back(static_cast<uint32_t>(r));
+  }
+  std::vector<OrderKey> keys;
+  for (size_t row = 0; row < row_op_.size(); ++row) {
+    std::vector<uint32_t>& writes = row_writes[row];
+    if (writes.empty() || row_reads[row].empty()) continue;
+    keys.clear();
+    for (uint32_t id : writes) keys.push_back(KeyOf(ops[id]));
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    std::stable_sort(writes.begin(), writes.end(), [&](uint32_t a, uint32_t b) {
+      return ops[a].complete < ops[b].complete;
+    });
+    // Sweep in time order; a write acknowledged at t enters before reads
+    // invoked at t.
+    Fenwick acked(keys.size());
+    size_t next = 0;
+    for (uint32_t r : row_reads[row]) {
+      ReadResult& read = reads_[r];
+      const Nanos invoke = ops[read.op].invoke;
+      for (; next < writes.size() && ops[writes[next]].complete <= invoke;
+           ++next) {
+        acked.Add(std::lower_bound(keys.begin(), keys.end(),
+                                   KeyOf(ops[writes[next]])) -
+                  keys.begin());
+      }
+      const size_t not_newer =
+          std::upper_bound(keys.begin(), keys.end(), read.effective) -
+          keys.begin();
+      read.k_stale = static_cast<int64_t>(next) - acked.Prefix(not_newer);
+    }
+  }
 }
 
 void Analysis::FindLostWrites() {
@@ -367,12 +467,121 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   return outages;
 }
 
-Nanos Percentile(std::vector<Nanos> values, double p) {
+std::vector<Failback> FindFailbacks(const History& history,
+                                    const Filter& filter) {
+  const auto& ops = history.operations;
+  const auto& events = history.events;
+  // Clients with an outage after a fault were moved off their home.
+  std::set<std::pair<std::string, size_t>> outages;
+  for (Outage& outage : FindOutages(history, filter)) {
+    outages.emplace(std::move(outage.client), outage.event);
+  }
+  struct ClientOps {
+    std::vector<uint32_t> successes;  // in invoke order
+    // Per success: the index of the next success served by a different
+    // cluster (successes.size() when none).
+    std::vector<size_t> next_other;
+    // Successes per serving cluster, in invoke order.
+    std::map<std::string, std::vector<uint32_t>> by_cluster;
+    Nanos last_invoke = Nanos::min();  // of any selected operation
+  };
+  std::map<std::string, ClientOps> clients;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    if (!filter.SelectsClient(op)) continue;
+    ClientOps& client = clients[op.client];
+    client.last_invoke = std::max(client.last_invoke, op.invoke);
+    if (!op.ok()) continue;
+    client.successes.push_back(static_cast<uint32_t>(i));
+    client.by_cluster[op.cluster].push_back(static_cast<uint32_t>(i));
+  }
+  for (auto& [name, client] : clients) {
+    const size_t n = client.successes.size();
+    client.next_other.assign(n, n);
+    for (size_t i = n; i-- > 1;) {
+      client.next_other[i - 1] = ops[client.successes[i - 1]].cluster !=
+                                         ops[client.successes[i]].cluster
+                                     ? i
+                                     : client.next_other[i];
+    }
+  }
+  auto first_invoked_at_or_after = [&](const std::vector<uint32_t>& ids,
+                                       Nanos t) {
+    return static_cast<size_t>(
+        std::partition_point(ids.begin(), ids.end(),
+                             [&](uint32_t id) { return ops[id].invoke < t; }) -
+        ids.begin());
+  };
+
+  std::vector<Failback> failbacks;
+  for (size_t e = 0; e < events.size(); ++e) {
+    const Event& event = events[e];
+    if (!IsFault(event.kind) || !filter.InWindow(event.at)) continue;
+    if (!filter.cluster.empty() && event.cluster != filter.cluster &&
+        event.peer != filter.cluster) {
+      continue;
+    }
+    const std::optional<size_t> repair = RepairOf(events, e);
+    const Nanos repaired = repair ? events[*repair].at : Nanos::max();
+    for (const auto& [name, client] : clients) {
+      const auto& successes = client.successes;
+      const size_t after = first_invoked_at_or_after(successes, event.at);
+      if (after == 0) continue;  // no home
+      const std::string& home = ops[successes[after - 1]].cluster;
+      if (home.empty()) continue;
+      // Moved: an outage, or (when the fault concerns the home) a success
+      // between the fault and the repair served by another cluster.
+      bool moved = outages.contains({name, e});
+      if (!moved && (event.cluster == home || event.peer == home) &&
+          after < successes.size() && ops[successes[after]].invoke < repaired) {
+        const size_t other = ops[successes[after]].cluster != home
+                                 ? after
+                                 : client.next_other[after];
+        moved =
+            other < successes.size() && ops[successes[other]].invoke < repaired;
+      }
+      if (!moved) continue;
+      Failback failback;
+      failback.client = name;
+      failback.event = e;
+      failback.home = home;
+      if (repair) {
+        failback.repaired = repaired;
+        const std::vector<uint32_t>& served = client.by_cluster.at(home);
+        const size_t back = first_invoked_at_or_after(served, repaired);
+        if (back < served.size()) {
+          failback.length = ops[served[back]].complete - repaired;
+        } else if (client.last_invoke >= repaired) {
+          failback.never = true;
+        } else {
+          failback.unobserved = true;
+        }
+      }
+      failbacks.push_back(std::move(failback));
+    }
+  }
+  return failbacks;
+}
+
+namespace {
+
+template <typename T>
+T NearestRank(std::vector<T> values, double p) {
   const double n = static_cast<double>(values.size());
   size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * n));
   rank = std::clamp<size_t>(rank, 1, values.size());
   std::nth_element(values.begin(), values.begin() + (rank - 1), values.end());
   return values[rank - 1];
+}
+
+}  // namespace
+
+Nanos Percentile(std::vector<Nanos> values, double p) {
+  return NearestRank(std::move(values), p);
+}
+
+int64_t Percentile(std::vector<int64_t> values, double p) {
+  return NearestRank(std::move(values), p);
 }
 
 std::string FormatNumber(double value) {

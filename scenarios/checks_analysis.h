@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/checks.h"
 #include "scenarios/history.h"
 
 namespace btsim::scenarios::checks_internal {
@@ -106,6 +107,10 @@ struct ReadResult {
   int64_t strong_missed = -1;
   sim::Nanos staleness{0};
   int64_t stale_missed = -1;  // the earliest-acknowledged missed write
+  // k-staleness: acknowledged writes on the row whose order key is newer
+  // than `effective` and that were acknowledged (complete) at or before the
+  // read's invoke. 0 exactly when staleness is 0.
+  int64_t k_stale = 0;
 };
 
 struct LostWrite {
@@ -154,6 +159,8 @@ class Analysis {
   void IndexRows();
   void IndexDrops();
   void AnalyzeReads();
+  // Fills ReadResult::k_stale (called by AnalyzeReads).
+  void CountStaleWrites();
   void FindLostWrites();
 
   const History& history_;
@@ -176,8 +183,15 @@ class Analysis {
 // (client, event).
 std::vector<Outage> FindOutages(const History& history, const Filter& filter);
 
+// The fail-backs of the clients selected by `filter` (see checks.h,
+// FAILBACK_SECONDS; the filters apply as for FindOutages). Sorted by
+// (event, client).
+std::vector<Failback> FindFailbacks(const History& history,
+                                    const Filter& filter);
+
 // Nearest-rank percentile (p in (0, 100]) of a non-empty vector.
 sim::Nanos Percentile(std::vector<sim::Nanos> values, double p);
+int64_t Percentile(std::vector<int64_t> values, double p);
 
 // Shortest round-trip text of a number ("1.5", "100", "inf").
 std::string FormatNumber(double value);

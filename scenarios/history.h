@@ -148,7 +148,8 @@ struct Failover {
   std::string to;    // the one that served
 };
 
-// A cluster's CPU load (fractions of a node), sampled once per second.
+// A cluster's CPU load (fractions of a node), sampled once per second
+// until the run ends (including settling).
 struct CpuSample {
   sim::Nanos at{0};
   std::string cluster;
@@ -172,13 +173,28 @@ struct ClusterState {
   std::map<std::pair<std::string, std::string>, RowState> rows;
 };
 
+// Replication on one link (entries `from` committed, applied by `to`) over
+// one sampling interval (1 s) ending at `at`.
+struct LinkSample {
+  sim::Nanos at{0};
+  std::string from;
+  std::string to;
+  int64_t applied = 0;      // entries `to` applied in the interval
+  sim::Nanos delay_sum{0};  // their delays (apply time - commit time)
+  sim::Nanos delay_max{0};
+  int64_t backlog = 0;  // entries of `from` that `to` had not acknowledged
+};
+
 struct History {
   std::vector<Operation> operations;      // in invoke order (id == index)
   std::vector<Event> events;              // in time order
   std::vector<ClusterState> final_state;  // clusters in creation order
   std::vector<Failover> failovers;        // in time order
   std::vector<CpuSample> cpu;             // in time order
-  sim::Nanos duration{0};                 // end of the client phase
+  // Every second until the run ends (including settling), per ordered pair
+  // of clusters present (in creation order).
+  std::vector<LinkSample> links;
+  sim::Nanos duration{0};  // end of the client phase
   sim::Nanos settled{-1};  // when replication drained (-1: it did not)
   // True when the routing promises strong reads: every client uses a
   // single-cluster profile, all to the same cluster, and no profile changed

@@ -6,10 +6,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
+
+#include "scenarios/checks_analysis.h"
 
 namespace btsim::scenarios {
 namespace {
+
+// History::links samples cover one second each.
+constexpr sim::Nanos kLinkSampleInterval = std::chrono::seconds(1);
 
 std::string Seconds(sim::Nanos t) {
   char buffer[64];
@@ -75,6 +81,44 @@ std::string HtmlEscape(std::string_view text) {
       default:
         out.push_back(c);
     }
+  }
+  return out;
+}
+
+// Per fault and client: the outage (RTO, errors by code) and the fail-back.
+struct ClientFailover {
+  std::string client;
+  std::optional<sim::Nanos> rto;          // nullopt: no outage; max(): never
+  std::map<std::string, int64_t> errors;  // by code name
+  std::optional<Failback> failback;
+};
+struct FaultFailover {
+  size_t event = 0;
+  std::vector<ClientFailover> clients;  // sorted by client
+};
+
+std::vector<FaultFailover> FailoversByFault(const History& h) {
+  std::map<size_t, std::map<std::string, ClientFailover>> by_fault;
+  for (const checks_internal::Outage& o :
+       checks_internal::FindOutages(h, checks_internal::Filter{})) {
+    ClientFailover& c = by_fault[o.event][o.client];
+    c.client = o.client;
+    c.rto = o.never ? sim::Nanos::max() : o.length;
+    for (uint32_t op : o.failed) {
+      ++c.errors[std::string(StatusCodeName(h.operations[op].code))];
+    }
+  }
+  for (const Failback& f : ComputeFailbacks(h)) {
+    ClientFailover& c = by_fault[f.event][f.client];
+    c.client = f.client;
+    c.failback = f;
+  }
+  std::vector<FaultFailover> out;
+  for (auto& [event, clients] : by_fault) {
+    FaultFailover fault;
+    fault.event = event;
+    for (auto& [name, c] : clients) fault.clients.push_back(std::move(c));
+    out.push_back(std::move(fault));
   }
   return out;
 }
@@ -161,6 +205,30 @@ std::vector<PhaseStats> Phases(const History& history) {
       phases[i].lines.push_back(line);
     }
   }
+  std::vector<std::map<std::pair<std::string, std::string>, PhaseStats::Link>>
+      links(phases.size());
+  std::vector<std::map<std::pair<std::string, std::string>, sim::Nanos>>
+      delay_sums(phases.size());
+  phase = 0;
+  for (const LinkSample& sample : history.links) {
+    const sim::Nanos start = sample.at - kLinkSampleInterval;
+    if (start < sim::Nanos(0) || start >= history.duration) continue;
+    while (phase + 1 < phases.size() && start >= phases[phase].end) ++phase;
+    PhaseStats::Link& link = links[phase][{sample.from, sample.to}];
+    link.from = sample.from;
+    link.to = sample.to;
+    link.applied += sample.applied;
+    link.max = std::max(link.max, sample.delay_max);
+    link.max_backlog = std::max(link.max_backlog, sample.backlog);
+    delay_sums[phase][{sample.from, sample.to}] += sample.delay_sum;
+  }
+  for (size_t i = 0; i < phases.size(); ++i) {
+    for (auto& [key, link] : links[i]) {
+      if (link.applied == 0 && link.max_backlog == 0) continue;  // idle
+      if (link.applied > 0) link.mean = delay_sums[i][key] / link.applied;
+      phases[i].links.push_back(link);
+    }
+  }
   return phases;
 }
 
@@ -193,6 +261,17 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
                     Human(line.p50).c_str(), Human(line.p99).c_str());
       out << buffer;
     }
+    for (const PhaseStats::Link& link : p.links) {
+      char buffer[256];
+      std::snprintf(buffer, sizeof buffer,
+                    "  replication %s -> %s  %lld applied", link.from.c_str(),
+                    link.to.c_str(), static_cast<long long>(link.applied));
+      out << buffer;
+      if (link.applied > 0) {
+        out << "  lag mean " << Human(link.mean) << " max " << Human(link.max);
+      }
+      out << "  backlog max " << link.max_backlog << "\n";
+    }
   }
   // Failovers per (profile, from, to).
   std::map<std::tuple<std::string, std::string, std::string>, int64_t>
@@ -203,6 +282,67 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
     for (const auto& [key, count] : failovers) {
       out << "  " << std::get<0>(key) << ": " << std::get<1>(key) << " -> "
           << std::get<2>(key) << "  " << count << "\n";
+    }
+  }
+  for (const FaultFailover& fault : FailoversByFault(h)) {
+    const Event& e = h.events[fault.event];
+    out << "fault at " << Seconds(e.at) << "s (" << e.label
+        << "): " << fault.clients.size()
+        << " clients moved off their cluster or failed\n";
+    sim::Nanos rto_max{0};
+    bool rto_never = false;
+    std::map<std::string, int64_t> errors;
+    int64_t outages = 0, failbacks = 0, never = 0;
+    sim::Nanos failback_max{0};
+    sim::Nanos repaired{-1};
+    for (const ClientFailover& c : fault.clients) {
+      if (c.rto) {
+        ++outages;
+        if (*c.rto == sim::Nanos::max()) {
+          rto_never = true;
+        } else {
+          rto_max = std::max(rto_max, *c.rto);
+        }
+      }
+      for (const auto& [code, n] : c.errors) errors[code] += n;
+      if (c.failback && c.failback->repaired.count() >= 0 &&
+          !c.failback->unobserved) {
+        repaired = c.failback->repaired;
+        if (c.failback->never) {
+          ++never;
+        } else {
+          ++failbacks;
+          failback_max = std::max(failback_max, c.failback->length);
+        }
+      }
+    }
+    if (outages > 0) {
+      out << "  RTO max " << (rto_never ? "never" : Human(rto_max)) << " over "
+          << outages << " clients with errors:";
+      for (const auto& [code, n] : errors) out << " " << code << " " << n;
+      out << "\n";
+    } else {
+      out << "  no client saw an error\n";
+    }
+    if (failbacks + never > 0) {
+      out << "  fail-back after the repair at " << Seconds(repaired)
+          << "s: " << failbacks << " clients back home";
+      if (failbacks > 0) out << " (max " << Human(failback_max) << ")";
+      if (never > 0) out << ", " << never << " never returned";
+      out << "\n";
+    }
+  }
+  {
+    const KStaleness k = ComputeKStaleness(h);
+    if (k.reads > 0) {
+      out << "k-staleness over " << k.reads << " reads:";
+      for (size_t i = 0; i < k.at_most.size(); ++i) {
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, " k<=%zu %.2f%%", i,
+                      100.0 * k.at_most[i] / k.reads);
+        out << buffer;
+      }
+      out << "  max " << k.max << "\n";
     }
   }
   for (const Event& e : h.events) {
@@ -307,9 +447,64 @@ void WriteReportJson(const LoadedScenario& scenario, const RunOutcome& o,
           << ", \"p50_seconds\": " << Seconds(l.p50)
           << ", \"p99_seconds\": " << Seconds(l.p99) << "}";
     }
+    out << "], \"replication\": [";
+    for (size_t j = 0; j < p.links.size(); ++j) {
+      const PhaseStats::Link& l = p.links[j];
+      out << (j ? ", " : "") << "{\"from\": " << JsonString(l.from)
+          << ", \"to\": " << JsonString(l.to) << ", \"applied\": " << l.applied
+          << ", \"mean_lag_seconds\": " << Number(l.mean.count() / 1e9)
+          << ", \"max_lag_seconds\": " << Number(l.max.count() / 1e9)
+          << ", \"max_backlog\": " << l.max_backlog << "}";
+    }
     out << "]}";
   }
-  out << "\n  ],\n  \"t_visibility\": [";
+  out << "\n  ],\n  \"failover\": [";
+  const std::vector<FaultFailover> faults = FailoversByFault(h);
+  for (size_t i = 0; i < faults.size(); ++i) {
+    const Event& e = h.events[faults[i].event];
+    out << (i ? "," : "") << "\n    {\"fault_at\": " << Seconds(e.at)
+        << ", \"fault\": " << JsonString(e.label) << ", \"clients\": [";
+    for (size_t j = 0; j < faults[i].clients.size(); ++j) {
+      const ClientFailover& c = faults[i].clients[j];
+      out << (j ? ", " : "") << "{\"client\": " << JsonString(c.client)
+          << ", \"rto_seconds\": ";
+      if (!c.rto || *c.rto == sim::Nanos::max()) {
+        out << "null";  // no outage, or never recovered (see "recovered")
+      } else {
+        out << Number(c.rto->count() / 1e9);
+      }
+      out << ", \"recovered\": "
+          << (c.rto && *c.rto == sim::Nanos::max() ? "false" : "true")
+          << ", \"errors\": {";
+      bool first = true;
+      for (const auto& [code, n] : c.errors) {
+        out << (first ? "" : ", ") << JsonString(code) << ": " << n;
+        first = false;
+      }
+      out << "}";
+      if (c.failback) {
+        const Failback& f = *c.failback;
+        out << ", \"home\": " << JsonString(f.home) << ", \"repaired_at\": "
+            << (f.repaired.count() < 0 ? "null" : Seconds(f.repaired))
+            << ", \"failback_seconds\": "
+            << (f.repaired.count() < 0 || f.never || f.unobserved
+                    ? "null"
+                    : Number(f.length.count() / 1e9))
+            << ", \"failed_back\": "
+            << (f.repaired.count() >= 0 && !f.never && !f.unobserved ? "true"
+                                                                     : "false");
+      }
+      out << "}";
+    }
+    out << "]}";
+  }
+  const KStaleness k = ComputeKStaleness(h);
+  out << "\n  ],\n  \"k_staleness\": {\"reads\": " << k.reads
+      << ", \"max\": " << k.max << ", \"at_most\": [";
+  for (size_t i = 0; i < k.at_most.size(); ++i) {
+    out << (i ? ", " : "") << k.at_most[i];
+  }
+  out << "]},\n  \"t_visibility\": [";
   const std::vector<VisibilityCurve> curves = TVisibility(h);
   for (size_t i = 0; i < curves.size(); ++i) {
     const VisibilityCurve& c = curves[i];

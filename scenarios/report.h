@@ -34,6 +34,17 @@ struct PhaseStats {
     sim::Nanos p99{0};
   };
   std::vector<Line> lines;  // sorted by (profile, cluster)
+  // Replication per link, from the 1 s samples whose interval starts in
+  // the phase; links that applied nothing and had no backlog are left out.
+  struct Link {
+    std::string from;
+    std::string to;
+    int64_t applied = 0;
+    sim::Nanos mean{0};  // mean delay of the entries applied
+    sim::Nanos max{0};
+    int64_t max_backlog = 0;
+  };
+  std::vector<Link> links;  // sorted by (from, to)
 };
 // Operations by invoke time, split at every event of the client phase.
 std::vector<PhaseStats> Phases(const History& history);

@@ -29,7 +29,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 
 constexpr sim::Nanos kPollInterval = milliseconds(100);
-constexpr sim::Nanos kCpuSampleInterval = seconds(1);
+constexpr sim::Nanos kSampleInterval = seconds(1);
 constexpr sim::Nanos kCompactionInterval = seconds(10);
 constexpr sim::Nanos kDefaultSettle = minutes(10);
 constexpr sim::Nanos kDefaultNodeRecovery = minutes(5);
@@ -72,16 +72,45 @@ class Observer : public instance::InstanceObserver {
         Failover{context_.Elapsed(), std::string(profile), std::string(from),
                  std::string(to)});
   }
-  void OnRefusal(std::string_view, const Status&) override {}
+  void OnReplicated(const replication::AppliedInfo& info) override {
+    // Keyed by names; the sampler reads it in creation order.
+    Link& link = links_[{std::string(info.origin), std::string(info.peer)}];
+    const sim::Nanos delay = info.applied_at - info.committed_at();
+    ++link.applied;
+    link.delay_sum += delay;
+    link.delay_max = std::max(link.delay_max, delay);
+  }
+  // What happened on `from` -> `to` since the last call (then reset).
+  LinkSample TakeLink(const std::string& from, const std::string& to) {
+    LinkSample sample;
+    sample.from = from;
+    sample.to = to;
+    auto it = links_.find({from, to});
+    if (it != links_.end()) {
+      sample.applied = it->second.applied;
+      sample.delay_sum = it->second.delay_sum;
+      sample.delay_max = it->second.delay_max;
+      links_.erase(it);
+    }
+    return sample;
+  }
 
  private:
+  struct Link {
+    int64_t applied = 0;
+    sim::Nanos delay_sum{0};
+    sim::Nanos delay_max{0};
+  };
   RunContext& context_;
+  std::map<std::pair<std::string, std::string>, Link> links_;
 };
 
 class Runner {
  public:
-  Runner(const LoadedScenario& scenario, uint64_t seed, sim::Nanos duration)
+  Runner(const LoadedScenario& scenario, uint64_t seed, sim::Nanos duration,
+         const RunOptions& options)
       : scenario_(scenario),
+        options_(options),
         s_(scenario.proto),
         seed_(seed),
         duration_(duration),
@@ -102,7 +131,11 @@ class Runner {
   // Records in events_[index].end when everything committed before now has
   // been applied everywhere.
   void WatchCatchUp(size_t event_index);
-  void SampleCpu();
+  // Records CPU and replication per link, every kSampleInterval until the
+  // run ends.
+  void Sample();
+  // Calls options_.on_sample every options_.sample_every until the run ends.
+  void SampleExternally();
   void Compact();
   void WaitForToken(size_t event_index, std::map<std::string, uint64_t> token,
                     std::vector<uint64_t> writes, sim::Nanos interval);
@@ -117,6 +150,7 @@ class Runner {
   Status SetCluster(const std::string& id, bool down);
 
   const LoadedScenario& scenario_;
+  const RunOptions& options_;
   const v1::Scenario& s_;
   uint64_t seed_;
   sim::Nanos duration_;
@@ -144,7 +178,10 @@ Status Runner::Setup() {
   BTSIM_ASSIGN_OR_RETURN(
       instance_, instance::Instance::Create(scenario_.name, scheduler_,
                                             rng_.Fork("instance"), config));
-  instance_->set_observer(&observer_);
+  instance_->AddObserver(&observer_);
+  for (instance::InstanceObserver* o : options_.observers) {
+    instance_->AddObserver(o);
+  }
   context_.instance = instance_.get();
 
   // Tables: created on one cluster, then applied everywhere at once.
@@ -297,14 +334,31 @@ void Runner::WaitForToken(size_t event_index,
   });
 }
 
-void Runner::SampleCpu() {
-  if (finished_ || context_.Elapsed() > duration_) return;
-  for (const std::string& id : instance_->fabric().ClusterIds()) {
+void Runner::Sample() {
+  if (finished_) return;
+  const std::vector<std::string> ids = instance_->fabric().ClusterIds();
+  for (const std::string& id : ids) {
     history_.cpu.push_back(CpuSample{context_.Elapsed(), id,
                                      instance_->CpuLoad(id),
                                      instance_->HottestNodeLoad(id)});
   }
-  scheduler_.RunAfter(kCpuSampleInterval, [this] { SampleCpu(); });
+  for (const std::string& from : ids) {
+    for (const std::string& to : ids) {
+      if (from == to) continue;
+      LinkSample link = observer_.TakeLink(from, to);
+      link.at = context_.Elapsed();
+      link.backlog =
+          static_cast<int64_t>(instance_->fabric().Backlog(from, to));
+      history_.links.push_back(std::move(link));
+    }
+  }
+  scheduler_.RunAfter(kSampleInterval, [this] { Sample(); });
+}
+
+void Runner::SampleExternally() {
+  if (finished_) return;
+  options_.on_sample(scheduler_.Now(), *instance_);
+  scheduler_.RunAfter(options_.sample_every, [this] { SampleExternally(); });
 }
 
 void Runner::Compact() {
@@ -664,7 +718,10 @@ Result<RunOutcome> Runner::Run() {
     if (s_.clients(g).start_stopped()) continue;
     for (SimClient* c : ClientsOf(s_.clients(g).name())) c->Start();
   }
-  SampleCpu();
+  Sample();
+  if (options_.on_sample && options_.sample_every > sim::Nanos(0)) {
+    SampleExternally();
+  }
   // Compaction applies GC rules and drops deleted data, as in Bigtable.
   scheduler_.RunAfter(kCompactionInterval, [this] { Compact(); });
 
@@ -699,7 +756,7 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
   if (duration <= sim::Nanos(0)) {
     return InvalidArgument("duration: must be positive");
   }
-  auto runner = std::make_unique<Runner>(scenario, seed, duration);
+  auto runner = std::make_unique<Runner>(scenario, seed, duration, options);
   return runner->Run();
 }
 

@@ -11,11 +11,13 @@
 #define BTSIM_SCENARIOS_RUNNER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "instance/instance.h"
 #include "scenarios/checks.h"
 #include "scenarios/history.h"
 #include "scenarios/loader.h"
@@ -25,6 +27,14 @@ namespace btsim::scenarios {
 struct RunOptions {
   std::optional<uint64_t> seed;        // overrides the scenario's
   std::optional<sim::Nanos> duration;  // overrides the scenario's
+  // Also told everything the instance does (e.g. the metrics layer); they
+  // must outlive the run.
+  std::vector<instance::InstanceObserver*> observers;
+  // When set, called at virtual times 0, sample_every, 2 * sample_every,
+  // ... (absolute: kRunEpoch + elapsed) until the run ends, settling
+  // included. It must not change the instance.
+  sim::Nanos sample_every{0};
+  std::function<void(sim::Nanos now, instance::Instance& instance)> on_sample;
 };
 
 struct RunOutcome {

@@ -46,6 +46,22 @@ appprofile::RequestKind KindOf(OpType type) {
   }
 }
 
+// The Bigtable RPC a client library would send.
+std::string_view MethodOf(OpType type) {
+  switch (type) {
+    case OpType::kReadRow:
+    case OpType::kScan:
+      return "ReadRows";
+    case OpType::kWrite:
+      return "MutateRow";
+    case OpType::kCheckAndMutate:
+      return "CheckAndMutateRow";
+    case OpType::kReadModifyWrite:
+      return "ReadModifyWriteRow";
+  }
+  return "Unknown";
+}
+
 bool Retryable(StatusCode code) {
   return code == StatusCode::kUnavailable ||
          code == StatusCode::kDeadlineExceeded || code == StatusCode::kAborted;
@@ -249,6 +265,12 @@ void SimClient::RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> a) {
   const sim::LatencyModel local =
       instance.transport().LatencyOf(group_.zone, group_.zone);
   if (!routed.ok()) {
+    instance::RequestReport report;
+    report.app_profile = op.profile;
+    report.method = MethodOf(op.type);
+    report.code = routed.status().code();
+    report.refused = routed.status().code() == StatusCode::kFailedPrecondition;
+    instance.ReportRequest(report);
     // The frontend in the client's zone answers.
     const sim::Nanos rtt = local.Sample(rng_) + local.Sample(rng_);
     scheduler.RunAfter(rtt,
@@ -264,14 +286,33 @@ void SimClient::RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> a) {
   scheduler.RunAfter(there, [this, op_index, cluster_id, back, reply] {
     auto cluster = context_.instance->ClusterIfUp(cluster_id);
     sim::Scheduler& scheduler = *context_.scheduler;
+    Operation& op = context_.history->operations[op_index];
+    instance::RequestReport report;
+    report.cluster = cluster_id;
+    report.app_profile = op.profile;
+    report.method = MethodOf(op.type);
     if (!cluster.ok()) {
+      report.code = cluster.status().code();
+      context_.instance->ReportRequest(report);
       scheduler.RunAfter(back,
                          [reply, status = cluster.status()] { reply(status); });
       return;
     }
     sim::Nanos done = scheduler.Now();
-    Operation& op = context_.history->operations[op_index];
     Status status = Execute(**cluster, op, &done);
+    // Reported when it executes, with the time its node will take.
+    report.code = status.code();
+    report.latency = done - scheduler.Now();
+    if (status.ok()) {
+      if (op.type == OpType::kReadRow) {
+        report.returned_rows = op.read.empty() ? 0 : 1;
+      } else if (op.type == OpType::kScan) {
+        report.returned_rows = op.rows;
+      } else {
+        report.modified_rows = 1;
+      }
+    }
+    context_.instance->ReportRequest(report);
     scheduler.RunAfter(done - scheduler.Now() + back,
                        [reply, status] { reply(status); });
   });

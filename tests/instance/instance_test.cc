@@ -50,7 +50,7 @@ class InstanceTest : public ::testing::Test {
                                     sim::Rng(42), config);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     instance_ = std::move(created).value();
-    instance_->set_observer(&observer_);
+    instance_->AddObserver(&observer_);
     AppProfile to_c1;
     to_c1.id = "to-c1";
     to_c1.routing = AppProfile::Routing::kSingleCluster;

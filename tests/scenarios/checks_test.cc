@@ -424,6 +424,87 @@ TEST(StalenessTest, NoSamplesAndBadPercentile) {
   EXPECT_THAT(bad.detail, HasSubstr("percentile"));
 }
 
+TEST(KStalenessTest, CountsNewerWritesAcknowledgedBeforeTheRead) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Write("w-0", "r", "w-0/2", 20, 30);
+  b.Write("w-0", "r", "w-0/3", 40, 50);
+  b.Write("w-0", "q", "w-0/4", 40, 50);       // another row
+  b.Write("w-0", "r", "w-0/5", 55, 56, "c1",  // not acknowledged
+          StatusCode::kUnavailable);
+  b.Read("a-0", "r", "w-0/1", 29, 35);  // /2 acked at 30: 0
+  b.Read("a-0", "r", "w-0/1", 30, 35);  // /2 acked at its invoke: 1
+  b.Read("a-0", "r", "w-0/3", 60, 61);  // 0
+  b.Read("a-0", "r", "w-0/2", 60, 61);  // 1
+  b.Read("b-0", "r", "w-0/1", 60, 61);  // 2
+  b.Read("b-0", "r", "", 60, 61);       // 3
+  const KStaleness k = ComputeKStaleness(b.history());
+  EXPECT_EQ(k.reads, 6);
+  EXPECT_EQ(k.max, 3);
+  ASSERT_EQ(k.at_most.size(), static_cast<size_t>(kKStalenessMax) + 1);
+  EXPECT_THAT(k.at_most, ElementsAre(2, 4, 5, 6, 6, 6));
+}
+
+TEST(KStalenessTest, DropRowRangeMakesAnEmptyReadFresh) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Write("w-0", "r", "w-0/2", 20, 30);
+  b.Read("a-0", "r", "", 35, 38);  // before the drop: 2
+  Event& drop = b.AddEvent(EventKind::kDropRowRange, 40, "c1");
+  drop.table = "t";
+  b.Read("a-0", "r", "", 50, 55);  // after the drop: 0
+  b.Write("w-0", "r", "w-0/3", 60, 70);
+  b.Read("a-0", "r", "", 80, 85);  // missed /3 only: 1
+  const KStaleness k = ComputeKStaleness(b.history());
+  EXPECT_EQ(k.reads, 3);
+  EXPECT_EQ(k.max, 2);
+  EXPECT_THAT(k.at_most, ElementsAre(1, 2, 3, 3, 3, 3));
+}
+
+TEST(KStalenessTest, PercentileMetricWithFilters) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10);
+  b.Write("w-0", "r", "w-0/2", 20, 30);
+  b.Write("w-0", "r", "w-0/3", 40, 50);
+  b.Read("a-0", "r", "w-0/3", 60, 61);   // 0
+  b.Read("a-0", "r", "w-0/3", 62, 63);   // 0
+  b.Read("a-0", "r", "w-0/2", 64, 65);   // 1
+  b.Read("b-0", "r", "", 66, 67, "c2");  // 3
+  ExpectationResult p100 =
+      Eval(b.history(), "metric: K_STALENESS percentile: 100 at_most: 1");
+  EXPECT_EQ(p100.metric, "K_STALENESS");
+  EXPECT_EQ(p100.value, 3);
+  EXPECT_FALSE(p100.pass);
+  EXPECT_THAT(p100.detail, HasSubstr("p100 of 4 reads; 2 stale"));
+  EXPECT_THAT(p100.detail, HasSubstr("worst 3 writes behind"));
+  ExpectationResult p75 =
+      Eval(b.history(), "metric: K_STALENESS percentile: 75 at_most: 1");
+  EXPECT_EQ(p75.value, 1);
+  EXPECT_TRUE(p75.pass);
+  EXPECT_EQ(
+      Eval(b.history(), "metric: K_STALENESS percentile: 50 at_most: 0").value,
+      0);
+  // Default p99; filters as for STALENESS_SECONDS.
+  EXPECT_EQ(Eval(b.history(), "metric: K_STALENESS at_most: 0").value, 3);
+  EXPECT_TRUE(
+      Eval(b.history(), "metric: K_STALENESS client: 'a' at_most: 1").pass);
+  EXPECT_TRUE(
+      Eval(b.history(), "metric: K_STALENESS cluster: 'c1' at_most: 1").pass);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: K_STALENESS window_start { nanos: 66000000 } "
+                 "at_most: 0")
+                .value,
+            3);
+  ExpectationResult none =
+      Eval(b.history(), "metric: K_STALENESS client: 'nobody' at_most: 0");
+  EXPECT_EQ(none.detail, "no samples");
+  EXPECT_TRUE(none.pass);
+  ExpectationResult bad =
+      Eval(b.history(), "metric: K_STALENESS percentile: 101 at_most: 1");
+  EXPECT_FALSE(bad.pass);
+  EXPECT_THAT(bad.detail, HasSubstr("percentile"));
+}
+
 TEST(LostUpdatesTest, IncrementsMinusFinalCounter) {
   Builder b;
   b.Increment("a-0", "n", 1, 0, 10, "c1");
@@ -549,6 +630,180 @@ TEST(RtoTest, NoRecoveryIsInfiniteAndProfileEditsAreNotFaults) {
   EXPECT_TRUE(std::isinf(check.value));
   EXPECT_THAT(check.detail, HasSubstr("never"));
   EXPECT_FALSE(Eval(b.history(), "metric: RTO_SECONDS at_most: 1e9").pass);
+}
+
+TEST(FailbackTest, TimeFromRepairToFirstSuccessOnHome) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
+  b.AddEvent(EventKind::kClusterUp, 20'000, "c1");
+  // a-0 (multi-cluster): c1, then c2 during the fault, back on c1.
+  b.Read("a-0", "r", "", 9'000, 9'010, "c1");
+  b.Read("b-0", "r", "", 9'000, 9'010, "c2");  // home c2: never left
+  b.Read("s-0", "r", "", 9'000, 9'010, "c1");  // single-cluster
+  b.Read("n-0", "r", "", 9'000, 9'010, "c1");  // idle during the fault
+  b.Read("a-0", "r", "", 10'100, 10'200, "c2");
+  b.Op(OpType::kReadRow, "s-0", "r", 10'100, 10'200, "c1",
+       StatusCode::kUnavailable);
+  b.Read("b-0", "r", "", 15'000, 15'010, "c2");
+  b.Read("a-0", "r", "", 20'000, 20'100, "c2");  // invoked at the repair
+  b.Read("a-0", "r", "", 20'200, 20'500, "c1");  // back: 0.5 s
+  b.Read("s-0", "r", "", 20'100, 20'300, "c1");  // back: 0.3 s
+  b.Read("n-0", "r", "", 25'000, 25'010, "c1");
+  const std::vector<Failback> failbacks = ComputeFailbacks(b.history());
+  ASSERT_EQ(failbacks.size(), 2u);
+  EXPECT_EQ(failbacks[0].client, "a-0");
+  EXPECT_EQ(failbacks[0].event, 0u);
+  EXPECT_EQ(failbacks[0].home, "c1");
+  EXPECT_EQ(failbacks[0].repaired, Ms(20'000));
+  EXPECT_FALSE(failbacks[0].never);
+  EXPECT_EQ(failbacks[0].length, Ms(500));
+  EXPECT_EQ(failbacks[1].client, "s-0");
+  EXPECT_EQ(failbacks[1].length, Ms(300));
+  ExpectationResult result =
+      Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 1");
+  EXPECT_EQ(result.metric, "FAILBACK_SECONDS");
+  EXPECT_DOUBLE_EQ(result.value, 0.5);
+  EXPECT_TRUE(result.pass);
+  EXPECT_THAT(result.detail,
+              HasSubstr("a-0 after cluster_down c1 at 10s: back on c1 0.5s "
+                        "after the repair at 20s; 2 fail-backs (0 never)"));
+  EXPECT_FALSE(Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 0.4").pass);
+  // Filters as for RTO_SECONDS.
+  EXPECT_DOUBLE_EQ(
+      Eval(b.history(), "metric: FAILBACK_SECONDS client: 's' at_most: 1")
+          .value,
+      0.3);
+  ExpectationResult b_only =
+      Eval(b.history(), "metric: FAILBACK_SECONDS client: 'b-0' at_most: 0");
+  EXPECT_EQ(b_only.value, 0);
+  EXPECT_TRUE(b_only.pass);
+  EXPECT_THAT(b_only.detail, HasSubstr("no client was moved"));
+  EXPECT_EQ(
+      Eval(b.history(), "metric: FAILBACK_SECONDS cluster: 'c2' at_most: 0")
+          .value,
+      0);
+  EXPECT_EQ(Eval(b.history(),
+                 "metric: FAILBACK_SECONDS window_start { seconds: 11 } "
+                 "at_most: 0")
+                .value,
+            0);
+}
+
+TEST(FailbackTest, NeverReturningIsInfinite) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
+  b.AddEvent(EventKind::kClusterUp, 20'000, "c1");
+  b.Read("a-0", "r", "", 9'000, 9'010, "c1");
+  b.Read("a-0", "r", "", 10'100, 10'200, "c2");
+  b.Read("a-0", "r", "", 21'000, 21'100, "c2");  // still on c2
+  const std::vector<Failback> failbacks = ComputeFailbacks(b.history());
+  ASSERT_EQ(failbacks.size(), 1u);
+  EXPECT_TRUE(failbacks[0].never);
+  EXPECT_EQ(failbacks[0].repaired, Ms(20'000));
+  ExpectationResult result =
+      Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 1e9");
+  EXPECT_TRUE(std::isinf(result.value));
+  EXPECT_FALSE(result.pass);
+  EXPECT_THAT(result.detail, HasSubstr("never"));
+  EXPECT_THAT(result.detail, HasSubstr("1 fail-backs (1 never)"));
+}
+
+TEST(FailbackTest, ClientThatNeverLeftHasNoSample) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c2");
+  b.AddEvent(EventKind::kClusterUp, 20'000, "c2");
+  b.Read("a-0", "r", "", 9'000, 9'010, "c1");
+  b.Read("a-0", "r", "", 15'000, 15'010, "c1");
+  b.Read("a-0", "r", "", 25'000, 25'010, "c1");
+  b.Read("late-0", "r", "", 12'000, 12'010, "c2");  // no home before
+  EXPECT_TRUE(ComputeFailbacks(b.history()).empty());
+  ExpectationResult result =
+      Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 0");
+  EXPECT_EQ(result.value, 0);
+  EXPECT_TRUE(result.pass);
+}
+
+TEST(FailbackTest, UnrelatedFaultWhileAwayIsNotAMove) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
+  b.AddEvent(EventKind::kPartition, 15'000, "c3", "c4");
+  b.AddEvent(EventKind::kClusterUp, 20'000, "c1");
+  b.AddEvent(EventKind::kHeal, 25'000, "c4", "c3");
+  b.Read("a-0", "r", "", 9'000, 9'010, "c1");
+  b.Read("a-0", "r", "", 11'000, 11'010, "c2");
+  b.Read("a-0", "r", "", 16'000, 16'010, "c2");
+  b.Read("a-0", "r", "", 20'000, 20'500, "c1");
+  b.Read("a-0", "r", "", 26'000, 26'010, "c1");
+  const std::vector<Failback> failbacks = ComputeFailbacks(b.history());
+  ASSERT_EQ(failbacks.size(), 1u);
+  EXPECT_EQ(failbacks[0].event, 0u);
+  EXPECT_EQ(failbacks[0].length, Ms(500));
+}
+
+TEST(FailbackTest, HealRepairsThePartitionInEitherOrder) {
+  Builder b;
+  b.AddEvent(EventKind::kPartition, 10'000, "c1", "c2");
+  b.AddEvent(EventKind::kHeal, 15'000, "c1", "c3");  // another pair
+  b.AddEvent(EventKind::kHeal, 20'000, "c2", "c1");
+  b.AddEvent(EventKind::kPartition, 30'000, "c2", "c1");
+  b.AddEvent(EventKind::kHeal, 40'000, "c1", "c2");
+  b.AddEvent(EventKind::kNodeFailure, 50'000, "c1");
+  b.AddEvent(EventKind::kNodeRecovery, 55'000, "c2");  // another cluster
+  b.AddEvent(EventKind::kNodeRecovery, 60'000, "c1");
+  b.Read("a-0", "r", "", 9'000, 9'010, "c1");
+  b.Read("a-0", "r", "", 11'000, 11'010, "c2");
+  b.Read("a-0", "r", "", 20'000, 20'100, "c1");  // 0.1 s
+  b.Read("a-0", "r", "", 31'000, 31'010, "c2");
+  b.Read("a-0", "r", "", 40'000, 40'200, "c1");  // 0.2 s
+  b.Read("a-0", "r", "", 51'000, 51'010, "c3");
+  b.Read("a-0", "r", "", 60'000, 60'300, "c1");  // 0.3 s
+  const std::vector<Failback> failbacks = ComputeFailbacks(b.history());
+  ASSERT_EQ(failbacks.size(), 3u);
+  EXPECT_EQ(failbacks[0].event, 0u);
+  EXPECT_EQ(failbacks[0].repaired, Ms(20'000));
+  EXPECT_EQ(failbacks[0].length, Ms(100));
+  EXPECT_EQ(failbacks[1].event, 3u);
+  EXPECT_EQ(failbacks[1].repaired, Ms(40'000));
+  EXPECT_EQ(failbacks[1].length, Ms(200));
+  EXPECT_EQ(failbacks[2].event, 5u);
+  EXPECT_EQ(failbacks[2].repaired, Ms(60'000));
+  EXPECT_EQ(failbacks[2].length, Ms(300));
+  EXPECT_DOUBLE_EQ(
+      Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 1").value, 0.3);
+}
+
+TEST(FailbackTest, SettleRepairsWhatWasNotRepairedEarlier) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
+  b.AddEvent(EventKind::kRemoveCluster, 12'000, "c3");  // never repaired
+  b.AddEvent(EventKind::kSettle, 30'000, "");
+  b.Read("a-0", "r", "", 9'000, 9'010, "c1");
+  b.Read("i-0", "r", "", 9'000, 9'010, "c1");  // idle after the settle
+  b.Read("r-0", "r", "", 9'000, 9'010, "c3");
+  b.Read("a-0", "r", "", 11'000, 11'010, "c2");
+  b.Read("i-0", "r", "", 11'000, 11'010, "c2");
+  b.Read("r-0", "r", "", 13'000, 13'010, "c2");
+  b.Read("a-0", "r", "", 30'000, 30'200, "c1");  // 0.2 s
+  const std::vector<Failback> failbacks = ComputeFailbacks(b.history());
+  // r-0's home c3 is not concerned by c1's fault; c3's removal does not
+  // concern a-0's and i-0's home at the time (c2).
+  std::vector<std::string> seen;
+  for (const Failback& f : failbacks) {
+    seen.push_back(std::to_string(f.event) + " " + f.client);
+  }
+  ASSERT_THAT(seen, ElementsAre("0 a-0", "0 i-0", "1 r-0"));
+  EXPECT_EQ(failbacks[0].repaired, Ms(30'000));
+  EXPECT_EQ(failbacks[0].length, Ms(200));
+  EXPECT_TRUE(failbacks[1].unobserved);  // nothing after the settle
+  EXPECT_FALSE(failbacks[1].never);
+  EXPECT_EQ(failbacks[2].repaired, Nanos(-1));  // removed: never repaired
+  EXPECT_EQ(failbacks[2].home, "c3");
+  ExpectationResult result =
+      Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 1");
+  EXPECT_DOUBLE_EQ(result.value, 0.2);
+  EXPECT_TRUE(result.pass);
+  EXPECT_THAT(result.detail, HasSubstr("1 moved clients of faults never "
+                                       "repaired; 1 moved clients idle"));
 }
 
 TEST(FailoversTest, CountsWithFilters) {
@@ -750,6 +1005,10 @@ TEST(ScaleTest, HundredsOfThousandsOfOperations) {
   const std::vector<CheckValue> checks = RunChecks(b.history());
   EXPECT_EQ(Check(checks, "successes").value, kOps);
   EXPECT_FALSE(TVisibility(b.history()).empty());
+  EXPECT_EQ(ComputeKStaleness(b.history()).reads, kOps / 2);
+  b.AddEvent(EventKind::kClusterDown, 1000, "c1");
+  b.AddEvent(EventKind::kClusterUp, 2000, "c1");
+  EXPECT_FALSE(ComputeFailbacks(b.history()).empty());
 }
 
 }  // namespace

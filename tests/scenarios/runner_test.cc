@@ -395,5 +395,127 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   EXPECT_GE(o.history.settled, seconds(10));
 }
 
+TEST(RunnerTest, LinkSamplesRecordLagAndBacklog) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      app_profile: "pinned"
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 100
+      }
+    }
+    timeline {
+      at { seconds: 3 }
+      partition { a: "c1" b: "c3" }
+    }
+    timeline {
+      at { seconds: 6 }
+      heal { a: "c1" b: "c3" }
+    }
+  )pb");
+  // Writes land on c1 only: c1 -> c2 (same region) applies them with a
+  // small lag, c1 -> c3 (another continent) with a larger one, and backs up
+  // while partitioned.
+  int64_t to_c2 = 0, to_c3_during = 0, backlog_c3 = 0;
+  sim::Nanos max_c2{0}, max_c3_before{0};
+  for (const LinkSample& s : o.history.links) {
+    if (s.from == "c2" || s.from == "c3") {
+      EXPECT_EQ(s.applied, 0) << s.from;
+      continue;
+    }
+    if (s.applied > 0) EXPECT_LE(s.delay_sum / s.applied, s.delay_max);
+    if (s.to == "c2") {
+      to_c2 += s.applied;
+      max_c2 = std::max(max_c2, s.delay_max);
+    } else if (s.at <= seconds(3)) {
+      max_c3_before = std::max(max_c3_before, s.delay_max);
+    } else if (s.at > seconds(4) && s.at <= seconds(6)) {
+      to_c3_during += s.applied;
+      backlog_c3 = std::max(backlog_c3, s.backlog);
+    }
+  }
+  EXPECT_GT(to_c2, 800);
+  EXPECT_LT(max_c2, milliseconds(20));
+  EXPECT_GT(max_c3_before, milliseconds(30));
+  EXPECT_EQ(to_c3_during, 0);
+  EXPECT_GT(backlog_c3, 150);  // ~100 writes/s for 2-3 s
+  // Sampled every second, settling included, for each ordered pair.
+  ASSERT_FALSE(o.history.links.empty());
+  EXPECT_EQ(o.history.links.size() % 6, 0u);
+  EXPECT_GE(o.history.links.back().at, seconds(10));
+}
+
+// Counts what the instance reports, and the sampling hook's calls.
+class CountingObserver : public instance::InstanceObserver {
+ public:
+  void OnRequest(const instance::RequestReport& r) override {
+    ++requests[std::string(r.method) + "/" + std::string(r.cluster) + "/" +
+               std::string(StatusCodeName(r.code))];
+    if (r.refused) ++refused;
+    modified += r.modified_rows;
+  }
+  void OnReplicated(const replication::AppliedInfo& info) override {
+    if (info.record.kind == cluster::CommitRecord::Kind::kMutateRow) ++applied;
+  }
+  std::map<std::string, int64_t> requests;
+  int64_t refused = 0, modified = 0, applied = 0;
+};
+
+TEST(RunnerTest, ObserversSeeRequestsAndReplicationAndSamplesAreRegular) {
+  auto loaded =
+      ParseScenario(std::string(kBase) + R"pb(
+                      clients {
+                        name: "app"
+                        app_profile: "pinned"
+                        workload {
+                          mix { write: 3 read_row: 1 read_modify_write: 1 }
+                          keys { uniform {} }
+                          ops_per_second: 100
+                        }
+                      }
+                    )pb",
+                    "test.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  CountingObserver observer;
+  std::vector<sim::Nanos> samples;
+  RunOptions options;
+  options.observers.push_back(&observer);
+  options.sample_every = milliseconds(500);
+  options.on_sample = [&](sim::Nanos now, instance::Instance& instance) {
+    samples.push_back(now);
+    EXPECT_EQ(instance.Clusters().size(), 3u);
+  };
+  auto o = RunScenario(*loaded, options);
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  int64_t writes = 0, reads = 0, rmw = 0;
+  for (const Operation& op : o->history.operations) {
+    if (op.type == OpType::kWrite && op.ok()) ++writes;
+    if (op.type == OpType::kReadRow && op.ok()) ++reads;
+    if (op.type == OpType::kReadModifyWrite) ++rmw;
+  }
+  EXPECT_EQ(observer.requests["MutateRow/c1/OK"], writes);
+  EXPECT_EQ(observer.requests["ReadRows/c1/OK"], reads);
+  // "pinned" does not allow transactions: every increment is refused by
+  // routing, before any cluster.
+  EXPECT_GT(rmw, 0);
+  EXPECT_EQ(observer.requests["ReadModifyWriteRow//FAILED_PRECONDITION"], rmw);
+  EXPECT_EQ(observer.refused, rmw);
+  EXPECT_EQ(observer.modified, writes);
+  // Each write is applied by the two other clusters.
+  EXPECT_EQ(observer.applied, 2 * writes);
+  // Every 500 ms from the start until the run settled.
+  ASSERT_GE(samples.size(), 20u);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i], kRunEpoch + i * milliseconds(500));
+  }
+  // Observing and sampling do not change the run.
+  RunOptions plain;
+  auto p = RunScenario(*loaded, plain);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->fingerprint, o->fingerprint);
+}
+
 }  // namespace
 }  // namespace btsim::scenarios
