@@ -33,7 +33,7 @@ case "${1:-}" in
     scripts/demo.sh build/btsim
     ;;
   test)
-    scripts/install-deps.sh
+    scripts/install-deps.sh --test
     build build
     ctest --test-dir build -j"$jobs" --output-on-failure
     ;;
@@ -42,7 +42,7 @@ case "${1:-}" in
     build build
     ;;
   sanitize)
-    scripts/install-deps.sh
+    scripts/install-deps.sh --test
     build build-asan -DBTSIM_SANITIZE=ON -DBTSIM_BENCH=OFF
     ctest --test-dir build-asan -j"$jobs" --output-on-failure
     ;;

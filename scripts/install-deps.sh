@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages btsim needs to build and test. Quick and quiet
-# when everything is already installed; uses apt-get (as root, or via sudo).
+# Installs the Debian packages btsim needs to build (no argument) or to build
+# and test (`--test`: also Prometheus, for promtool and a real server, and
+# Chromium, to render the HTML report). Quick and quiet when everything is
+# already installed; uses apt-get (as root, or via sudo).
 set -euo pipefail
 
 packages=(
@@ -9,8 +11,11 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc
   libre2-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev
+  libboost-dev prometheus-cpp-dev
 )
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(prometheus chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,79 @@
+// InstanceMetrics: the Prometheus series of one instance, in the spirit of
+// Bigtable's Cloud Monitoring metrics (reference: Monitoring). It listens to
+// the instance's events (InstanceObserver) and reads its gauges when told
+// to (Sample). The engine knows nothing of Prometheus; this adapter does.
+//
+// Every series carries the constant label bigtable_instance="<name>".
+// Counters and histograms (updated on events):
+//   bigtable_server_requests_total{cluster,app_profile,method,code}
+//   bigtable_server_latencies_seconds{cluster,app_profile,method}  histogram
+//   bigtable_server_modified_rows_total{cluster,app_profile,method}
+//   bigtable_server_returned_rows_total{cluster,app_profile,method}
+//   bigtable_replication_latency_seconds{source_cluster,destination_cluster}
+//     histogram of apply time - commit time of every replicated entry
+//   bigtable_replication_applied_entries_total{source_cluster,
+//     destination_cluster}
+//   bigtable_multi_cluster_failovers_total{app_profile,from_cluster,
+//     to_cluster}
+//   bigtable_transactions_refused_total{app_profile,method}
+// Gauges (set by Sample):
+//   bigtable_replication_max_delay_seconds{table}: the age of the oldest
+//     entry of the table that some cluster has not acknowledged (0: none)
+//   bigtable_replication_backlog_entries{source_cluster,destination_cluster}
+//   bigtable_cluster_cpu_load{cluster}, bigtable_cluster_cpu_load_hottest_node
+//     {cluster} (fractions of a node, 0..1+)
+//   bigtable_cluster_node_count{cluster}, bigtable_cluster_storage_bytes
+//     {cluster}, bigtable_cluster_up{cluster} (1 up, 0 down)
+//   bigtable_tablets{cluster,table}
+// A request refused by routing before any cluster has cluster="" in its
+// labels; an empty app profile id is reported as "default". Label sets are
+// bounded: clusters (<= 4) x profiles x methods x codes. Series of a cluster
+// or table that no longer exists are removed at the next Sample.
+//
+// Thread-safety: observer callbacks and Sample run under the instance's
+// serialisation (its owner's lock); prometheus-cpp's metrics may be read
+// (Collect) concurrently from any thread. The registry must outlive this
+// object.
+#ifndef BTSIM_METRICS_INSTANCE_METRICS_H_
+#define BTSIM_METRICS_INSTANCE_METRICS_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <prometheus/registry.h>
+
+#include "instance/instance.h"
+
+namespace btsim::metrics {
+
+// Upper bounds (seconds) of the request latency histogram buckets.
+std::vector<double> LatencyBuckets();
+// Upper bounds (seconds) of the replication latency histogram buckets.
+std::vector<double> ReplicationBuckets();
+
+class InstanceMetrics : public instance::InstanceObserver {
+ public:
+  InstanceMetrics(prometheus::Registry& registry, std::string instance_name);
+  ~InstanceMetrics() override;
+  InstanceMetrics(const InstanceMetrics&) = delete;
+  InstanceMetrics& operator=(const InstanceMetrics&) = delete;
+
+  void OnFailover(std::string_view profile, std::string_view from,
+                  std::string_view to) override;
+  void OnRequest(const instance::RequestReport& request) override;
+  void OnReplicated(const replication::AppliedInfo& info) override;
+
+  // Sets every gauge from `instance` now (its scheduler's time). Requires
+  // the same serialisation as the instance's own calls.
+  void Sample(instance::Instance& instance);
+
+ private:
+  struct Families;
+  std::unique_ptr<Families> families_;
+};
+
+}  // namespace btsim::metrics
+
+#endif  // BTSIM_METRICS_INSTANCE_METRICS_H_

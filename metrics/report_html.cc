@@ -1,0 +1,1 @@
+#include "metrics/report_html.h"

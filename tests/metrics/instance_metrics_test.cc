@@ -1,0 +1,1 @@
+#include "metrics/instance_metrics.h"
