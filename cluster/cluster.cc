@@ -100,7 +100,7 @@ Status Cluster::CreateTable(const std::string& id,
 
 void Cluster::HookTable(Table& table) {
   table.set_commit_hook([this, id = table.id()](std::string_view key,
-                                                std::span<const Mutation> m,
+                                                std::span<Mutation> m,
                                                 Version version) {
     if (observer_ == nullptr) return;
     CommitRecord record;
@@ -108,15 +108,16 @@ void Cluster::HookTable(Table& table) {
     record.table = id;
     record.version = version;
     record.row_key = std::string(key);
-    record.mutations.assign(m.begin(), m.end());
-    observer_->OnCommit(record);
+    record.mutations.assign(std::make_move_iterator(m.begin()),
+                            std::make_move_iterator(m.end()));
+    observer_->OnCommit(std::move(record));
   });
 }
 
 void Cluster::Report(CommitRecord record) {
   if (observer_ == nullptr) return;
   if (record.version == 0) record.version = Commit().version;
-  observer_->OnCommit(record);
+  observer_->OnCommit(std::move(record));
 }
 
 Status Cluster::ModifyColumnFamilies(std::string_view table,

@@ -40,6 +40,11 @@ class CommitObserver {
  public:
   virtual ~CommitObserver() = default;
   virtual void OnCommit(const CommitRecord& record) = 0;
+  // The same, for a record the cluster no longer needs: an observer that
+  // keeps it may take it instead of copying. Defaults to the const& form.
+  virtual void OnCommit(CommitRecord&& record) {
+    OnCommit(static_cast<const CommitRecord&>(record));
+  }
 };
 
 }  // namespace btsim::cluster

@@ -135,9 +135,10 @@ class Table {
 
   // ---- Replication ----
   // Called after every local row commit with the applied mutations (server
-  // timestamps resolved) and their version. Empty by default.
-  using CommitHook = std::function<void(std::string_view key,
-                                        std::span<const Mutation>, Version)>;
+  // timestamps resolved; a copy the hook may move from) and their version.
+  // Empty by default.
+  using CommitHook =
+      std::function<void(std::string_view key, std::span<Mutation>, Version)>;
   void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
   // Applies a row change committed elsewhere at `version`: mutations on
   // families this table lacks are skipped, no limit is enforced, and

@@ -15,8 +15,7 @@ void Table::ApplyReplicated(std::string_view key,
   for (const RangeTombstone& r : range_tombstones_) {
     if (version < r.version && key.starts_with(r.prefix)) return;
   }
-  std::vector<Mutation> applicable;
-  for (const Mutation& m : mutations) {
+  auto applies = [this](const Mutation& m) {
     const std::string* family = nullptr;
     if (const auto* set = std::get_if<SetCell>(&m)) family = &set->family;
     if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
@@ -25,13 +24,23 @@ void Table::ApplyReplicated(std::string_view key,
     if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
       family = &fam->family;
     }
-    if (family == nullptr || HasFamily(*family)) applicable.push_back(m);
+    return family == nullptr || HasFamily(*family);
+  };
+  const int64_t micros = VersionMicros(version);
+  const CommitContext commit{version, micros - micros % 1000};
+  // Usually every mutation applies: then no copy is made.
+  if (std::all_of(mutations.begin(), mutations.end(), applies)) {
+    if (!mutations.empty()) {
+      (void)ApplyToRow(key, mutations, commit, /*local=*/false);
+    }
+    return;
+  }
+  std::vector<Mutation> applicable;
+  for (const Mutation& m : mutations) {
+    if (applies(m)) applicable.push_back(m);
   }
   if (applicable.empty()) return;
-  const int64_t micros = VersionMicros(version);
-  (void)ApplyToRow(key, applicable,
-                   CommitContext{version, micros - micros % 1000},
-                   /*local=*/false);
+  (void)ApplyToRow(key, applicable, commit, /*local=*/false);
 }
 
 void Table::DropRowRangeAt(std::string_view prefix, Version version) {

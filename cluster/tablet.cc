@@ -5,99 +5,232 @@
 #include "base/check.h"
 
 namespace btsim::cluster {
+namespace {
+
+bool KeyLess(const RowRecord& r, std::string_view k) { return r.key() < k; }
+bool LessKey(std::string_view k, const RowRecord& r) { return k < r.key(); }
+
+}  // namespace
+
+std::pair<size_t, size_t> Tablet::Locate(size_t i) const {
+  BTSIM_CHECK(i < size_);
+  const auto it = std::upper_bound(first_.begin(), first_.end(), i);
+  const auto c = static_cast<size_t>(it - first_.begin()) - 1;
+  return {c, i - first_[c]};
+}
+
+const RowRecord& Tablet::row(size_t i) const {
+  const auto [c, j] = Locate(i);
+  return chunks_[c][j];
+}
+
+size_t Tablet::ChunkFor(std::string_view key) const {
+  const auto it = std::upper_bound(
+      first_key_.begin(), first_key_.end(), key,
+      [](std::string_view k, const std::string& first) { return k < first; });
+  return it == first_key_.begin()
+             ? 0
+             : static_cast<size_t>(it - first_key_.begin()) - 1;
+}
 
 size_t Tablet::LowerBound(std::string_view key) const {
-  auto it = std::lower_bound(
-      rows_.begin(), rows_.end(), key,
-      [](const RowRecord& r, std::string_view k) { return r.key() < k; });
-  return static_cast<size_t>(it - rows_.begin());
+  if (chunks_.empty()) return 0;
+  const size_t c = ChunkFor(key);
+  const std::vector<RowRecord>& chunk = chunks_[c];
+  const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
+  return first_[c] + static_cast<size_t>(it - chunk.begin());
 }
 
 size_t Tablet::UpperBound(std::string_view key) const {
-  auto it = std::upper_bound(
-      rows_.begin(), rows_.end(), key,
-      [](std::string_view k, const RowRecord& r) { return k < r.key(); });
-  return static_cast<size_t>(it - rows_.begin());
+  if (chunks_.empty()) return 0;
+  const size_t c = ChunkFor(key);
+  const std::vector<RowRecord>& chunk = chunks_[c];
+  const auto it = std::upper_bound(chunk.begin(), chunk.end(), key, LessKey);
+  return first_[c] + static_cast<size_t>(it - chunk.begin());
 }
 
 const RowRecord* Tablet::Find(std::string_view key) const {
-  const size_t i = LowerBound(key);
-  if (i < rows_.size() && rows_[i].key() == key) return &rows_[i];
+  if (chunks_.empty()) return nullptr;
+  const std::vector<RowRecord>& chunk = chunks_[ChunkFor(key)];
+  const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
+  if (it != chunk.end() && it->key() == key) return &*it;
   return nullptr;
 }
 
 void Tablet::Put(RowRecord record) {
-  BTSIM_CHECK(Covers(record.key()));
+  const std::string_view key = record.key();
+  BTSIM_CHECK(Covers(key));
   dirty_ = true;
-  const size_t i = LowerBound(record.key());
   bytes_ += static_cast<int64_t>(record.bytes());
-  if (i < rows_.size() && rows_[i].key() == record.key()) {
-    bytes_ -= static_cast<int64_t>(rows_[i].bytes());
-    rows_[i] = std::move(record);
-  } else {
-    rows_.insert(rows_.begin() + static_cast<ptrdiff_t>(i), std::move(record));
+  if (chunks_.empty()) {
+    chunks_.emplace_back();
+    chunks_.back().push_back(std::move(record));
+    first_.assign(1, 0);
+    first_key_.assign(1, std::string(key));
+    size_ = 1;
+    return;
+  }
+  const size_t c = ChunkFor(key);
+  std::vector<RowRecord>& chunk = chunks_[c];
+  const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
+  if (it != chunk.end() && it->key() == key) {
+    bytes_ -= static_cast<int64_t>(it->bytes());
+    *it = std::move(record);
+    return;
+  }
+  if (it == chunk.begin()) first_key_[c].assign(key);  // only in chunk 0
+  chunk.insert(it, std::move(record));
+  ++size_;
+  for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
+  if (chunk.size() > kMaxChunkRows) {
+    // Split the full chunk in two halves.
+    const size_t half = chunk.size() / 2;
+    std::vector<RowRecord> right;
+    right.reserve(kMaxChunkRows);
+    right.insert(right.end(), std::make_move_iterator(chunk.begin() + half),
+                 std::make_move_iterator(chunk.end()));
+    chunk.resize(half);
+    const size_t right_first = first_[c] + half;
+    chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1,
+                   std::move(right));
+    first_.insert(first_.begin() + static_cast<ptrdiff_t>(c) + 1, right_first);
+    first_key_.insert(first_key_.begin() + static_cast<ptrdiff_t>(c) + 1,
+                      std::string(chunks_[c + 1].front().key()));
   }
 }
 
 void Tablet::Erase(std::string_view key) {
   const size_t i = LowerBound(key);
-  if (i < rows_.size() && rows_[i].key() == key) EraseRange(i, i + 1);
+  if (i < size_ && row(i).key() == key) EraseRange(i, i + 1);
 }
 
 void Tablet::EraseRange(size_t first, size_t last) {
+  if (first >= last) return;
   dirty_ = true;
+  std::vector<RowRecord> rows = TakeRows();
   for (size_t i = first; i < last; ++i) {
-    bytes_ -= static_cast<int64_t>(rows_[i].bytes());
+    bytes_ -= static_cast<int64_t>(rows[i].bytes());
   }
-  rows_.erase(rows_.begin() + static_cast<ptrdiff_t>(first),
-              rows_.begin() + static_cast<ptrdiff_t>(last));
+  rows.erase(rows.begin() + static_cast<ptrdiff_t>(first),
+             rows.begin() + static_cast<ptrdiff_t>(last));
+  SetRows(std::move(rows));
+}
+
+std::vector<RowRecord> Tablet::TakeRows() {
+  std::vector<RowRecord> rows;
+  rows.reserve(size_);
+  for (std::vector<RowRecord>& chunk : chunks_) {
+    for (RowRecord& r : chunk) rows.push_back(std::move(r));
+  }
+  chunks_.clear();
+  first_.clear();
+  first_key_.clear();
+  size_ = 0;
+  return rows;
+}
+
+void Tablet::SetRows(std::vector<RowRecord> rows) {
+  chunks_.clear();
+  first_.clear();
+  first_key_.clear();
+  size_ = rows.size();
+  // Half-full chunks leave room for inserts before the first split.
+  constexpr size_t kFill = kMaxChunkRows / 2;
+  for (size_t i = 0; i < rows.size(); i += kFill) {
+    const size_t end = std::min(rows.size(), i + kFill);
+    std::vector<RowRecord> chunk;
+    chunk.reserve(kMaxChunkRows);
+    chunk.insert(
+        chunk.end(),
+        std::make_move_iterator(rows.begin() + static_cast<ptrdiff_t>(i)),
+        std::make_move_iterator(rows.begin() + static_cast<ptrdiff_t>(end)));
+    first_.push_back(i);
+    first_key_.emplace_back(chunk.front().key());
+    chunks_.push_back(std::move(chunk));
+  }
+}
+
+void Tablet::Reindex() {
+  std::erase_if(chunks_, [](const std::vector<RowRecord>& chunk) {
+    return chunk.empty();
+  });
+  first_.resize(chunks_.size());
+  first_key_.resize(chunks_.size());
+  size_ = 0;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    first_[c] = size_;
+    first_key_[c].assign(chunks_[c].front().key());
+    size_ += chunks_[c].size();
+  }
 }
 
 Tablet Tablet::Clone() const {
   Tablet copy(start_, end_, pinned_);
-  copy.rows_.reserve(rows_.size());
-  for (const RowRecord& r : rows_) copy.rows_.push_back(r.Clone());
+  copy.chunks_.reserve(chunks_.size());
+  for (const std::vector<RowRecord>& chunk : chunks_) {
+    std::vector<RowRecord> c;
+    c.reserve(chunk.capacity());
+    for (const RowRecord& r : chunk) c.push_back(r.Clone());
+    copy.chunks_.push_back(std::move(c));
+  }
+  copy.first_ = first_;
+  copy.first_key_ = first_key_;
+  copy.size_ = size_;
   copy.bytes_ = bytes_;
   return copy;
 }
 
 Tablet Tablet::SplitAt(size_t at) {
-  BTSIM_CHECK(at > 0 && at < rows_.size());
-  Tablet right(std::string(rows_[at].key()), end_, /*pinned=*/false);
+  BTSIM_CHECK(at > 0 && at < size_);
+  std::vector<RowRecord> rows = TakeRows();
+  Tablet right(std::string(rows[at].key()), end_, /*pinned=*/false);
   right.dirty_ = dirty_;
-  right.rows_.reserve(rows_.size() - at);
-  for (size_t i = at; i < rows_.size(); ++i) {
-    right.bytes_ += static_cast<int64_t>(rows_[i].bytes());
-    right.rows_.push_back(std::move(rows_[i]));
+  std::vector<RowRecord> right_rows;
+  right_rows.reserve(rows.size() - at);
+  for (size_t i = at; i < rows.size(); ++i) {
+    right.bytes_ += static_cast<int64_t>(rows[i].bytes());
+    right_rows.push_back(std::move(rows[i]));
   }
+  rows.resize(at);
+  right.SetRows(std::move(right_rows));
+  SetRows(std::move(rows));
   bytes_ -= right.bytes_;
-  rows_.resize(at);
   end_ = right.start_;
   return right;
 }
 
 void Tablet::Absorb(Tablet&& next) {
   BTSIM_CHECK(next.start_ == end_);
-  rows_.reserve(rows_.size() + next.rows_.size());
-  for (RowRecord& r : next.rows_) rows_.push_back(std::move(r));
+  for (std::vector<RowRecord>& chunk : next.chunks_) {
+    chunks_.push_back(std::move(chunk));
+  }
+  Reindex();
   bytes_ += next.bytes_;
   dirty_ = dirty_ || next.dirty_;
   end_ = next.end_;
-  next.rows_.clear();
+  next.chunks_.clear();
+  next.first_.clear();
+  next.first_key_.clear();
+  next.size_ = 0;
   next.bytes_ = 0;
 }
 
 void Tablet::Rewrite(size_t i, RowRecord record) {
-  bytes_ -= static_cast<int64_t>(rows_[i].bytes());
+  const auto [c, j] = Locate(i);
+  RowRecord& old = chunks_[c][j];
+  bytes_ -= static_cast<int64_t>(old.bytes());
   if (record.valid()) {
-    BTSIM_CHECK(record.key() == rows_[i].key());
+    BTSIM_CHECK(record.key() == old.key());
     bytes_ += static_cast<int64_t>(record.bytes());
   }
-  rows_[i] = std::move(record);
+  old = std::move(record);
 }
 
 void Tablet::DropInvalid() {
-  std::erase_if(rows_, [](const RowRecord& r) { return !r.valid(); });
+  for (std::vector<RowRecord>& chunk : chunks_) {
+    std::erase_if(chunk, [](const RowRecord& r) { return !r.valid(); });
+  }
+  Reindex();
 }
 
 }  // namespace btsim::cluster

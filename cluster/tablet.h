@@ -1,12 +1,17 @@
 // Tablet: a contiguous key range of one table, [start, end), holding its rows
-// sorted by key in one vector of RowRecords. The table bounds each tablet's
-// size, so inserting into the vector stays cheap. Not thread-safe.
+// sorted by key. Rows are kept in chunks (sorted vectors of at most
+// kMaxChunkRows RowRecords, in key order), so inserting a row shifts at most
+// one chunk instead of the whole tablet (a tablet holds up to the table's
+// split_rows, 16 Ki rows by default). Rows are still addressed by their index
+// in the whole tablet (0 .. size() - 1); row(i) finds the chunk by binary
+// search over the chunks' first indices. Not thread-safe.
 #ifndef BTSIM_CLUSTER_TABLET_H_
 #define BTSIM_CLUSTER_TABLET_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cluster/row_codec.h"
@@ -30,9 +35,13 @@ class Tablet {
   bool dirty() const { return dirty_; }
   void set_dirty(bool dirty) { dirty_ = dirty; }
 
-  size_t size() const { return rows_.size(); }
+  // A chunk splits in two when it would exceed this many rows.
+  static constexpr size_t kMaxChunkRows = 256;
+
+  size_t size() const { return size_; }
   int64_t bytes() const { return bytes_; }
-  const RowRecord& row(size_t i) const { return rows_[i]; }
+  // Requires i < size().
+  const RowRecord& row(size_t i) const;
 
   // Index of the first row with key >= `key`.
   size_t LowerBound(std::string_view key) const;
@@ -63,10 +72,29 @@ class Tablet {
   void DropInvalid();
 
  private:
+  // The chunk holding row `i` (requires i < size()) and the row's offset in
+  // it.
+  std::pair<size_t, size_t> Locate(size_t i) const;
+  // The chunk that holds or would hold `key`: the last one whose first key
+  // is <= key (0 when none is). Requires !chunks_.empty().
+  size_t ChunkFor(std::string_view key) const;
+  // Every row, in order, moved out of the chunks (which are left empty).
+  std::vector<RowRecord> TakeRows();
+  // Replaces the contents with `rows` (sorted), re-chunked; bytes_ is kept.
+  void SetRows(std::vector<RowRecord> rows);
+  // Recomputes first_ and first_key_ from the chunks, dropping empty ones.
+  void Reindex();
+
   std::string start_;
   std::string end_;
   bool pinned_;
-  std::vector<RowRecord> rows_;
+  // Non-empty chunks in key order; first_[c] is the tablet index of
+  // chunks_[c]'s first row, first_key_[c] a copy of its key (searching the
+  // chunks touches no row).
+  std::vector<std::vector<RowRecord>> chunks_;
+  std::vector<size_t> first_;
+  std::vector<std::string> first_key_;
+  size_t size_ = 0;
   int64_t bytes_ = 0;
   bool dirty_ = true;
 };

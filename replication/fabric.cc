@@ -27,7 +27,10 @@ class ReplicationFabric::Observer : public cluster::CommitObserver {
   Observer(ReplicationFabric& fabric, uint32_t origin)
       : fabric_(fabric), origin_(origin) {}
   void OnCommit(const CommitRecord& record) override {
-    fabric_.OnLocalCommit(origin_, record);
+    fabric_.OnLocalCommit(origin_, CommitRecord(record));
+  }
+  void OnCommit(CommitRecord&& record) override {
+    fabric_.OnLocalCommit(origin_, std::move(record));
   }
 
  private:
@@ -255,11 +258,10 @@ bool ReplicationFabric::IsDown(std::string_view id) const {
   return m != nullptr && m->down;
 }
 
-void ReplicationFabric::OnLocalCommit(uint32_t origin,
-                                      const CommitRecord& record) {
+void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord record) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
-  m->log.Append(record);
+  m->log.Append(std::move(record));
   // With no peer, no ack will ever truncate the entry: drop it now, or a
   // single-cluster instance keeps every record it ever committed.
   if (m->shippers.empty()) Truncate(*m);
@@ -272,12 +274,10 @@ void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
   if (from == nullptr || to == nullptr || from->down) return;
   Shipper& shipper = from->shippers[peer];
   if (shipper.in_flight) return;
-  std::vector<const LogEntry*> entries =
-      from->log.Read(shipper.acked, options_.batch_entries);
-  if (entries.empty()) return;
-  auto batch = std::make_shared<std::vector<LogEntry>>();
-  batch->reserve(entries.size());
-  for (const LogEntry* e : entries) batch->push_back(*e);
+  if (from->log.last_position() <= shipper.acked) return;
+  // The batch shares the log's entries: no record is copied per peer.
+  auto batch = std::make_shared<const Batch>(
+      from->log.ReadShared(shipper.acked, options_.batch_entries));
   shipper.in_flight = true;
   const uint64_t generation = ++shipper.generation;
   std::weak_ptr<bool> alive = alive_;
@@ -300,14 +300,14 @@ void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
       });
 }
 
-void ReplicationFabric::Receive(
-    uint32_t peer, uint32_t origin,
-    std::shared_ptr<const std::vector<LogEntry>> batch) {
+void ReplicationFabric::Receive(uint32_t peer, uint32_t origin,
+                                std::shared_ptr<const Batch> batch) {
   Member* m = ByOrigin(peer);
   Member* from = ByOrigin(origin);
   if (m == nullptr || from == nullptr || m->down) return;
   uint64_t& applied = m->applied[origin];
-  for (const LogEntry& e : *batch) {
+  for (const std::shared_ptr<const LogEntry>& shared : *batch) {
+    const LogEntry& e = *shared;
     if (e.position <= applied) continue;   // a duplicate
     if (e.position != applied + 1) break;  // a gap: wait for a resend
     m->cluster->ApplyReplicated(e.record);

@@ -140,10 +140,11 @@ class ReplicationFabric {
   Member* FindMember(std::string_view id);
   const Member* FindMember(std::string_view id) const;
   Member* ByOrigin(uint32_t origin);
-  void OnLocalCommit(uint32_t origin, const cluster::CommitRecord& record);
+  void OnLocalCommit(uint32_t origin, cluster::CommitRecord record);
   void Ship(uint32_t origin, uint32_t peer);
+  using Batch = std::vector<std::shared_ptr<const LogEntry>>;
   void Receive(uint32_t peer, uint32_t origin,
-               std::shared_ptr<const std::vector<LogEntry>> batch);
+               std::shared_ptr<const Batch> batch);
   void OnAck(uint32_t origin, uint32_t peer, uint64_t applied);
   void Truncate(Member& origin);
   cluster::Version SafeHorizon(const Member& member) const;

@@ -187,11 +187,16 @@ void Analysis::IndexRows() {
   }
   states_.assign(row_op_.size() * clusters.size(), nullptr);
   for (size_t c = 0; c < clusters.size(); ++c) {
-    const auto& rows = clusters[c].rows;
-    if (rows.empty()) continue;
-    for (size_t r = 0; r < row_op_.size(); ++r) {
-      auto it = rows.find({row_op_[r]->table, row_op_[r]->row});
-      if (it != rows.end()) states_[r * clusters.size() + c] = &it->second;
+    // One hash lookup per stored row (a tree search per history row costs
+    // seconds on millions of rows).
+    for (const auto& [table_row, state] : clusters[c].rows) {
+      key.assign(table_row.first);
+      key.push_back('\0');
+      key.append(table_row.second);
+      auto it = ids.find(key);
+      if (it != ids.end()) {
+        states_[static_cast<size_t>(it->second) * clusters.size() + c] = &state;
+      }
     }
   }
 }

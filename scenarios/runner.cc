@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
+#include <unordered_map>  // btsim: order-independent (lookups only)
 #include <utility>
 
 #include "cluster/filter.h"
@@ -669,8 +671,11 @@ void Runner::Settle() {
 void Runner::Snapshot() {
   auto& fabric = instance_->fabric();
   fabric.CompactAll();
-  // The newest commit version of each tag.
-  std::map<std::string, uint64_t, std::less<>> version_of;
+  // The newest commit version of each tag. Lookups only (never iterated),
+  // so a hash map; its keys view history_'s tags, which outlive it.
+  std::unordered_map<std::string_view, uint64_t>  // btsim: order-independent
+      version_of;
+  version_of.reserve(history_.operations.size());
   for (const Operation& op : history_.operations) {
     if (!op.written.empty() && op.version != 0) {
       uint64_t& v = version_of[op.written];
@@ -691,7 +696,10 @@ void Runner::Snapshot() {
                             auto it = version_of.find(row.tag);
                             if (it != version_of.end())
                               row.version = it->second;
-                            state.rows.emplace(
+                            // Tables in id order, rows in key order: each
+                            // row goes at the end.
+                            state.rows.emplace_hint(
+                                state.rows.end(),
                                 std::make_pair(table, std::string(key)),
                                 std::move(row));
                             return true;
@@ -738,8 +746,14 @@ Result<RunOutcome> Runner::Run() {
   out.fingerprint = fingerprint.Hex();
   out.client_ops = static_cast<int64_t>(history_.operations.size());
   out.history = std::move(history_);
+  // How long the checks take, by the caller's wall clock (if any).
+  const double checks_started =
+      options_.wall_clock ? options_.wall_clock() : 0.0;
   out.checks = RunChecks(out.history);
   out.expectations = Evaluate(out.history, s_.expectations());
+  if (options_.wall_clock) {
+    out.check_wall_seconds = options_.wall_clock() - checks_started;
+  }
   out.passed = std::all_of(out.expectations.begin(), out.expectations.end(),
                            [](const ExpectationResult& e) { return e.pass; });
   return out;

@@ -5,8 +5,9 @@
 // Deterministic: the same scenario and seed give the same History and the
 // same fingerprint (a hash of the event trace — every operation and event —
 // and of every cluster's final contents), byte for byte. Single-threaded;
-// touches no wall clock except to measure `wall_seconds`, which nothing
-// else depends on.
+// touches no wall clock (the caller measures `wall_seconds`, and may pass
+// one in RunOptions::wall_clock to time the checks); nothing depends on
+// either.
 #ifndef BTSIM_SCENARIOS_RUNNER_H_
 #define BTSIM_SCENARIOS_RUNNER_H_
 
@@ -35,6 +36,10 @@ struct RunOptions {
   // included. It must not change the instance.
   sim::Nanos sample_every{0};
   std::function<void(sim::Nanos now, instance::Instance& instance)> on_sample;
+  // When set, a wall clock in seconds (any origin): the runner reads it
+  // before and after the checks to fill RunOutcome::check_wall_seconds, and
+  // for nothing else (scenarios/ reads no clock of its own).
+  std::function<double()> wall_clock;
 };
 
 struct RunOutcome {
@@ -46,6 +51,10 @@ struct RunOutcome {
   std::vector<ExpectationResult> expectations;
   bool passed = false;  // every expectation passed
   double wall_seconds = 0;
+  // Wall time the checkers and expectations took (part of wall_seconds;
+  // the rest is the run itself), when RunOptions::wall_clock was set (else
+  // 0). Never part of the fingerprint.
+  double check_wall_seconds = 0;
   int64_t client_ops = 0;  // operations issued
 };
 

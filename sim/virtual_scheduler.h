@@ -4,12 +4,18 @@
 // tasks take to compute. Single-threaded: every call must come from the
 // thread that drives it. Tasks may call RunAfter and Cancel, but must not
 // drive the scheduler (Step, RunUntil, ...): that aborts.
+//
+// Cost: the pending tasks live in a binary min-heap of small entries
+// (due, sequence, slot) indexed by slot, so RunAfter, Step and Cancel take
+// O(log n) with no allocation of their own once the heap and the slot
+// table have grown (a task's captures may still allocate: std::function
+// keeps up to 16 bytes inline).
 #ifndef BTSIM_SIM_VIRTUAL_SCHEDULER_H_
 #define BTSIM_SIM_VIRTUAL_SCHEDULER_H_
 
 #include <cstdint>
-#include <map>
 #include <utility>
+#include <vector>
 
 #include "sim/scheduler.h"
 
@@ -34,17 +40,42 @@ class VirtualScheduler : public Scheduler {
   // number of tasks run.
   int64_t RunUntilIdle(int64_t max_tasks = INT64_MAX);
 
-  size_t pending() const { return queue_.size(); }
+  size_t pending() const { return heap_.size(); }
   // Due time of the next pending task; requires pending() > 0.
-  Nanos next_due() const { return queue_.begin()->first.first; }
+  Nanos next_due() const { return heap_.front().due; }
 
  private:
+  // A TaskId is (sequence << kSlotBits) | slot: unique, and it names the
+  // slot holding the task, so Cancel needs no lookup table.
+  static constexpr int kSlotBits = 24;
+  static constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
+
+  struct Entry {
+    Nanos due;
+    uint64_t sequence;
+    uint32_t slot;
+    bool operator<(const Entry& o) const {
+      return due != o.due ? due < o.due : sequence < o.sequence;
+    }
+  };
+  struct Slot {
+    Task task;
+    TaskId id = 0;  // 0: free
+    uint32_t heap_index = 0;
+  };
+
+  void Place(size_t index, const Entry& entry);
+  void SiftUp(size_t index, Entry entry);
+  void SiftDown(size_t index, Entry entry);
+  // Removes heap_[index] and returns its slot (still holding the task).
+  uint32_t RemoveAt(size_t index);
+
   Nanos now_;
   bool running_ = false;  // a task is running: Step() must not nest
   uint64_t next_sequence_ = 1;
-  // (due, sequence) -> task; the sequence doubles as the TaskId.
-  std::map<std::pair<Nanos, uint64_t>, Task> queue_;
-  std::map<TaskId, Nanos> due_by_id_;
+  std::vector<Entry> heap_;  // min-heap on (due, sequence)
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
 };
 
 }  // namespace btsim::sim

@@ -1,0 +1,195 @@
+// Throughput of the virtual-time simulator's building blocks (one thread):
+// the scheduler's event queue, RowFilter evaluation, and replication apply
+// (shipping committed writes between clusters over a virtual transport and
+// applying them). The engine's own apply and read paths are in
+// engine_bench.cc. Run with bench/run.sh.
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "cluster/filter.h"
+#include "replication/fabric.h"
+#include "sim/rng.h"
+#include "sim/transport.h"
+#include "sim/virtual_scheduler.h"
+
+namespace btsim::bench {
+namespace {
+
+using cluster::Mutation;
+using cluster::SetCell;
+
+constexpr sim::Nanos kStart = std::chrono::seconds(1'700'000'000);
+
+// ---------------------------------------------------------------- Scheduler
+
+// Schedules range(0) tasks at random delays (up to 100 ms), then runs them
+// all: the queue's steady state with range(0) pending tasks. Items: tasks.
+void BM_SchedulerScheduleAndRun(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  sim::VirtualScheduler scheduler(kStart);
+  sim::Rng rng(1);
+  int64_t ran = 0;
+  for (auto _ : state) {
+    for (int64_t i = 0; i < n; ++i) {
+      scheduler.RunAfter(sim::Nanos(rng.Uniform(100'000'000)),
+                         [&ran] { ++ran; });
+    }
+    scheduler.RunUntilIdle();
+  }
+  benchmark::DoNotOptimize(ran);
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_SchedulerScheduleAndRun)->Arg(1'000)->Arg(100'000);
+
+// A simulation's pattern: each task schedules its successor and a timeout
+// that is almost always cancelled (an RPC and its deadline), with
+// range(0) chains in flight. Items: tasks run.
+void BM_SchedulerChainsWithTimeouts(benchmark::State& state) {
+  const int64_t chains = state.range(0);
+  sim::VirtualScheduler scheduler(kStart);
+  sim::Rng rng(2);
+  struct Chain {
+    sim::TaskId timeout = 0;
+  };
+  std::vector<Chain> state_of(static_cast<size_t>(chains));
+  std::function<void(size_t)> step = [&](size_t c) {
+    scheduler.Cancel(state_of[c].timeout);
+    state_of[c].timeout = scheduler.RunAfter(std::chrono::seconds(10), [] {});
+    scheduler.RunAfter(sim::Nanos(1 + rng.Uniform(1'000'000)),
+                       [&step, c] { step(c); });
+  };
+  for (size_t c = 0; c < state_of.size(); ++c) step(c);
+  for (auto _ : state) {
+    scheduler.Step();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SchedulerChainsWithTimeouts)->Arg(100)->Arg(10'000);
+
+// ---------------------------------------------------------------- Filters
+
+// A row of 10 columns x 5 versions, run through the filters a simulated
+// read and a typical application use. Items: cells in.
+std::vector<cluster::CellView> MakeRow(std::vector<std::string>* storage) {
+  storage->clear();
+  for (int c = 0; c < 10; ++c) storage->push_back("col" + std::to_string(c));
+  storage->push_back(std::string(48, 'v'));
+  std::vector<cluster::CellView> cells;
+  for (int c = 0; c < 10; ++c) {
+    for (int v = 0; v < 5; ++v) {
+      cells.push_back(cluster::CellView{"cf",
+                                        (*storage)[static_cast<size_t>(c)],
+                                        (5 - v) * 1000, storage->back()});
+    }
+  }
+  return cells;
+}
+
+void RunFilter(benchmark::State& state, const cluster::Filter& filter) {
+  std::vector<std::string> storage;
+  const std::vector<cluster::CellView> cells = MakeRow(&storage);
+  sim::Rng rng(3);
+  std::vector<cluster::CellView> out;
+  for (auto _ : state) {
+    out.clear();
+    filter.Apply("row0000000042", cells, rng, &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<int64_t>(cells.size()));
+}
+
+void BM_FilterCellsPerColumnLimit(benchmark::State& state) {
+  RunFilter(state, *cluster::Filter::CellsPerColumnLimit(1));
+}
+BENCHMARK(BM_FilterCellsPerColumnLimit);
+
+void BM_FilterChainRegexAndLimit(benchmark::State& state) {
+  auto family = cluster::Filter::FamilyNameRegex("cf");
+  auto column = cluster::Filter::ColumnQualifierRegex("col[0-4]");
+  auto limit = cluster::Filter::CellsPerColumnLimit(2);
+  std::vector<cluster::Filter> chain;
+  chain.push_back(std::move(*family));
+  chain.push_back(std::move(*column));
+  chain.push_back(std::move(*limit));
+  RunFilter(state, cluster::Filter::Chain(std::move(chain)));
+}
+BENCHMARK(BM_FilterChainRegexAndLimit);
+
+void BM_FilterInterleaveValueRegex(benchmark::State& state) {
+  auto value = cluster::Filter::ValueRegex("v+");
+  std::vector<cluster::Filter> branches;
+  branches.push_back(std::move(*value));
+  branches.push_back(cluster::Filter::StripValue());
+  RunFilter(state, cluster::Filter::Interleave(std::move(branches)));
+}
+BENCHMARK(BM_FilterInterleaveValueRegex);
+
+// ---------------------------------------------------------------- Replication
+
+// range(0) clusters (in three regions), one table; each iteration commits
+// 1,000 single-cell writes on random rows of 1,000,000 at the first cluster
+// and runs the virtual network until every peer has applied them. Items:
+// replicated applies (writes x peers).
+void BM_ReplicationApply(benchmark::State& state) {
+  const int clusters = static_cast<int>(state.range(0));
+  constexpr int kWrites = 1000;
+  sim::VirtualScheduler scheduler(kStart);
+  sim::Transport transport(scheduler, sim::Rng(4));
+  replication::ReplicationFabric fabric(scheduler, transport, sim::Rng(5));
+  const char* zones[] = {"us-east1-b", "us-east1-c", "us-west1-a",
+                         "europe-west1-b"};
+  for (int i = 0; i < clusters; ++i) {
+    (void)fabric.AddCluster(
+        {"c" + std::to_string(i + 1), zones[static_cast<size_t>(i)]});
+  }
+  cluster::Cluster* origin = fabric.Find("c1");
+  const cluster::FamilyModification cf{
+      "cf", cluster::FamilyModification::Kind::kCreate, {}};
+  (void)origin->CreateTable("t", {&cf, 1}, {});
+  fabric.ApplyNewestEverywhere("c1");
+  sim::Rng rng(6);
+  int64_t ts = 1000;
+  for (auto _ : state) {
+    for (int i = 0; i < kWrites; ++i) {
+      const Mutation m = SetCell{"cf", "v", ts += 1000, std::string(48, 'v')};
+      (void)origin->MutateRow(
+          "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))), {&m, 1});
+      scheduler.RunFor(std::chrono::microseconds(50));
+    }
+    while (!fabric.HasApplied(fabric.LogPositions())) {
+      scheduler.RunFor(std::chrono::milliseconds(10));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kWrites * (clusters - 1));
+}
+BENCHMARK(BM_ReplicationApply)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond);
+
+// Cluster::ApplyReplicated alone: a peer applying records of random rows
+// (1,000,000 of them). Items: records applied.
+void BM_ClusterApplyReplicated(benchmark::State& state) {
+  BenchCluster b;
+  sim::Rng rng(7);
+  cluster::CommitRecord record;
+  record.table = "t";
+  record.mutations.push_back(SetCell{"cf", "v", 0, std::string(48, 'v')});
+  uint64_t micros = 1'700'000'000'000'000;
+  for (auto _ : state) {
+    record.version = cluster::MakeVersion(static_cast<int64_t>(micros += 1), 1);
+    std::get<SetCell>(record.mutations[0]).timestamp_micros =
+        static_cast<int64_t>(micros / 1000 * 1000);
+    record.row_key = RowKey(static_cast<int64_t>(rng.Uniform(1'000'000)));
+    b.cluster.ApplyReplicated(record);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ClusterApplyReplicated);
+
+}  // namespace
+}  // namespace btsim::bench
+
+BENCHMARK_MAIN();
