@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/convert.h"
+#include "api/request_report.h"
 #include "api/resource_names.h"
 #include "api/row_chunker.h"
 #include "cluster/limits.h"
@@ -41,26 +42,43 @@ Status UnsupportedTarget(const Request& request) {
   return OkStatus();
 }
 
-// Charges served work to the node model of the cluster that did it. The
-// model is for metrics only (CPU load, hottest node): the response is not
-// held back until the modelled completion time, so clients see the
-// engine's real speed.
-void Charge(instance::Instance& instance, const cluster::Cluster& served,
-            std::string_view table, std::string_view row_key,
-            cluster::OpKind kind) {
-  for (const std::string& id : instance.fabric().ClusterIds()) {
-    if (instance.fabric().Find(id) == &served) {
-      instance.Charge(id, table, row_key, kind);
-      return;
-    }
+// Routes a request as Instance::Execute does and runs `op(cluster)` on the
+// cluster that serves it, noting that cluster (or the refusal) in `report`.
+template <typename Op>
+Status Execute(instance::Instance& instance, RequestReporter& report,
+               appprofile::RequestKind kind, std::string_view row_key,
+               Op&& op) {
+  auto routed = instance.Route(report.app_profile(), kind, row_key);
+  if (!routed.ok()) {
+    report.set_refused(kind == appprofile::RequestKind::kTransaction &&
+                       routed.status().code() ==
+                           StatusCode::kFailedPrecondition);
+    return routed.status();
   }
+  report.set_cluster(std::move(routed).value());
+  BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster,
+                         instance.ClusterIfUp(report.cluster()));
+  return op(*cluster);
 }
 
-}  // namespace
+// Charges served work to the node model of the cluster that did it (the
+// report's cluster). The model is for metrics only (CPU load, hottest
+// node): the response is not held back until the modelled completion time,
+// so clients see the engine's real speed.
+void Charge(instance::Instance& instance, const RequestReporter& report,
+            std::string_view table, std::string_view row_key,
+            cluster::OpKind kind) {
+  instance.Charge(report.cluster(), table, row_key, kind);
+}
 
-grpc::Status BigtableService::ReadRows(
-    grpc::ServerContext* context, const v2::ReadRowsRequest* request,
-    grpc::ServerWriter<v2::ReadRowsResponse>* writer) {
+// The handlers' work; each reports through `report` (see the public
+// methods at the end of this file).
+
+grpc::Status DoReadRows(InstanceRegistry& registry,
+                        grpc::ServerContext* context,
+                        const v2::ReadRowsRequest* request,
+                        grpc::ServerWriter<v2::ReadRowsResponse>* writer,
+                        RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
@@ -76,14 +94,14 @@ grpc::Status BigtableService::ReadRows(
     if (!f.ok()) return ToGrpc(f.status());
     filter.emplace(std::move(f).value());
   }
-  auto served = registry_.GetOrCreate(name->instance);
+  auto served = registry.GetOrCreate(name->instance);
   if (!served.ok()) return ToGrpc(served.status());
   ServedInstance& instance = **served;
+  report.Bind(instance);
   // The cluster is chosen once; a stream that loses it mid-way fails with
   // UNAVAILABLE rather than mixing clusters.
   const bool single_row = request->rows().row_keys_size() == 1 &&
                           request->rows().row_ranges_size() == 0;
-  std::string cluster_id;
   {
     std::lock_guard<std::mutex> lock(instance.mu);
     auto routed = instance.instance->Route(
@@ -92,8 +110,9 @@ grpc::Status BigtableService::ReadRows(
                    : appprofile::RequestKind::kMultiRow,
         single_row ? request->rows().row_keys(0) : "");
     if (!routed.ok()) return ToGrpc(routed.status());
-    cluster_id = std::move(routed).value();
+    report.set_cluster(std::move(routed).value());
   }
+  const std::string& cluster_id = report.cluster();
 
   cluster::ReadOptions options;
   options.rows = &*rows;
@@ -103,6 +122,7 @@ grpc::Status BigtableService::ReadRows(
   RowChunker chunker(kResponseBytes, kChunkValueBytes);
   while (true) {
     bool batch_full = false;
+    int64_t batch_rows = 0;
     std::string last_key;
     {
       std::lock_guard<std::mutex> lock(instance.mu);
@@ -117,6 +137,7 @@ grpc::Status BigtableService::ReadRows(
           name->table_id, options,
           [&](std::string_view key, std::span<const cluster::CellView> cells) {
             chunker.AddRow(key, cells);
+            ++batch_rows;
             last_key.assign(key);
             instance.instance->Charge(cluster_id, name->table_id, key,
                                       cluster::OpKind::kRead);
@@ -138,15 +159,17 @@ grpc::Status BigtableService::ReadRows(
                             "the client stopped reading");
       }
     }
+    report.AddReturnedRows(batch_rows);
     if (!batch_full) break;
     options.resume_after = std::move(last_key);
   }
   return grpc::Status::OK;
 }
 
-grpc::Status BigtableService::SampleRowKeys(
-    grpc::ServerContext*, const v2::SampleRowKeysRequest* request,
-    grpc::ServerWriter<v2::SampleRowKeysResponse>* writer) {
+grpc::Status DoSampleRowKeys(
+    InstanceRegistry& registry, const v2::SampleRowKeysRequest* request,
+    grpc::ServerWriter<v2::SampleRowKeysResponse>* writer,
+    RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
@@ -154,19 +177,20 @@ grpc::Status BigtableService::SampleRowKeys(
     return ToGrpc(Unimplemented(
         "row_range: sampling part of a table is not supported by btsim"));
   }
-  auto served = registry_.GetOrCreate(name->instance);
+  auto served = registry.GetOrCreate(name->instance);
   if (!served.ok()) return ToGrpc(served.status());
+  report.Bind(**served);
   std::vector<cluster::KeySample> samples;
   {
     std::lock_guard<std::mutex> lock((*served)->mu);
-    Status s = (*served)->instance->Execute(
-        request->app_profile_id(), appprofile::RequestKind::kMultiRow, "",
-        [&](cluster::Cluster& c) {
-          auto table = c.GetTable(name->table_id);
-          if (!table.ok()) return table.status();
-          samples = (*table)->SampleRowKeys();
-          return OkStatus();
-        });
+    Status s = Execute(*(*served)->instance, report,
+                       appprofile::RequestKind::kMultiRow, "",
+                       [&](cluster::Cluster& c) {
+                         auto table = c.GetTable(name->table_id);
+                         if (!table.ok()) return table.status();
+                         samples = (*table)->SampleRowKeys();
+                         return OkStatus();
+                       });
     if (!s.ok()) return ToGrpc(s);
   }
   for (const cluster::KeySample& sample : samples) {
@@ -178,31 +202,36 @@ grpc::Status BigtableService::SampleRowKeys(
   return grpc::Status::OK;
 }
 
-grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
-                                        const v2::MutateRowRequest* request,
-                                        v2::MutateRowResponse*) {
+grpc::Status DoMutateRow(InstanceRegistry& registry,
+                         const v2::MutateRowRequest* request,
+                         RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
   auto mutations = MutationsFromProto(request->mutations(), "mutations");
   if (!mutations.ok()) return ToGrpc(mutations.status());
-  auto locked = registry_.Lock(name->instance);
-  if (!locked.ok()) return ToGrpc(locked.status());
-  return ToGrpc(locked->instance->Execute(
-      request->app_profile_id(), appprofile::RequestKind::kSingleRow,
-      request->row_key(), [&](cluster::Cluster& c) {
-        Status s = c.MutateRow(name->table_id, request->row_key(), *mutations);
-        if (s.ok()) {
-          Charge(*locked->instance, c, name->table_id, request->row_key(),
-                 cluster::OpKind::kWrite);
-        }
-        return s;
-      }));
+  auto served = registry.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  report.Bind(**served);
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  return ToGrpc(Execute(instance, report, appprofile::RequestKind::kSingleRow,
+                        request->row_key(), [&](cluster::Cluster& c) {
+                          Status s = c.MutateRow(
+                              name->table_id, request->row_key(), *mutations);
+                          if (s.ok()) {
+                            Charge(instance, report, name->table_id,
+                                   request->row_key(), cluster::OpKind::kWrite);
+                            report.AddModifiedRows(1);
+                          }
+                          return s;
+                        }));
 }
 
-grpc::Status BigtableService::MutateRows(
-    grpc::ServerContext*, const v2::MutateRowsRequest* request,
-    grpc::ServerWriter<v2::MutateRowsResponse>* writer) {
+grpc::Status DoMutateRows(InstanceRegistry& registry,
+                          const v2::MutateRowsRequest* request,
+                          grpc::ServerWriter<v2::MutateRowsResponse>* writer,
+                          RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
@@ -233,12 +262,14 @@ grpc::Status BigtableService::MutateRows(
         "entries: " + std::to_string(total) +
         " mutations in total; the limit is 100000 per request"));
   }
-  auto served = registry_.GetOrCreate(name->instance);
+  auto served = registry.GetOrCreate(name->instance);
   if (!served.ok()) return ToGrpc(served.status());
+  report.Bind(**served);
   {
     std::lock_guard<std::mutex> lock((*served)->mu);
-    Status routed = (*served)->instance->Execute(
-        request->app_profile_id(), appprofile::RequestKind::kMultiRow, "",
+    instance::Instance& instance = *(*served)->instance;
+    Status routed = Execute(
+        instance, report, appprofile::RequestKind::kMultiRow, "",
         [&](cluster::Cluster& c) {
           if (rows.empty()) return c.GetTable(name->table_id).status();
           auto result = c.MutateRows(name->table_id, rows);
@@ -246,8 +277,9 @@ grpc::Status BigtableService::MutateRows(
           for (size_t k = 0; k < rows.size(); ++k) {
             const Status& s = (*result)[k];
             if (s.ok()) {
-              Charge(*(*served)->instance, c, name->table_id, rows[k].key,
+              Charge(instance, report, name->table_id, rows[k].key,
                      cluster::OpKind::kWrite);
+              report.AddModifiedRows(1);
             }
             statuses[row_index[k]] =
                 s.ok() ? s
@@ -272,9 +304,10 @@ grpc::Status BigtableService::MutateRows(
   return grpc::Status::OK;
 }
 
-grpc::Status BigtableService::CheckAndMutateRow(
-    grpc::ServerContext*, const v2::CheckAndMutateRowRequest* request,
-    v2::CheckAndMutateRowResponse* response) {
+grpc::Status DoCheckAndMutateRow(InstanceRegistry& registry,
+                                 const v2::CheckAndMutateRowRequest* request,
+                                 v2::CheckAndMutateRowResponse* response,
+                                 RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
@@ -290,60 +323,70 @@ grpc::Status BigtableService::CheckAndMutateRow(
     if (!f.ok()) return ToGrpc(f.status());
     predicate.emplace(std::move(f).value());
   }
-  auto locked = registry_.Lock(name->instance);
-  if (!locked.ok()) return ToGrpc(locked.status());
-  return ToGrpc(locked->instance->Execute(
-      request->app_profile_id(), appprofile::RequestKind::kTransaction,
-      request->row_key(), [&](cluster::Cluster& c) {
-        auto matched = c.CheckAndMutateRow(name->table_id, request->row_key(),
-                                           predicate ? &*predicate : nullptr,
-                                           *if_true, *if_false);
-        if (!matched.ok()) return matched.status();
-        Charge(*locked->instance, c, name->table_id, request->row_key(),
-               cluster::OpKind::kWrite);
-        response->set_predicate_matched(*matched);
-        return OkStatus();
-      }));
+  auto served = registry.GetOrCreate(name->instance);
+  if (!served.ok()) return ToGrpc(served.status());
+  report.Bind(**served);
+  std::lock_guard<std::mutex> lock((*served)->mu);
+  instance::Instance& instance = *(*served)->instance;
+  return ToGrpc(Execute(instance, report, appprofile::RequestKind::kTransaction,
+                        request->row_key(), [&](cluster::Cluster& c) {
+                          auto matched = c.CheckAndMutateRow(
+                              name->table_id, request->row_key(),
+                              predicate ? &*predicate : nullptr, *if_true,
+                              *if_false);
+                          if (!matched.ok()) return matched.status();
+                          Charge(instance, report, name->table_id,
+                                 request->row_key(), cluster::OpKind::kWrite);
+                          report.AddModifiedRows(1);
+                          response->set_predicate_matched(*matched);
+                          return OkStatus();
+                        }));
 }
 
-grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
-                                          const v2::PingAndWarmRequest* request,
-                                          v2::PingAndWarmResponse*) {
+grpc::Status DoPingAndWarm(InstanceRegistry& registry,
+                           const v2::PingAndWarmRequest* request,
+                           RequestReporter& report) {
   auto name = ParseInstanceName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto locked = registry_.Lock(*name);
-  if (!locked.ok()) return ToGrpc(locked.status());
+  auto served = registry.GetOrCreate(*name);
+  if (!served.ok()) return ToGrpc(served.status());
+  report.Bind(**served);
+  std::lock_guard<std::mutex> lock((*served)->mu);
   // Warming succeeds when the profile can route somewhere.
-  return ToGrpc(locked->instance
-                    ->Route(request->app_profile_id(),
-                            appprofile::RequestKind::kMultiRow, "")
-                    .status());
+  auto routed = (*served)->instance->Route(
+      request->app_profile_id(), appprofile::RequestKind::kMultiRow, "");
+  if (!routed.ok()) return ToGrpc(routed.status());
+  report.set_cluster(std::move(routed).value());
+  return grpc::Status::OK;
 }
 
-grpc::Status BigtableService::ReadModifyWriteRow(
-    grpc::ServerContext*, const v2::ReadModifyWriteRowRequest* request,
-    v2::ReadModifyWriteRowResponse* response) {
+grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
+                                  const v2::ReadModifyWriteRowRequest* request,
+                                  v2::ReadModifyWriteRowResponse* response,
+                                  RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
   if (!name.ok()) return ToGrpc(name.status());
   auto rules = RulesFromProto(request->rules(), "rules");
   if (!rules.ok()) return ToGrpc(rules.status());
-  auto served = registry_.GetOrCreate(name->instance);
+  auto served = registry.GetOrCreate(name->instance);
   if (!served.ok()) return ToGrpc(served.status());
+  report.Bind(**served);
   std::vector<cluster::ModifiedCell> cells;
   {
     std::lock_guard<std::mutex> lock((*served)->mu);
-    Status s = (*served)->instance->Execute(
-        request->app_profile_id(), appprofile::RequestKind::kTransaction,
-        request->row_key(), [&](cluster::Cluster& c) {
-          auto result =
-              c.ReadModifyWriteRow(name->table_id, request->row_key(), *rules);
-          if (!result.ok()) return result.status();
-          Charge(*(*served)->instance, c, name->table_id, request->row_key(),
-                 cluster::OpKind::kWrite);
-          cells = std::move(result).value();
-          return OkStatus();
-        });
+    instance::Instance& instance = *(*served)->instance;
+    Status s = Execute(instance, report, appprofile::RequestKind::kTransaction,
+                       request->row_key(), [&](cluster::Cluster& c) {
+                         auto result = c.ReadModifyWriteRow(
+                             name->table_id, request->row_key(), *rules);
+                         if (!result.ok()) return result.status();
+                         Charge(instance, report, name->table_id,
+                                request->row_key(), cluster::OpKind::kWrite);
+                         report.AddModifiedRows(1);
+                         cells = std::move(result).value();
+                         return OkStatus();
+                       });
     if (!s.ok()) return ToGrpc(s);
   }
   v2::Row* row = response->mutable_row();
@@ -361,6 +404,62 @@ grpc::Status BigtableService::ReadModifyWriteRow(
     cell->set_value(c.value);
   }
   return grpc::Status::OK;
+}
+
+}  // namespace
+
+// Each RPC is reported to its instance once, when its reporter goes out of
+// scope (after the work has released the instance lock).
+
+grpc::Status BigtableService::ReadRows(
+    grpc::ServerContext* context, const v2::ReadRowsRequest* request,
+    grpc::ServerWriter<v2::ReadRowsResponse>* writer) {
+  RequestReporter report("ReadRows", request->app_profile_id());
+  return report.Finish(DoReadRows(registry_, context, request, writer, report));
+}
+
+grpc::Status BigtableService::SampleRowKeys(
+    grpc::ServerContext*, const v2::SampleRowKeysRequest* request,
+    grpc::ServerWriter<v2::SampleRowKeysResponse>* writer) {
+  RequestReporter report("SampleRowKeys", request->app_profile_id());
+  return report.Finish(DoSampleRowKeys(registry_, request, writer, report));
+}
+
+grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
+                                        const v2::MutateRowRequest* request,
+                                        v2::MutateRowResponse*) {
+  RequestReporter report("MutateRow", request->app_profile_id());
+  return report.Finish(DoMutateRow(registry_, request, report));
+}
+
+grpc::Status BigtableService::MutateRows(
+    grpc::ServerContext*, const v2::MutateRowsRequest* request,
+    grpc::ServerWriter<v2::MutateRowsResponse>* writer) {
+  RequestReporter report("MutateRows", request->app_profile_id());
+  return report.Finish(DoMutateRows(registry_, request, writer, report));
+}
+
+grpc::Status BigtableService::CheckAndMutateRow(
+    grpc::ServerContext*, const v2::CheckAndMutateRowRequest* request,
+    v2::CheckAndMutateRowResponse* response) {
+  RequestReporter report("CheckAndMutateRow", request->app_profile_id());
+  return report.Finish(
+      DoCheckAndMutateRow(registry_, request, response, report));
+}
+
+grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
+                                          const v2::PingAndWarmRequest* request,
+                                          v2::PingAndWarmResponse*) {
+  RequestReporter report("PingAndWarm", request->app_profile_id());
+  return report.Finish(DoPingAndWarm(registry_, request, report));
+}
+
+grpc::Status BigtableService::ReadModifyWriteRow(
+    grpc::ServerContext*, const v2::ReadModifyWriteRowRequest* request,
+    v2::ReadModifyWriteRowResponse* response) {
+  RequestReporter report("ReadModifyWriteRow", request->app_profile_id());
+  return report.Finish(
+      DoReadModifyWriteRow(registry_, request, response, report));
 }
 
 }  // namespace btsim::api

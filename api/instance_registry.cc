@@ -18,8 +18,12 @@ std::string DefaultClusterId(std::string_view instance_id) {
 }
 
 InstanceRegistry::InstanceRegistry(sim::Scheduler& scheduler, uint64_t seed,
-                                   instance::InstanceConfig config)
-    : scheduler_(scheduler), seed_(seed), config_(std::move(config)) {}
+                                   instance::InstanceConfig config,
+                                   InstanceCreatedHook on_created)
+    : scheduler_(scheduler),
+      seed_(seed),
+      config_(std::move(config)),
+      on_created_(std::move(on_created)) {}
 
 instance::InstanceConfig InstanceRegistry::ConfigFor(
     const std::string& name) const {
@@ -45,6 +49,7 @@ Result<ServedInstance*> InstanceRegistry::GetOrCreate(const std::string& name) {
       return created.status();
     }
     served->instance = std::move(created).value();
+    if (on_created_) on_created_(*served->instance);
     slot = std::move(served);
   }
   return slot.get();

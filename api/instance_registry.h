@@ -7,6 +7,7 @@
 #define BTSIM_API_INSTANCE_REGISTRY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,13 +29,21 @@ struct ServedInstance {
   std::unique_ptr<instance::Instance> instance;
 };
 
+// Called once for every instance the registry creates, right after its
+// creation, with the registry's and the instance's locks held (so it may
+// add observers, but must not call back into the registry).
+using InstanceCreatedHook = std::function<void(instance::Instance&)>;
+
 class InstanceRegistry {
  public:
   // `scheduler` (the server's asio scheduler) must outlive the registry's
   // use; shut it down before destroying the registry. With no clusters in
   // `config`, every instance gets one cluster "<instance id>-c1".
+  // `on_created` (optional) sees each new instance; whatever it attaches
+  // must outlive the registry or detach itself.
   InstanceRegistry(sim::Scheduler& scheduler, uint64_t seed,
-                   instance::InstanceConfig config);
+                   instance::InstanceConfig config,
+                   InstanceCreatedHook on_created = nullptr);
 
   // The instance named `name` ("projects/P/instances/I"), created on first
   // use; the pointer stays valid for the registry's lifetime.
@@ -59,6 +68,7 @@ class InstanceRegistry {
   sim::Scheduler& scheduler_;
   const uint64_t seed_;
   const instance::InstanceConfig config_;
+  const InstanceCreatedHook on_created_;
   std::mutex mu_;  // guards instances_
   std::map<std::string, std::unique_ptr<ServedInstance>> instances_;
 };

@@ -18,7 +18,8 @@ constexpr int kMaxMessageBytes = 512 << 20;
 
 struct Server::State {
   explicit State(const ServerOptions& options)
-      : registry(scheduler, options.seed, options.instance),
+      : registry(scheduler, options.seed, options.instance,
+                 options.on_instance_created),
         data(registry),
         table_admin(registry),
         instance_admin(registry, operations),

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,9 @@ struct ServerOptions {
   // The configuration of every instance clients name. No clusters: one
   // cluster "<instance id>-c1", as the official emulator has.
   instance::InstanceConfig instance;
+  // Called for every instance when it is created (see InstanceRegistry):
+  // e.g. to attach metrics observers. Optional.
+  std::function<void(instance::Instance&)> on_instance_created;
 };
 
 class Server {

@@ -3,6 +3,7 @@
 //   ctl     live faults and status of a running server (cli/ctl.h).
 //   run     play a scenario in virtual time (cli/run.h).
 //   sweep   run a scenario over a grid of parameters and seeds (cli/sweep.h).
+//   load    drive any Bigtable endpoint with benchmark workloads (cli/load.h).
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -17,14 +18,18 @@
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
+#include "cli/load.h"
 #include "cli/run.h"
+#include "cli/serve_metrics.h"
 #include "cli/sweep.h"
 #include "scenarios/instance_config.h"
 #include "sim/virtual_scheduler.h"
 
 namespace {
 
-int RunServe(const btsim::api::ServerOptions& options) {
+// Serves until SIGINT or SIGTERM. With `metrics_port` >= 0 (0: a free
+// port), also serves Prometheus metrics at http://HOST:PORT/metrics.
+int RunServe(btsim::api::ServerOptions options, int metrics_port) {
   // Block the stop signals in every thread; one thread waits for them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -32,10 +37,31 @@ int RunServe(const btsim::api::ServerOptions& options) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // Declared before the server: the instances keep pointers to its
+  // observers. Stopped before the server goes: scrapes read its registry.
+  btsim::cli::LiveMetrics live_metrics;
+  if (metrics_port >= 0) {
+    options.on_instance_created =
+        [&live_metrics](btsim::instance::Instance& instance) {
+          live_metrics.OnInstanceCreated(instance);
+        };
+  }
   btsim::api::Server server(options);
+  if (metrics_port >= 0) {
+    auto bound =
+        live_metrics.Start(options.host, metrics_port, server.registry());
+    if (!bound.ok()) {
+      spdlog::error("btsim serve: --metrics-port: {}",
+                    bound.status().message());
+      return 1;
+    }
+    spdlog::info("btsim serve: metrics on http://{}:{}/metrics", options.host,
+                 *bound);
+  }
   auto port = server.Start();
   if (!port.ok()) {
     spdlog::error("btsim serve: {}", port.status().message());
+    live_metrics.Stop();
     return 1;
   }
   std::string clusters;
@@ -57,6 +83,7 @@ int RunServe(const btsim::api::ServerOptions& options) {
   // Wake the waiter if shutdown came from elsewhere.
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
+  live_metrics.Stop();
   spdlog::info("btsim serve: stopped");
   return 0;
 }
@@ -87,6 +114,13 @@ int main(int argc, char** argv) {
       ->add_option("--port", serve_options.port,
                    "Port to listen on; 0 picks a free port")
       ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  int metrics_port = -1;  // -1: no metrics endpoint
+  serve
+      ->add_option("--metrics-port", metrics_port,
+                   "Also serve Prometheus metrics at "
+                   "http://HOST:PORT/metrics on this port (e.g. 9464; 0 "
+                   "picks a free port, logged at start); off by default")
       ->check(CLI::Range(0, 65535));
   serve
       ->add_option("--compaction-interval", compaction,
@@ -126,6 +160,8 @@ int main(int argc, char** argv) {
   CLI::App* run = btsim::cli::AddRunCommand(app, run_args);
   btsim::cli::SweepArgs sweep_args;
   CLI::App* sweep = btsim::cli::AddSweepCommand(app, sweep_args);
+  btsim::cli::LoadArgs load_args;
+  CLI::App* load = btsim::cli::AddLoadCommand(app, load_args);
 
   try {
     app.parse(argc, argv);
@@ -135,11 +171,13 @@ int main(int argc, char** argv) {
     if (code != 0 && ctl->parsed()) return btsim::cli::kCtlUsageError;
     if (code != 0 && run->parsed()) return btsim::cli::kRunInvalid;
     if (code != 0 && sweep->parsed()) return btsim::cli::kSweepInvalid;
+    if (code != 0 && load->parsed()) return btsim::cli::kLoadUsageError;
     return code;
   }
 
   if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
   if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
+  if (*load) return btsim::cli::RunLoad(load_args, std::cout, std::cerr);
 
   if (*ctl) return btsim::cli::RunCtl(ctl_args, std::cout, std::cerr);
   if (*serve) {
@@ -207,7 +245,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    return RunServe(serve_options);
+    return RunServe(serve_options, metrics_port);
   }
   return 0;
 }

@@ -1,13 +1,47 @@
 #include "cli/run.h"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <prometheus/registry.h>
 
 #include "cli/duration.h"
+#include "metrics/instance_metrics.h"
+#include "metrics/openmetrics.h"
+#include "metrics/report_html.h"
 #include "scenarios/loader.h"
 #include "scenarios/report.h"
 #include "scenarios/runner.h"
 
 namespace btsim::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kMaxScrapeInterval = std::chrono::hours(1);
+
+// The Prometheus series of a run, sampled in virtual time (only with --out).
+struct RunMetrics {
+  explicit RunMetrics(const std::string& instance_name)
+      : instance(registry, instance_name) {}
+  prometheus::Registry registry;
+  metrics::InstanceMetrics instance;
+  metrics::OpenMetricsRecorder recorder;
+};
+
+Status WriteFile(const std::filesystem::path& path,
+                 const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Internal(path.string() + ": cannot write the file");
+  write(out);
+  out.flush();
+  if (!out) return Internal(path.string() + ": write failed");
+  return OkStatus();
+}
+
+}  // namespace
 
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   CLI::App* run = app.add_subcommand(
@@ -22,13 +56,17 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--seed", args.seed,
                   "Seed of every random choice (default: the file's seed)");
   run->add_option("--out", args.out_dir,
-                  "Write report.json, history.jsonl, metrics.om and "
+                  "Write report.json, history.jsonl, metrics.om (the "
+                  "Prometheus series in virtual time, OpenMetrics) and "
                   "report.html into this directory");
   run->add_option("--duration", args.duration,
                   "Override the scenario's duration, e.g. 30s, 5m");
   run->add_option("--set", args.sets,
                   "Override one scalar field, e.g. "
                   "--set clients[0].workload.ops_per_second=500 (repeatable)");
+  run->add_option("--scrape-interval", args.scrape_interval,
+                  "With --out: virtual time between two samples of "
+                  "metrics.om, e.g. 1s (the default), 250ms, 1m; at most 1h");
   run->add_flag("--quiet", args.quiet, "Print only the fingerprint line");
   return run;
 }
@@ -45,6 +83,12 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   }
   scenarios::RunOptions options;
   options.seed = args.seed;
+  // Times the checks for the summary's run / checks split (nothing else).
+  options.wall_clock = [] {
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
   if (!args.duration.empty()) {
     auto duration = ParseDuration(args.duration);
     if (!duration.ok() || duration->count() <= 0) {
@@ -56,10 +100,36 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     }
     options.duration = *duration;
   }
+  sim::Nanos scrape_interval{0};
+  {
+    auto interval = ParseDuration(args.scrape_interval);
+    if (!interval.ok() || interval->count() <= 0 ||
+        *interval > kMaxScrapeInterval) {
+      err << "btsim run: --scrape-interval: "
+          << (!interval.ok()           ? interval.status().message()
+              : interval->count() <= 0 ? std::string("must be positive")
+                                       : std::string("must be at most 1h"))
+          << "\n";
+      return kRunInvalid;
+    }
+    scrape_interval = *interval;
+  }
   auto loaded = scenarios::LoadScenario(args.file, overrides);
   if (!loaded.ok()) {
     err << "btsim run: " << loaded.status().message() << "\n";
     return kRunInvalid;
+  }
+  // The runner names the instance after the scenario.
+  std::unique_ptr<RunMetrics> run_metrics;
+  if (!args.out_dir.empty()) {
+    run_metrics = std::make_unique<RunMetrics>(loaded->name);
+    options.observers.push_back(&run_metrics->instance);
+    options.sample_every = scrape_interval;
+    options.on_sample = [m = run_metrics.get()](sim::Nanos now,
+                                                instance::Instance& instance) {
+      m->instance.Sample(instance);
+      m->recorder.Record(m->registry, now);
+    };
   }
   // The only wall clock of a run: how long it took, for the summary.
   const auto started = std::chrono::steady_clock::now();
@@ -78,8 +148,18 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     scenarios::PrintSummary(*loaded, *outcome, out);
   }
   if (!args.out_dir.empty()) {
-    if (Status s = scenarios::WriteOutputs(*loaded, *outcome, args.out_dir);
-        !s.ok()) {
+    const std::filesystem::path dir(args.out_dir);
+    Status s = scenarios::WriteOutputs(*loaded, *outcome, args.out_dir);
+    if (s.ok()) {
+      s = WriteFile(dir / "metrics.om",
+                    [&](std::ostream& o) { run_metrics->recorder.Write(o); });
+    }
+    if (s.ok()) {
+      s = WriteFile(dir / "report.html", [&](std::ostream& o) {
+        metrics::WriteReportHtml(*loaded, *outcome, o);
+      });
+    }
+    if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";
       return kRunInvalid;
     }

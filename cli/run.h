@@ -1,6 +1,13 @@
-// `btsim run FILE [--seed N] [--out DIR] [--duration D] [--set path=value]`:
-// plays a scenario in virtual time and prints its summary (the last line is
-// "fingerprint: <hex>"). Exit codes: 0 when every expectation holds, 1 when
+// `btsim run FILE [--seed N] [--out DIR] [--duration D] [--set path=value]
+// [--scrape-interval D]`: plays a scenario in virtual time and prints its
+// summary (the last line is "fingerprint: <hex>"). With --out DIR it also
+// writes report.json and history.jsonl (scenarios::WriteOutputs),
+// report.html and metrics.om: the instance's Prometheus series
+// (metrics::InstanceMetrics, bigtable_instance = the scenario's name)
+// sampled every scrape interval of virtual time from the run's epoch, as
+// OpenMetrics text with timestamps (metrics::OpenMetricsRecorder); the
+// same scenario and seed give the same bytes. Without --out nothing is
+// sampled. Exit codes: 0 when every expectation holds, 1 when
 // one fails, 2 for invalid input (a bad file, flag or --set), which names
 // the file, the line and the field.
 #ifndef BTSIM_CLI_RUN_H_
@@ -25,6 +32,8 @@ struct RunArgs {
   std::string out_dir;
   std::string duration;
   std::vector<std::string> sets;
+  // Virtual time between two samples of metrics.om; > 0 and <= 1h.
+  std::string scrape_interval = "1s";
   bool quiet = false;  // only the fingerprint line
 };
 

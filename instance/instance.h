@@ -117,6 +117,8 @@ class Instance {
   replication::ReplicationFabric& fabric() { return *fabric_; }
   appprofile::ProfileSet& profiles() { return profiles_; }
   sim::Transport& transport() { return *transport_; }
+  // The time of the instance's scheduler.
+  sim::Nanos Now() const { return scheduler_.Now(); }
   // Observers are called in the order they were added; each must outlive
   // the instance or be removed first.
   void AddObserver(InstanceObserver* observer);

@@ -3,37 +3,55 @@
 // the instance's events (InstanceObserver) and reads its gauges when told
 // to (Sample). The engine knows nothing of Prometheus; this adapter does.
 //
-// Every series carries the constant label bigtable_instance="<name>".
+// Every series carries the label bigtable_instance="<name>" (an ordinary
+// label, not a family's constant label, so that several instances can share
+// one registry's families).
 // Counters and histograms (updated on events):
 //   bigtable_server_requests_total{cluster,app_profile,method,code}
+//     code: the canonical gRPC name ("OK", "UNAVAILABLE", ...)
 //   bigtable_server_latencies_seconds{cluster,app_profile,method}  histogram
+//     (LatencyBuckets), server-side latency of every request, errors too
 //   bigtable_server_modified_rows_total{cluster,app_profile,method}
 //   bigtable_server_returned_rows_total{cluster,app_profile,method}
 //   bigtable_replication_latency_seconds{source_cluster,destination_cluster}
-//     histogram of apply time - commit time of every replicated entry
+//     histogram (ReplicationBuckets) of apply time - commit time of every
+//     replicated entry (never negative)
 //   bigtable_replication_applied_entries_total{source_cluster,
 //     destination_cluster}
 //   bigtable_multi_cluster_failovers_total{app_profile,from_cluster,
 //     to_cluster}
-//   bigtable_transactions_refused_total{app_profile,method}
+//   bigtable_transactions_refused_total{app_profile,method}: requests whose
+//     RequestReport says `refused`
 // Gauges (set by Sample):
 //   bigtable_replication_max_delay_seconds{table}: the age of the oldest
-//     entry of the table that some cluster has not acknowledged (0: none)
+//     entry of the table that some cluster has not acknowledged (0: none),
+//     for every table some cluster holds or some link still owes
 //   bigtable_replication_backlog_entries{source_cluster,destination_cluster}
+//     for every ordered pair of clusters
 //   bigtable_cluster_cpu_load{cluster}, bigtable_cluster_cpu_load_hottest_node
-//     {cluster} (fractions of a node, 0..1+)
-//   bigtable_cluster_node_count{cluster}, bigtable_cluster_storage_bytes
-//     {cluster}, bigtable_cluster_up{cluster} (1 up, 0 down)
+//     {cluster} (fractions of a node, 0..1+; not clamped: above 1 the
+//     node's queue grows)
+//   bigtable_cluster_nodes{cluster} (Cloud Monitoring's cluster/node_count;
+//     not "_count": promtool check metrics reserves that suffix for
+//     histograms and summaries), bigtable_cluster_storage_bytes{cluster}
+//     (sum of its tables' bytes), bigtable_cluster_up{cluster} (1 up, 0 down)
 //   bigtable_tablets{cluster,table}
 // A request refused by routing before any cluster has cluster="" in its
-// labels; an empty app profile id is reported as "default". Label sets are
-// bounded: clusters (<= 4) x profiles x methods x codes. Series of a cluster
-// or table that no longer exists are removed at the next Sample.
+// labels; an empty app profile id is reported as "default", an id that is
+// not a valid app profile id as "invalid", and ids beyond the 64th distinct
+// one as "other". Label sets are thus bounded: clusters (<= 4) x profiles
+// (<= 64) x methods x codes. Gauge series of a cluster, link or table that
+// no longer exists are removed at the next Sample; counters and histograms
+// are kept (they are history). The destructor removes every series this
+// object added.
 //
 // Thread-safety: observer callbacks and Sample run under the instance's
 // serialisation (its owner's lock); prometheus-cpp's metrics may be read
 // (Collect) concurrently from any thread. The registry must outlive this
-// object.
+// object. Several InstanceMetrics may share a registry if it merges
+// families (InsertBehavior::Merge, the default) and their instance names
+// differ. Label names are fixed here, so prometheus-cpp never throws on
+// them; label values may be any bytes (the exposition escapes them).
 #ifndef BTSIM_METRICS_INSTANCE_METRICS_H_
 #define BTSIM_METRICS_INSTANCE_METRICS_H_
 

@@ -13,7 +13,16 @@
 //     bucket per step, hierarchical key prefixes ("a#b#c") labelled;
 //   - staleness curves: t-visibility per (write, read) cluster pair;
 //   - the checks and expectations table.
-// Axes carry units; colours come from a colour-blind-safe palette.
+// Axes carry units; series colours are Okabe-Ito (with dashes telling
+// p50/p99, mean/max, average/hottest apart), the heatmap is viridis, and a
+// verdict is always spelled out (PASS / FAIL), never colour alone.
+//
+// Sections are <section id="..."> (timeline, throughput, errors, latency,
+// cpu, heatmap, replication, staleness, failover, checks); each chart is an
+// <svg class="chart" id="chart-..."> (see metrics/svg_chart.h,
+// metrics/key_heatmap.h, metrics/timeline_strip.h for what they draw). The
+// time charts share one axis: the client phase plus up to a quarter of it
+// (at least 5 s) of settling.
 // Deterministic: the same outcome gives the same bytes.
 #ifndef BTSIM_METRICS_REPORT_HTML_H_
 #define BTSIM_METRICS_REPORT_HTML_H_

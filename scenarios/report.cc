@@ -62,29 +62,6 @@ sim::Nanos Percentile(std::vector<sim::Nanos>& values, double p) {
   return values[rank - 1];
 }
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 // Per fault and client: the outage (RTO, errors by code) and the fail-back.
 struct ClientFailover {
   std::string client;
@@ -378,12 +355,19 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
     const double simulated = (h.duration.count()) / 1e9;
     std::snprintf(buffer, sizeof buffer,
                   "sim: %lld client ops in %.2f s wall (%.0f ops/s), "
-                  "%.1fx real time\n",
+                  "%.1fx real time",
                   static_cast<long long>(outcome.client_ops),
                   outcome.wall_seconds,
                   outcome.client_ops / outcome.wall_seconds,
                   simulated / outcome.wall_seconds);
     out << buffer;
+    if (outcome.check_wall_seconds > 0) {
+      std::snprintf(buffer, sizeof buffer, " (run %.2f s, checks %.2f s)",
+                    outcome.wall_seconds - outcome.check_wall_seconds,
+                    outcome.check_wall_seconds);
+      out << buffer;
+    }
+    out << "\n";
   }
   out << "fingerprint: " << outcome.fingerprint << "\n";
 }
@@ -555,72 +539,6 @@ void WriteHistory(const History& h, std::ostream& out) {
   }
 }
 
-void WriteHtml(const LoadedScenario& scenario, const RunOutcome& o,
-               std::ostream& out) {
-  const History& h = o.history;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<title>btsim: "
-      << HtmlEscape(o.scenario)
-      << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:"
-         "70em}table{border-collapse:collapse}td,th{border:1px solid #999;"
-         "padding:2px 8px;text-align:left}.PASS{color:#0063a6}.FAIL{color:"
-         "#c8102e;font-weight:bold}</style></head><body>\n<h1>"
-      << HtmlEscape(o.scenario) << "</h1>\n<p>"
-      << HtmlEscape(scenario.proto.description()) << "</p>\n<p>seed " << o.seed
-      << ", " << Seconds(h.duration) << " s of virtual time, fingerprint <code>"
-      << o.fingerprint << "</code>, result <span class=\""
-      << (o.passed ? "PASS" : "FAIL") << "\">" << (o.passed ? "PASS" : "FAIL")
-      << "</span></p>\n";
-  out << "<h2>Expectations</h2>\n<table><tr><th>result</th><th>name</th>"
-         "<th>metric</th><th>value</th><th>bound</th><th>detail</th></tr>\n";
-  for (const ExpectationResult& e : o.expectations) {
-    const char* r = e.pass ? "PASS" : "FAIL";
-    out << "<tr><td class=\"" << r << "\">" << r << "</td><td>"
-        << HtmlEscape(e.name) << "</td><td>" << e.metric << "</td><td>"
-        << Number(e.value) << "</td><td>" << HtmlEscape(e.bound) << "</td><td>"
-        << HtmlEscape(e.detail) << "</td></tr>\n";
-  }
-  out << "</table>\n<h2>Checks</h2>\n<table><tr><th>check</th><th>value</th>"
-         "<th>detail</th></tr>\n";
-  for (const CheckValue& c : o.checks) {
-    out << "<tr><td>" << HtmlEscape(c.name) << "</td><td>" << Number(c.value)
-        << "</td><td>" << HtmlEscape(c.detail) << "</td></tr>\n";
-  }
-  out << "</table>\n<h2>Timeline</h2>\n<table><tr><th>at (s)</th><th>event"
-         "</th></tr>\n";
-  for (const Event& e : h.events) {
-    out << "<tr><td>" << Seconds(e.at) << "</td><td>" << HtmlEscape(e.label)
-        << "</td></tr>\n";
-  }
-  out << "</table>\n<h2>Phases</h2>\n<table><tr><th>phase</th><th>profile"
-         "</th><th>cluster</th><th>ops</th><th>errors</th><th>p50</th><th>"
-         "p99</th></tr>\n";
-  const std::vector<PhaseStats> phases = Phases(h);
-  for (size_t i = 0; i < phases.size(); ++i) {
-    for (const PhaseStats::Line& l : phases[i].lines) {
-      out << "<tr><td>" << i + 1 << " (" << Seconds(phases[i].start) << "s, "
-          << HtmlEscape(phases[i].label) << ")</td><td>"
-          << HtmlEscape(l.profile) << "</td><td>" << HtmlEscape(l.cluster)
-          << "</td><td>" << l.ops << "</td><td>" << l.errors << "</td><td>"
-          << Human(l.p50) << "</td><td>" << Human(l.p99) << "</td></tr>\n";
-    }
-  }
-  out << "</table>\n<h2>Staleness: t-visibility</h2>\n<p>P(a read started t "
-         "after a write was acknowledged returns it or newer), per (write "
-         "cluster, read cluster).</p>\n<table><tr><th>write</th><th>read</th>";
-  for (sim::Nanos t : VisibilityBuckets()) out << "<th>" << Human(t) << "</th>";
-  out << "</tr>\n";
-  for (const VisibilityCurve& c : TVisibility(h)) {
-    out << "<tr><td>" << HtmlEscape(c.write_cluster) << "</td><td>"
-        << HtmlEscape(c.read_cluster) << "</td>";
-    for (double p : c.probability) {
-      out << "<td>" << (p < 0 ? std::string("-") : Number(p)) << "</td>";
-    }
-    out << "</tr>\n";
-  }
-  out << "</table>\n</body></html>\n";
-}
-
 Status WriteFile(const std::filesystem::path& path,
                  const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -646,11 +564,6 @@ Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
   }));
   BTSIM_RETURN_IF_ERROR(WriteFile(root / "history.jsonl", [&](std::ostream& o) {
     WriteHistory(outcome.history, o);
-  }));
-  BTSIM_RETURN_IF_ERROR(
-      WriteFile(root / "metrics.om", [](std::ostream& o) { o << "# EOF\n"; }));
-  BTSIM_RETURN_IF_ERROR(WriteFile(root / "report.html", [&](std::ostream& o) {
-    WriteHtml(scenario, outcome, o);
   }));
   return OkStatus();
 }

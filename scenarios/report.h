@@ -1,10 +1,10 @@
-// What `btsim run` prints and writes: the human summary on stdout and the
-// output directory (`--out DIR`):
+// What `btsim run` prints and writes: the human summary on stdout and, in
+// the output directory (`--out DIR`), the files made from the outcome alone:
 //   report.json    scenario, seed, fingerprint, passed, expectations,
 //                  checks, events, phases (machine-readable)
 //   history.jsonl  one JSON object per client operation (see history.h)
-//   metrics.om     OpenMetrics samples (empty until the metrics layer)
-//   report.html    a self-contained page with the same facts
+// (metrics.om and report.html come from the metrics layer; cli/run.cc
+// writes them.)
 // Deterministic: the same outcome gives the same bytes (wall-clock figures
 // appear only in the summary's "sim:" line).
 #ifndef BTSIM_SCENARIOS_REPORT_H_
@@ -54,7 +54,7 @@ std::vector<PhaseStats> Phases(const History& history);
 void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
                   std::ostream& out);
 
-// Creates `dir` if needed and writes the four files.
+// Creates `dir` if needed and writes report.json and history.jsonl.
 Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
                     const std::string& dir);
 

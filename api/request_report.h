@@ -1,0 +1,102 @@
+// RequestReporter: reports one data RPC to the instance that served it
+// (instance::Instance::ReportRequest, which passes it to the instance's
+// observers, e.g. the Prometheus metrics), exactly once, when it goes out of
+// scope.
+//
+// Usage, in a gRPC handler:
+//   RequestReporter report("MutateRow", request->app_profile_id());
+//   return report.Finish(DoMutateRow(..., report));
+// The work (DoMutateRow) calls Bind once the instance is known, set_cluster
+// once routing chose a cluster (or set_refused), and counts rows; Finish
+// records the RPC's final code and the latency (wall time since
+// construction). The report is sent from the destructor, under the
+// instance's lock, which the caller must not hold then. A reporter never
+// bound (a request that failed before naming a valid instance) reports
+// nothing.
+//
+// Cheap: no allocation of its own (the cluster id is moved in); one extra
+// lock of the instance per RPC. Not thread-safe: one handler's object.
+#ifndef BTSIM_API_REQUEST_REPORT_H_
+#define BTSIM_API_REQUEST_REPORT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+
+#include "api/instance_registry.h"
+#include "base/status.h"
+#include "instance/instance.h"
+
+namespace btsim::api {
+
+class RequestReporter {
+ public:
+  // `method` (the RPC name) and `app_profile` (as requested) must outlive
+  // the reporter: a string literal and a view into the request.
+  RequestReporter(std::string_view method, std::string_view app_profile)
+      : method_(method),
+        app_profile_(app_profile),
+        start_(std::chrono::steady_clock::now()) {}
+  ~RequestReporter() {
+    if (served_ == nullptr) return;
+    if (!finished_) Finish(grpc::Status(grpc::StatusCode::UNKNOWN, ""));
+    instance::RequestReport report;
+    report.cluster = cluster_;
+    report.app_profile = app_profile_;
+    report.method = method_;
+    report.code = code_;
+    report.latency = latency_;
+    report.modified_rows = modified_rows_;
+    report.returned_rows = returned_rows_;
+    report.refused = refused_;
+    std::lock_guard<std::mutex> lock(served_->mu);
+    served_->instance->ReportRequest(report);
+  }
+  RequestReporter(const RequestReporter&) = delete;
+  RequestReporter& operator=(const RequestReporter&) = delete;
+
+  std::string_view app_profile() const { return app_profile_; }
+  // The serving cluster's id; "" until set.
+  const std::string& cluster() const { return cluster_; }
+
+  // The instance the request is for; the report goes to it.
+  void Bind(ServedInstance& served) { served_ = &served; }
+  void set_cluster(std::string cluster) { cluster_ = std::move(cluster); }
+  // Routing refused the request (a transaction through a profile without
+  // single-row transactions).
+  void set_refused(bool refused) { refused_ = refused; }
+  void AddModifiedRows(int64_t rows) { modified_rows_ += rows; }
+  void AddReturnedRows(int64_t rows) { returned_rows_ += rows; }
+
+  // Records the RPC's final status and the latency so far; returns `status`.
+  grpc::Status Finish(grpc::Status status) {
+    finished_ = true;
+    code_ = static_cast<StatusCode>(status.error_code());
+    latency_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - start_);
+    return status;
+  }
+
+ private:
+  const std::string_view method_;
+  const std::string_view app_profile_;
+  const std::chrono::steady_clock::time_point start_;
+  ServedInstance* served_ = nullptr;
+  std::string cluster_;
+  // UNKNOWN if Finish was never called.
+  bool finished_ = false;
+  StatusCode code_ = StatusCode::kUnknown;
+  std::chrono::nanoseconds latency_{0};
+  int64_t modified_rows_ = 0;
+  int64_t returned_rows_ = 0;
+  bool refused_ = false;
+};
+
+}  // namespace btsim::api
+
+#endif  // BTSIM_API_REQUEST_REPORT_H_

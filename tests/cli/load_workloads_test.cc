@@ -1,0 +1,71 @@
+#include "cli/load_workloads.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace btsim::cli {
+namespace {
+
+TEST(LoadKeyTest, SixteenBytesDeterministicAndDistinct) {
+  std::set<std::string> keys;
+  for (uint64_t i = 0; i < 100'000; ++i) {
+    const std::string key = LoadKey('w', 1, i);
+    ASSERT_EQ(key.size(), 16u);
+    ASSERT_EQ(key[0], 'w');
+    keys.insert(key);
+  }
+  EXPECT_EQ(keys.size(), 100'000u);
+  EXPECT_EQ(LoadKey('r', 7, 42), LoadKey('r', 7, 42));
+  EXPECT_NE(LoadKey('r', 7, 42), LoadKey('r', 8, 42));
+}
+
+TEST(LoadValueTest, TwentyBytesDeterministic) {
+  EXPECT_EQ(LoadValue(1, 5).size(), 20u);
+  EXPECT_EQ(LoadValue(1, 5), LoadValue(1, 5));
+  EXPECT_NE(LoadValue(1, 5), LoadValue(1, 6));
+}
+
+TEST(PercentileTest, NearestRank) {
+  std::vector<int64_t> values;
+  for (int64_t v = 100; v >= 1; --v) values.push_back(v);
+  EXPECT_EQ(Percentile(values, 0.50), 50);
+  EXPECT_EQ(Percentile(values, 0.99), 99);
+  EXPECT_EQ(Percentile(values, 1.0), 100);
+  std::vector<int64_t> one = {7};
+  EXPECT_EQ(Percentile(one, 0.5), 7);
+  std::vector<int64_t> none;
+  EXPECT_EQ(Percentile(none, 0.5), 0);
+}
+
+TEST(FormatTest, CsvAndJsonCarryEveryField) {
+  WorkloadResult r;
+  r.workload = "mutate_rows";
+  r.label = "mutate_rows/4t";
+  r.threads = 4;
+  r.requests = 10;
+  r.items = 1000;
+  r.unit = "rows/s";
+  r.seconds = 0.5;
+  r.rate = 2000;
+  r.p50_us = 120.5;
+  r.p99_us = 900;
+  r.errors = 1;
+  r.first_error = "UNAVAILABLE: \"down\"";
+  EXPECT_EQ(FormatCsv(r),
+            "mutate_rows,mutate_rows/4t,4,10,1000,rows/s,0.5000,2000.0,120.5,"
+            "900.0,1");
+  EXPECT_EQ(
+      FormatJson(r),
+      "{\"workload\":\"mutate_rows\",\"label\":\"mutate_rows/4t\","
+      "\"unit\":\"rows/s\",\"threads\":4,\"requests\":10,\"items\":1000,"
+      "\"seconds\":0.5000,\"rate\":2000.0,\"p50_us\":120.5,\"p99_us\":"
+      "900.0,\"errors\":1,\"first_error\":\"UNAVAILABLE: \\\"down\\\"\"}");
+  EXPECT_NE(FormatText(r).find("mutate_rows/4t"), std::string::npos);
+  EXPECT_NE(FormatText(r).find("errors 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace btsim::cli
