@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "google/bigtable/v2/bigtable.grpc.pb.h"
+#include "scenarios/report.h"
 #include "sim/rng.h"
 
 namespace btsim::cli {
@@ -222,32 +223,6 @@ Result<WorkloadResult> RunThreads(std::string_view workload, int threads,
   result.p50_us = Percentile(latencies, 0.50) / 1e3;
   result.p99_us = Percentile(latencies, 0.99) / 1e3;
   return result;
-}
-
-std::string JsonEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -501,9 +476,10 @@ std::string FormatJson(const WorkloadResult& r) {
                 "%.1f,\"errors\":%" PRId64,
                 r.threads, r.requests, r.items, r.seconds, r.rate, r.p50_us,
                 r.p99_us, r.errors);
-  return "{\"workload\":\"" + JsonEscape(r.workload) + "\",\"label\":\"" +
-         JsonEscape(r.label) + "\",\"unit\":\"" + JsonEscape(r.unit) + "\"," +
-         numbers + ",\"first_error\":\"" + JsonEscape(r.first_error) + "\"}";
+  return "{\"workload\":" + scenarios::JsonString(r.workload) +
+         ",\"label\":" + scenarios::JsonString(r.label) +
+         ",\"unit\":" + scenarios::JsonString(r.unit) + "," + numbers +
+         ",\"first_error\":" + scenarios::JsonString(r.first_error) + "}";
 }
 
 }  // namespace btsim::cli

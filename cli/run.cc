@@ -31,16 +31,6 @@ struct RunMetrics {
   metrics::OpenMetricsRecorder recorder;
 };
 
-Status WriteFile(const std::filesystem::path& path,
-                 const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Internal(path.string() + ": cannot write the file");
-  write(out);
-  out.flush();
-  if (!out) return Internal(path.string() + ": write failed");
-  return OkStatus();
-}
-
 }  // namespace
 
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
@@ -151,11 +141,12 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     const std::filesystem::path dir(args.out_dir);
     Status s = scenarios::WriteOutputs(*loaded, *outcome, args.out_dir);
     if (s.ok()) {
-      s = WriteFile(dir / "metrics.om",
-                    [&](std::ostream& o) { run_metrics->recorder.Write(o); });
+      s = scenarios::WriteFile(dir / "metrics.om", [&](std::ostream& o) {
+        run_metrics->recorder.Write(o);
+      });
     }
     if (s.ok()) {
-      s = WriteFile(dir / "report.html", [&](std::ostream& o) {
+      s = scenarios::WriteFile(dir / "report.html", [&](std::ostream& o) {
         metrics::WriteReportHtml(*loaded, *outcome, o);
       });
     }

@@ -539,6 +539,8 @@ void WriteHistory(const History& h, std::ostream& out) {
   }
 }
 
+}  // namespace
+
 Status WriteFile(const std::filesystem::path& path,
                  const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -548,8 +550,6 @@ Status WriteFile(const std::filesystem::path& path,
   if (!out) return Internal(path.string() + ": write failed");
   return OkStatus();
 }
-
-}  // namespace
 
 Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
                     const std::string& dir) {

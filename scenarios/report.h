@@ -10,6 +10,8 @@
 #ifndef BTSIM_SCENARIOS_REPORT_H_
 #define BTSIM_SCENARIOS_REPORT_H_
 
+#include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -57,6 +59,11 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
 // Creates `dir` if needed and writes report.json and history.jsonl.
 Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
                     const std::string& dir);
+
+// Writes a file (created or truncated) with `write`; INTERNAL naming the
+// path when it cannot be written.
+Status WriteFile(const std::filesystem::path& path,
+                 const std::function<void(std::ostream&)>& write);
 
 // JSON string literal for arbitrary bytes (non-ASCII bytes as \u00XX).
 std::string JsonString(std::string_view bytes);
