@@ -75,8 +75,17 @@ class Observer : public instance::InstanceObserver {
                  std::string(to)});
   }
   void OnReplicated(const replication::AppliedInfo& info) override {
-    // Keyed by names; the sampler reads it in creation order.
-    Link& link = links_[{std::string(info.origin), std::string(info.peer)}];
+    // Keyed by names (looked up without copying them: this runs for every
+    // replicated entry); the sampler reads it in creation order.
+    auto from = links_.find(info.origin);
+    if (from == links_.end()) {
+      from = links_.emplace(std::string(info.origin), PeerLinks()).first;
+    }
+    auto to = from->second.find(info.peer);
+    if (to == from->second.end()) {
+      to = from->second.emplace(std::string(info.peer), Link()).first;
+    }
+    Link& link = to->second;
     const sim::Nanos delay = info.applied_at - info.committed_at();
     ++link.applied;
     link.delay_sum += delay;
@@ -87,12 +96,14 @@ class Observer : public instance::InstanceObserver {
     LinkSample sample;
     sample.from = from;
     sample.to = to;
-    auto it = links_.find({from, to});
-    if (it != links_.end()) {
+    auto f = links_.find(from);
+    if (f == links_.end()) return sample;
+    auto it = f->second.find(to);
+    if (it != f->second.end()) {
       sample.applied = it->second.applied;
       sample.delay_sum = it->second.delay_sum;
       sample.delay_max = it->second.delay_max;
-      links_.erase(it);
+      it->second = Link();
     }
     return sample;
   }
@@ -103,8 +114,9 @@ class Observer : public instance::InstanceObserver {
     sim::Nanos delay_sum{0};
     sim::Nanos delay_max{0};
   };
+  using PeerLinks = std::map<std::string, Link, std::less<>>;
   RunContext& context_;
-  std::map<std::pair<std::string, std::string>, Link> links_;
+  std::map<std::string, PeerLinks, std::less<>> links_;  // origin -> peer
 };
 
 class Runner {
