@@ -62,44 +62,6 @@ sim::Nanos Percentile(std::vector<sim::Nanos>& values, double p) {
   return values[rank - 1];
 }
 
-// Per fault and client: the outage (RTO, errors by code) and the fail-back.
-struct ClientFailover {
-  std::string client;
-  std::optional<sim::Nanos> rto;          // nullopt: no outage; max(): never
-  std::map<std::string, int64_t> errors;  // by code name
-  std::optional<Failback> failback;
-};
-struct FaultFailover {
-  size_t event = 0;
-  std::vector<ClientFailover> clients;  // sorted by client
-};
-
-std::vector<FaultFailover> FailoversByFault(const History& h) {
-  std::map<size_t, std::map<std::string, ClientFailover>> by_fault;
-  for (const checks_internal::Outage& o :
-       checks_internal::FindOutages(h, checks_internal::Filter{})) {
-    ClientFailover& c = by_fault[o.event][o.client];
-    c.client = o.client;
-    c.rto = o.never ? sim::Nanos::max() : o.length;
-    for (uint32_t op : o.failed) {
-      ++c.errors[std::string(StatusCodeName(h.operations[op].code))];
-    }
-  }
-  for (const Failback& f : ComputeFailbacks(h)) {
-    ClientFailover& c = by_fault[f.event][f.client];
-    c.client = f.client;
-    c.failback = f;
-  }
-  std::vector<FaultFailover> out;
-  for (auto& [event, clients] : by_fault) {
-    FaultFailover fault;
-    fault.event = event;
-    for (auto& [name, c] : clients) fault.clients.push_back(std::move(c));
-    out.push_back(std::move(fault));
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string JsonString(std::string_view bytes) {
@@ -129,6 +91,33 @@ std::string JsonString(std::string_view bytes) {
     }
   }
   out += "\"";
+  return out;
+}
+
+std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
+  const History& h = outcome.history;
+  std::map<size_t, std::map<std::string, ClientFailover>> by_fault;
+  for (const checks_internal::Outage& o :
+       checks_internal::FindOutages(h, checks_internal::Filter{})) {
+    ClientFailover& c = by_fault[o.event][o.client];
+    c.client = o.client;
+    c.rto = o.never ? sim::Nanos::max() : o.length;
+    for (uint32_t op : o.failed) {
+      ++c.errors[std::string(StatusCodeName(h.operations[op].code))];
+    }
+  }
+  for (const Failback& f : outcome.failbacks) {
+    ClientFailover& c = by_fault[f.event][f.client];
+    c.client = f.client;
+    c.failback = f;
+  }
+  std::vector<FaultFailover> out;
+  for (auto& [event, clients] : by_fault) {
+    FaultFailover fault;
+    fault.event = event;
+    for (auto& [name, c] : clients) fault.clients.push_back(std::move(c));
+    out.push_back(std::move(fault));
+  }
   return out;
 }
 
@@ -261,7 +250,7 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
           << std::get<2>(key) << "  " << count << "\n";
     }
   }
-  for (const FaultFailover& fault : FailoversByFault(h)) {
+  for (const FaultFailover& fault : FailoversByFault(outcome)) {
     const Event& e = h.events[fault.event];
     out << "fault at " << Seconds(e.at) << "s (" << e.label
         << "): " << fault.clients.size()
@@ -310,7 +299,7 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
     }
   }
   {
-    const KStaleness k = ComputeKStaleness(h);
+    const KStaleness& k = outcome.k_staleness;
     if (k.reads > 0) {
       out << "k-staleness over " << k.reads << " reads:";
       for (size_t i = 0; i < k.at_most.size(); ++i) {
@@ -443,7 +432,7 @@ void WriteReportJson(const LoadedScenario& scenario, const RunOutcome& o,
     out << "]}";
   }
   out << "\n  ],\n  \"failover\": [";
-  const std::vector<FaultFailover> faults = FailoversByFault(h);
+  const std::vector<FaultFailover> faults = FailoversByFault(o);
   for (size_t i = 0; i < faults.size(); ++i) {
     const Event& e = h.events[faults[i].event];
     out << (i ? "," : "") << "\n    {\"fault_at\": " << Seconds(e.at)
@@ -482,14 +471,14 @@ void WriteReportJson(const LoadedScenario& scenario, const RunOutcome& o,
     }
     out << "]}";
   }
-  const KStaleness k = ComputeKStaleness(h);
+  const KStaleness& k = o.k_staleness;
   out << "\n  ],\n  \"k_staleness\": {\"reads\": " << k.reads
       << ", \"max\": " << k.max << ", \"at_most\": [";
   for (size_t i = 0; i < k.at_most.size(); ++i) {
     out << (i ? ", " : "") << k.at_most[i];
   }
   out << "]},\n  \"t_visibility\": [";
-  const std::vector<VisibilityCurve> curves = TVisibility(h);
+  const std::vector<VisibilityCurve>& curves = o.visibility;
   for (size_t i = 0; i < curves.size(); ++i) {
     const VisibilityCurve& c = curves[i];
     out << (i ? "," : "")

@@ -12,6 +12,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -50,6 +52,21 @@ struct PhaseStats {
 };
 // Operations by invoke time, split at every event of the client phase.
 std::vector<PhaseStats> Phases(const History& history);
+
+// Per fault (an event FindOutages or ComputeFailbacks names) and client:
+// the outage (RTO, errors by code) and the fail-back.
+struct ClientFailover {
+  std::string client;
+  std::optional<sim::Nanos> rto;          // nullopt: no outage; max(): never
+  std::map<std::string, int64_t> errors;  // failed ops by code name
+  std::optional<Failback> failback;
+};
+struct FaultFailover {
+  size_t event = 0;                     // index in History::events
+  std::vector<ClientFailover> clients;  // sorted by client
+};
+// Sorted by event; from the outcome's history and failbacks.
+std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome);
 
 // The summary; its last line is "fingerprint: <hex>". `wall_seconds` > 0
 // adds the "sim: N client ops in X s wall (Y ops/s)" line before it.

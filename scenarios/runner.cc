@@ -763,6 +763,9 @@ Result<RunOutcome> Runner::Run() {
       options_.wall_clock ? options_.wall_clock() : 0.0;
   out.checks = RunChecks(out.history);
   out.expectations = Evaluate(out.history, s_.expectations());
+  out.visibility = TVisibility(out.history);
+  out.k_staleness = ComputeKStaleness(out.history);
+  out.failbacks = ComputeFailbacks(out.history);
   if (options_.wall_clock) {
     out.check_wall_seconds = options_.wall_clock() - checks_started;
   }

@@ -49,7 +49,11 @@ struct RunOutcome {
   History history;
   std::vector<CheckValue> checks;
   std::vector<ExpectationResult> expectations;
-  bool passed = false;  // every expectation passed
+  // Computed once with the checks, for the reports (see checks.h).
+  std::vector<VisibilityCurve> visibility;  // TVisibility(history)
+  KStaleness k_staleness;                   // ComputeKStaleness(history)
+  std::vector<Failback> failbacks;          // ComputeFailbacks(history)
+  bool passed = false;                      // every expectation passed
   double wall_seconds = 0;
   // Wall time the checkers and expectations took (part of wall_seconds;
   // the rest is the run itself), when RunOptions::wall_clock was set (else

@@ -425,7 +425,9 @@ TEST(RunnerTest, LinkSamplesRecordLagAndBacklog) {
       EXPECT_EQ(s.applied, 0) << s.from;
       continue;
     }
-    if (s.applied > 0) EXPECT_LE(s.delay_sum / s.applied, s.delay_max);
+    if (s.applied > 0) {
+      EXPECT_LE(s.delay_sum / s.applied, s.delay_max);
+    }
     if (s.to == "c2") {
       to_c2 += s.applied;
       max_c2 = std::max(max_c2, s.delay_max);
