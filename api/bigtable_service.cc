@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "api/convert.h"
+#include "api/raw_messages.h"
+#include "api/read_rows_reactor.h"
 #include "api/request_report.h"
 #include "api/resource_names.h"
-#include "api/row_chunker.h"
+#include "api/unsupported_target.h"
 #include "cluster/limits.h"
 
 namespace btsim::api {
@@ -17,30 +19,6 @@ namespace btsim::api {
 namespace v2 = ::google::bigtable::v2;
 
 namespace {
-
-// Rows are read under the instance lock in batches of about this many bytes.
-constexpr size_t kBatchBytes = 1 << 20;
-constexpr size_t kResponseBytes = 1 << 20;
-constexpr size_t kChunkValueBytes = 1 << 20;
-
-// Requests may target an authorized or materialized view instead of a
-// table; btsim serves tables only. Checked before table_name, which is empty
-// when a client targets a view.
-template <typename Request>
-Status UnsupportedTarget(const Request& request) {
-  if (!request.authorized_view_name().empty()) {
-    return Unimplemented(
-        "authorized_view_name: authorized views are not supported by btsim");
-  }
-  if constexpr (requires { request.materialized_view_name(); }) {
-    if (!request.materialized_view_name().empty()) {
-      return Unimplemented(
-          "materialized_view_name: materialized views are not supported by "
-          "btsim");
-    }
-  }
-  return OkStatus();
-}
 
 // Routes a request as Instance::Execute does and runs `op(cluster)` on the
 // cluster that serves it, noting that cluster (or the refusal) in `report`.
@@ -73,98 +51,6 @@ void Charge(instance::Instance& instance, const RequestReporter& report,
 
 // The handlers' work; each reports through `report` (see the public
 // methods at the end of this file).
-
-grpc::Status DoReadRows(InstanceRegistry& registry,
-                        grpc::ServerContext* context,
-                        const v2::ReadRowsRequest* request,
-                        grpc::ServerWriter<v2::ReadRowsResponse>* writer,
-                        RequestReporter& report) {
-  if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
-  auto name = ParseTableName(request->table_name(), "table_name");
-  if (!name.ok()) return ToGrpc(name.status());
-  if (request->rows_limit() < 0) {
-    return ToGrpc(InvalidArgument("rows_limit: must not be negative, got " +
-                                  std::to_string(request->rows_limit())));
-  }
-  auto rows = RowSetFromProto(request->rows(), "rows");
-  if (!rows.ok()) return ToGrpc(rows.status());
-  std::optional<cluster::Filter> filter;
-  if (request->has_filter()) {
-    auto f = FilterFromProto(request->filter(), "filter");
-    if (!f.ok()) return ToGrpc(f.status());
-    filter.emplace(std::move(f).value());
-  }
-  auto served = registry.GetOrCreate(name->instance);
-  if (!served.ok()) return ToGrpc(served.status());
-  ServedInstance& instance = **served;
-  report.Bind(instance);
-  // The cluster is chosen once; a stream that loses it mid-way fails with
-  // UNAVAILABLE rather than mixing clusters.
-  const bool single_row = request->rows().row_keys_size() == 1 &&
-                          request->rows().row_ranges_size() == 0;
-  {
-    std::lock_guard<std::mutex> lock(instance.mu);
-    auto routed = instance.instance->Route(
-        request->app_profile_id(),
-        single_row ? appprofile::RequestKind::kSingleRow
-                   : appprofile::RequestKind::kMultiRow,
-        single_row ? request->rows().row_keys(0) : "");
-    if (!routed.ok()) return ToGrpc(routed.status());
-    report.set_cluster(std::move(routed).value());
-  }
-  const std::string& cluster_id = report.cluster();
-
-  cluster::ReadOptions options;
-  options.rows = &*rows;
-  options.filter = filter ? &*filter : nullptr;
-  options.reversed = request->reversed();
-  int64_t remaining = request->rows_limit() > 0 ? request->rows_limit() : -1;
-  RowChunker chunker(kResponseBytes, kChunkValueBytes);
-  while (true) {
-    bool batch_full = false;
-    int64_t batch_rows = 0;
-    std::string last_key;
-    {
-      std::lock_guard<std::mutex> lock(instance.mu);
-      auto cluster = instance.instance->ClusterIfUp(cluster_id);
-      if (!cluster.ok()) {
-        // The cluster went down or away mid-stream: a retryable error.
-        return ToGrpc(Unavailable("cluster '" + cluster_id +
-                                  "' serving this read became unavailable: " +
-                                  cluster.status().message()));
-      }
-      Status s = (*cluster)->ReadRows(
-          name->table_id, options,
-          [&](std::string_view key, std::span<const cluster::CellView> cells) {
-            chunker.AddRow(key, cells);
-            ++batch_rows;
-            last_key.assign(key);
-            instance.instance->Charge(cluster_id, name->table_id, key,
-                                      cluster::OpKind::kRead);
-            if (remaining > 0 && --remaining == 0) return false;
-            if (chunker.buffered_bytes() >= kBatchBytes) {
-              batch_full = true;
-              return false;
-            }
-            return true;
-          });
-      if (!s.ok()) return ToGrpc(s);
-    }
-    for (v2::ReadRowsResponse& response : chunker.Take()) {
-      if (context->IsCancelled()) {
-        return grpc::Status(grpc::StatusCode::CANCELLED, "client cancelled");
-      }
-      if (!writer->Write(response)) {
-        return grpc::Status(grpc::StatusCode::CANCELLED,
-                            "the client stopped reading");
-      }
-    }
-    report.AddReturnedRows(batch_rows);
-    if (!batch_full) break;
-    options.resume_after = std::move(last_key);
-  }
-  return grpc::Status::OK;
-}
 
 grpc::Status DoSampleRowKeys(
     InstanceRegistry& registry, const v2::SampleRowKeysRequest* request,
@@ -230,7 +116,7 @@ grpc::Status DoMutateRow(InstanceRegistry& registry,
 
 grpc::Status DoMutateRows(InstanceRegistry& registry,
                           const v2::MutateRowsRequest* request,
-                          grpc::ServerWriter<v2::MutateRowsResponse>* writer,
+                          v2::MutateRowsResponse* response,
                           RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
@@ -291,16 +177,14 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
         });
     if (!routed.ok()) return ToGrpc(routed);
   }
-  v2::MutateRowsResponse response;
   for (int i = 0; i < request->entries_size(); ++i) {
-    auto* entry = response.add_entries();
+    auto* entry = response->add_entries();
     entry->set_index(i);
     entry->mutable_status()->set_code(static_cast<int>(statuses[i].code()));
     if (!statuses[i].ok()) {
       entry->mutable_status()->set_message(statuses[i].message());
     }
   }
-  writer->Write(response);
   return grpc::Status::OK;
 }
 
@@ -406,16 +290,75 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
   return grpc::Status::OK;
 }
 
+// Runs a unary RPC: parses the request onto an arena, does `work`
+// (request, response, report) -> grpc::Status, serializes the response.
+// The RPC is reported (the reporter destroyed) before the status goes out,
+// so a client that has its answer finds the RPC in the metrics.
+template <typename Request, typename Response, typename Work>
+grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
+                                std::string_view method,
+                                const grpc::ByteBuffer& raw,
+                                grpc::ByteBuffer* out, Work&& work) {
+  grpc::Status status;
+  {
+    google::protobuf::Arena arena;
+    auto request = ParseRequest<Request>(raw, arena);
+    if (request.ok()) {
+      auto* response = google::protobuf::Arena::CreateMessage<Response>(&arena);
+      RequestReporter report(method, (*request)->app_profile_id());
+      status = report.Finish(work(**request, response, report));
+      if (status.ok()) status = SerializeResponse(*response, out);
+    } else {
+      status = ToGrpc(request.status());
+    }
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+// MutateRows answers with one message: the status of every entry.
+class MutateRowsReactor final
+    : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  MutateRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw) {
+    grpc::Status status;
+    {
+      google::protobuf::Arena arena;
+      auto request = ParseRequest<v2::MutateRowsRequest>(raw, arena);
+      if (request.ok()) {
+        auto* response =
+            google::protobuf::Arena::CreateMessage<v2::MutateRowsResponse>(
+                &arena);
+        RequestReporter report("MutateRows", (*request)->app_profile_id());
+        status =
+            report.Finish(DoMutateRows(registry, *request, response, report));
+        if (status.ok()) status = SerializeResponse(*response, &out_);
+      } else {
+        status = ToGrpc(request.status());
+      }
+    }
+    if (status.ok()) {
+      StartWriteAndFinish(&out_, grpc::WriteOptions(), status);
+    } else {
+      Finish(std::move(status));
+    }
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  grpc::ByteBuffer out_;
+};
+
 }  // namespace
 
 // Each RPC is reported to its instance once, when its reporter goes out of
-// scope (after the work has released the instance lock).
+// scope (after the work has released the instance lock) or, for ReadRows,
+// when the stream ends.
 
-grpc::Status BigtableService::ReadRows(
-    grpc::ServerContext* context, const v2::ReadRowsRequest* request,
-    grpc::ServerWriter<v2::ReadRowsResponse>* writer) {
-  RequestReporter report("ReadRows", request->app_profile_id());
-  return report.Finish(DoReadRows(registry_, context, request, writer, report));
+grpc::ServerWriteReactor<grpc::ByteBuffer>* BigtableService::ReadRows(
+    grpc::CallbackServerContext*, const grpc::ByteBuffer* request) {
+  return new ReadRowsReactor(registry_, *request);
 }
 
 grpc::Status BigtableService::SampleRowKeys(
@@ -425,41 +368,53 @@ grpc::Status BigtableService::SampleRowKeys(
   return report.Finish(DoSampleRowKeys(registry_, request, writer, report));
 }
 
-grpc::Status BigtableService::MutateRow(grpc::ServerContext*,
-                                        const v2::MutateRowRequest* request,
-                                        v2::MutateRowResponse*) {
-  RequestReporter report("MutateRow", request->app_profile_id());
-  return report.Finish(DoMutateRow(registry_, request, report));
+grpc::ServerUnaryReactor* BigtableService::MutateRow(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return Unary<v2::MutateRowRequest, v2::MutateRowResponse>(
+      context, "MutateRow", *request, response,
+      [&](const v2::MutateRowRequest& r, v2::MutateRowResponse*,
+          RequestReporter& report) {
+        return DoMutateRow(registry_, &r, report);
+      });
 }
 
-grpc::Status BigtableService::MutateRows(
-    grpc::ServerContext*, const v2::MutateRowsRequest* request,
-    grpc::ServerWriter<v2::MutateRowsResponse>* writer) {
-  RequestReporter report("MutateRows", request->app_profile_id());
-  return report.Finish(DoMutateRows(registry_, request, writer, report));
+grpc::ServerWriteReactor<grpc::ByteBuffer>* BigtableService::MutateRows(
+    grpc::CallbackServerContext*, const grpc::ByteBuffer* request) {
+  return new MutateRowsReactor(registry_, *request);
 }
 
-grpc::Status BigtableService::CheckAndMutateRow(
-    grpc::ServerContext*, const v2::CheckAndMutateRowRequest* request,
-    v2::CheckAndMutateRowResponse* response) {
-  RequestReporter report("CheckAndMutateRow", request->app_profile_id());
-  return report.Finish(
-      DoCheckAndMutateRow(registry_, request, response, report));
+grpc::ServerUnaryReactor* BigtableService::CheckAndMutateRow(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return Unary<v2::CheckAndMutateRowRequest, v2::CheckAndMutateRowResponse>(
+      context, "CheckAndMutateRow", *request, response,
+      [&](const v2::CheckAndMutateRowRequest& r,
+          v2::CheckAndMutateRowResponse* out, RequestReporter& report) {
+        return DoCheckAndMutateRow(registry_, &r, out, report);
+      });
 }
 
-grpc::Status BigtableService::PingAndWarm(grpc::ServerContext*,
-                                          const v2::PingAndWarmRequest* request,
-                                          v2::PingAndWarmResponse*) {
-  RequestReporter report("PingAndWarm", request->app_profile_id());
-  return report.Finish(DoPingAndWarm(registry_, request, report));
+grpc::ServerUnaryReactor* BigtableService::PingAndWarm(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return Unary<v2::PingAndWarmRequest, v2::PingAndWarmResponse>(
+      context, "PingAndWarm", *request, response,
+      [&](const v2::PingAndWarmRequest& r, v2::PingAndWarmResponse*,
+          RequestReporter& report) {
+        return DoPingAndWarm(registry_, &r, report);
+      });
 }
 
-grpc::Status BigtableService::ReadModifyWriteRow(
-    grpc::ServerContext*, const v2::ReadModifyWriteRowRequest* request,
-    v2::ReadModifyWriteRowResponse* response) {
-  RequestReporter report("ReadModifyWriteRow", request->app_profile_id());
-  return report.Finish(
-      DoReadModifyWriteRow(registry_, request, response, report));
+grpc::ServerUnaryReactor* BigtableService::ReadModifyWriteRow(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return Unary<v2::ReadModifyWriteRowRequest, v2::ReadModifyWriteRowResponse>(
+      context, "ReadModifyWriteRow", *request, response,
+      [&](const v2::ReadModifyWriteRowRequest& r,
+          v2::ReadModifyWriteRowResponse* out, RequestReporter& report) {
+        return DoReadModifyWriteRow(registry_, &r, out, report);
+      });
 }
 
 }  // namespace btsim::api

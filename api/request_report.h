@@ -9,10 +9,10 @@
 // The work (DoMutateRow) calls Bind once the instance is known, set_cluster
 // once routing chose a cluster (or set_refused), and counts rows; Finish
 // records the RPC's final code and the latency (wall time since
-// construction). The report is sent from the destructor, under the
-// instance's lock, which the caller must not hold then. A reporter never
-// bound (a request that failed before naming a valid instance) reports
-// nothing.
+// construction). The report is sent by Send, or else by the destructor,
+// under the instance's lock, which the caller must not hold then. A
+// reporter never bound (a request that failed before naming a valid
+// instance) reports nothing.
 //
 // Cheap: no allocation of its own (the cluster id is moved in); one extra
 // lock of the instance per RPC. Not thread-safe: one handler's object.
@@ -42,8 +42,16 @@ class RequestReporter {
       : method_(method),
         app_profile_(app_profile),
         start_(std::chrono::steady_clock::now()) {}
-  ~RequestReporter() {
-    if (served_ == nullptr) return;
+  ~RequestReporter() { Send(); }
+  RequestReporter(const RequestReporter&) = delete;
+  RequestReporter& operator=(const RequestReporter&) = delete;
+
+  // Reports the RPC now (once; later calls do nothing). A callback handler
+  // calls it before finishing the RPC, so that a client that has its
+  // answer finds the RPC in the metrics.
+  void Send() {
+    if (served_ == nullptr || sent_) return;
+    sent_ = true;
     if (!finished_) Finish(grpc::Status(grpc::StatusCode::UNKNOWN, ""));
     instance::RequestReport report;
     report.cluster = cluster_;
@@ -57,8 +65,6 @@ class RequestReporter {
     std::lock_guard<std::mutex> lock(served_->mu);
     served_->instance->ReportRequest(report);
   }
-  RequestReporter(const RequestReporter&) = delete;
-  RequestReporter& operator=(const RequestReporter&) = delete;
 
   std::string_view app_profile() const { return app_profile_; }
   // The serving cluster's id; "" until set.
@@ -90,6 +96,7 @@ class RequestReporter {
   std::string cluster_;
   // UNKNOWN if Finish was never called.
   bool finished_ = false;
+  bool sent_ = false;
   StatusCode code_ = StatusCode::kUnknown;
   std::chrono::nanoseconds latency_{0};
   int64_t modified_rows_ = 0;
