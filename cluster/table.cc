@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -17,9 +18,12 @@ std::string Field(size_t i, const char* rest) {
   return "mutations[" + std::to_string(i) + "]" + rest;
 }
 
-Status ValidQualifier(std::string_view q, const std::string& field) {
+// `field` builds the field's name, only on error (requests are validated
+// per mutation, and formatting names is most of the cost otherwise).
+template <typename FieldName>
+Status ValidQualifier(std::string_view q, FieldName&& field) {
   if (static_cast<int64_t>(q.size()) > kMaxQualifierBytes) {
-    return InvalidArgument(field + ": column qualifier is " +
+    return InvalidArgument(field() + ": column qualifier is " +
                            std::to_string(q.size()) +
                            " bytes; the limit is 16 KiB (16384 bytes)");
   }
@@ -76,6 +80,13 @@ void AddColumns(FamilyData& family, std::vector<std::string_view> qualifiers) {
 // and of equal versions (one request) the one appended last.
 void NormalizeCells(ColumnData& column) {
   auto& cells = column.cells;
+  // Usually one new cell, newer than the rest: already in order.
+  if (std::adjacent_find(cells.begin(), cells.end(),
+                         [](const CellData& a, const CellData& b) {
+                           return a.timestamp_micros <= b.timestamp_micros;
+                         }) == cells.end()) {
+    return;
+  }
   std::stable_sort(cells.begin(), cells.end(),
                    [](const CellData& a, const CellData& b) {
                      return a.timestamp_micros > b.timestamp_micros;
@@ -93,6 +104,21 @@ void NormalizeCells(ColumnData& column) {
     i = j;
   }
   cells.resize(out);
+}
+
+// False when compaction would leave `row` unchanged whatever the families'
+// version-count rules: no tombstone, at most one cell per column (rules
+// keep at least one version; age rules make compaction visit every row
+// anyway, and schema changes every tablet).
+bool MayCompact(const RowData& row) {
+  if (row.tombstone != kNoVersion) return true;
+  for (const FamilyData& f : row.families) {
+    if (f.tombstone != kNoVersion) return true;
+    for (const ColumnData& c : f.columns) {
+      if (!c.tombstones.empty() || c.cells.size() > 1) return true;
+    }
+  }
+  return false;
 }
 
 void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
@@ -269,8 +295,9 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
       if (!HasFamily(set->family)) {
         return family_missing(set->family, ".set_cell.family_name");
       }
-      BTSIM_RETURN_IF_ERROR(ValidQualifier(
-          set->qualifier, Field(i, ".set_cell.column_qualifier")));
+      BTSIM_RETURN_IF_ERROR(ValidQualifier(set->qualifier, [&] {
+        return Field(i, ".set_cell.column_qualifier");
+      }));
       if (static_cast<int64_t>(set->value.size()) > kMaxCellValueBytes) {
         return InvalidArgument(Field(i, ".set_cell.value") + ": value is " +
                                std::to_string(set->value.size()) +
@@ -288,8 +315,9 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
       if (!HasFamily(col->family)) {
         return family_missing(col->family, ".delete_from_column.family_name");
       }
-      BTSIM_RETURN_IF_ERROR(ValidQualifier(
-          col->qualifier, Field(i, ".delete_from_column.column_qualifier")));
+      BTSIM_RETURN_IF_ERROR(ValidQualifier(col->qualifier, [&] {
+        return Field(i, ".delete_from_column.column_qualifier");
+      }));
       if (col->start_micros < 0 || col->end_micros < 0) {
         return InvalidArgument(Field(i, ".delete_from_column.time_range") +
                                ": timestamps must not be negative");
@@ -338,26 +366,36 @@ Status Table::ApplyToRow(std::string_view key,
 
   // First create every family and column the request touches, so that the
   // loop below only looks them up and references into `row` stay valid.
-  std::map<uint32_t, std::vector<std::string_view>> wanted;
+  // One sorted list of (family id, column); a family-wide delete adds its
+  // family with no column (nullopt).
+  std::vector<std::pair<uint32_t, std::optional<std::string_view>>> wanted;
+  wanted.reserve(mutations.size());
   for (const Mutation& m : mutations) {
     if (const auto* set = std::get_if<SetCell>(&m)) {
-      wanted[FindFamily(set->family)->id].push_back(set->qualifier);
+      wanted.emplace_back(FindFamily(set->family)->id, set->qualifier);
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-      wanted[FindFamily(col->family)->id].push_back(col->qualifier);
+      wanted.emplace_back(FindFamily(col->family)->id, col->qualifier);
     } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-      wanted[FindFamily(fam->family)->id];
+      wanted.emplace_back(FindFamily(fam->family)->id, std::nullopt);
     }
   }
-  for (auto& [id, qualifiers] : wanted) {
-    std::sort(qualifiers.begin(), qualifiers.end());
-    qualifiers.erase(std::unique(qualifiers.begin(), qualifiers.end()),
-                     qualifiers.end());
-    FindOrAddFamily(row, id);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (i == 0 || wanted[i].first != wanted[i - 1].first) {
+      FindOrAddFamily(row, wanted[i].first);
+    }
   }
-  for (auto& [id, qualifiers] : wanted) {
+  for (size_t i = 0; i < wanted.size();) {
+    size_t j = i;
+    std::vector<std::string_view> qualifiers;
+    for (; j < wanted.size() && wanted[j].first == wanted[i].first; ++j) {
+      if (wanted[j].second) qualifiers.push_back(*wanted[j].second);
+    }
     if (!qualifiers.empty()) {
-      AddColumns(FindFamilyData(row, id), std::move(qualifiers));
+      AddColumns(FindFamilyData(row, wanted[i].first), std::move(qualifiers));
     }
+    i = j;
   }
 
   auto erase_same_request = [version](ColumnData& c, int64_t start,
@@ -404,7 +442,7 @@ Status Table::ApplyToRow(std::string_view key,
                              " bytes; the row limit is 256 MiB");
     }
   }
-  tablet.Put(RowRecord(key, row));
+  tablet.Put(RowRecord(key, row), MayCompact(row));
   MaybeSplit(ti);
   if (local && commit_hook_) {
     std::vector<Mutation> resolved(mutations.begin(), mutations.end());
@@ -483,8 +521,8 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
                       rules[i].family + "' does not exist in table '" + id_ +
                       "'");
     }
-    BTSIM_RETURN_IF_ERROR(
-        ValidQualifier(rules[i].qualifier, field + ".column_qualifier"));
+    BTSIM_RETURN_IF_ERROR(ValidQualifier(
+        rules[i].qualifier, [&] { return field + ".column_qualifier"; }));
   }
   std::vector<LiveCell> scratch;
   std::vector<CellView> cells;

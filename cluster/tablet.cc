@@ -57,10 +57,10 @@ const RowRecord* Tablet::Find(std::string_view key) const {
   return nullptr;
 }
 
-void Tablet::Put(RowRecord record) {
+void Tablet::Put(RowRecord record, bool dirty) {
   const std::string_view key = record.key();
   BTSIM_CHECK(Covers(key));
-  dirty_ = true;
+  dirty_ = dirty_ || dirty;
   bytes_ += static_cast<int64_t>(record.bytes());
   if (chunks_.empty()) {
     chunks_.emplace_back();

@@ -51,7 +51,9 @@ class Tablet {
   const RowRecord* Find(std::string_view key) const;
 
   // Inserts or replaces the row with the record's key. Requires Covers(key).
-  void Put(RowRecord record);
+  // Marks the tablet dirty (for compaction) when `dirty`: a caller that
+  // knows compaction would leave the row as it is passes false.
+  void Put(RowRecord record, bool dirty = true);
   void Erase(std::string_view key);
   // Erases rows [first, last).
   void EraseRange(size_t first, size_t last);

@@ -261,9 +261,14 @@ bool ReplicationFabric::IsDown(std::string_view id) const {
 void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord record) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
+  // With no peer, no ack would ever truncate the entry: keep only its
+  // position, or a single-cluster instance keeps every record it ever
+  // committed.
+  if (m->shippers.empty() && m->log.size() == 0) {
+    m->log.Skip();
+    return;
+  }
   m->log.Append(std::move(record));
-  // With no peer, no ack will ever truncate the entry: drop it now, or a
-  // single-cluster instance keeps every record it ever committed.
   if (m->shippers.empty()) Truncate(*m);
   for (auto& [peer, shipper] : m->shippers) Ship(origin, peer);
 }

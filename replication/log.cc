@@ -37,6 +37,11 @@ std::vector<std::shared_ptr<const LogEntry>> ReplicationLog::ReadShared(
   return out;
 }
 
+void ReplicationLog::Skip() {
+  BTSIM_CHECK(entries_.empty());
+  ++first_position_;
+}
+
 void ReplicationLog::TruncateThrough(uint64_t position) {
   while (!entries_.empty() && first_position_ <= position) {
     entries_.pop_front();

@@ -25,6 +25,9 @@ class ReplicationLog {
  public:
   // Appends a record; returns its position.
   uint64_t Append(cluster::CommitRecord record);
+  // Takes the next position for a record no peer will read, storing
+  // nothing: the log of a cluster with no peer. Requires size() == 0.
+  void Skip();
   // Position of the newest entry (0 when nothing was ever appended).
   uint64_t last_position() const {
     return first_position_ + entries_.size() - 1;
