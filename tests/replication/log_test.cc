@@ -46,6 +46,20 @@ TEST(ReplicationLogTest, EmptyLog) {
   EXPECT_THAT(log.Read(0, 10), IsEmpty());
 }
 
+TEST(ReplicationLogTest, SkipTakesAPositionAndStoresNothing) {
+  ReplicationLog log;
+  log.Skip();
+  log.Skip();
+  EXPECT_EQ(log.last_position(), 2u);
+  EXPECT_EQ(log.truncated_through(), 2u);
+  EXPECT_EQ(log.size(), 0u);
+  // Appending after skips continues the numbering.
+  EXPECT_EQ(log.Append(Record(3)), 3u);
+  EXPECT_EQ(log.size(), 1u);
+  ASSERT_EQ(log.Read(2, 10).size(), 1u);
+  EXPECT_EQ(log.Read(2, 10)[0]->position, 3u);
+}
+
 TEST(ReplicationLogTest, AppendAssignsPositionsOneToN) {
   ReplicationLog log;
   for (int i = 1; i <= 5; ++i) {
