@@ -356,7 +356,8 @@ Status Table::ApplyToRow(std::string_view key,
                          const CommitContext& commit, bool local) {
   const size_t ti = TabletIndex(key);
   Tablet& tablet = *tablets_[ti];
-  const RowRecord* old = tablet.Find(key);
+  const Tablet::Slot slot = tablet.Seek(key);
+  const RowRecord* old = tablet.At(slot);
   RowData row = old ? DecodeRow(old->encoded()) : RowData{};
   // Every mutation commits at commit.version. A tombstone covers only older
   // versions, so a delete also erases the cells that earlier mutations of
@@ -442,7 +443,7 @@ Status Table::ApplyToRow(std::string_view key,
                              " bytes; the row limit is 256 MiB");
     }
   }
-  tablet.Put(RowRecord(key, row), MayCompact(row));
+  tablet.Put(RowRecord(key, row), MayCompact(row), slot);
   MaybeSplit(ti);
   if (local && commit_hook_) {
     std::vector<Mutation> resolved(mutations.begin(), mutations.end());

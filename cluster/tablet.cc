@@ -49,15 +49,25 @@ size_t Tablet::UpperBound(std::string_view key) const {
   return first_[c] + static_cast<size_t>(it - chunk.begin());
 }
 
-const RowRecord* Tablet::Find(std::string_view key) const {
-  if (chunks_.empty()) return nullptr;
-  const std::vector<RowRecord>& chunk = chunks_[ChunkFor(key)];
+Tablet::Slot Tablet::Seek(std::string_view key) const {
+  if (chunks_.empty()) return Slot{};
+  const size_t c = ChunkFor(key);
+  const std::vector<RowRecord>& chunk = chunks_[c];
   const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
-  if (it != chunk.end() && it->key() == key) return &*it;
-  return nullptr;
+  return Slot{c, static_cast<size_t>(it - chunk.begin()),
+              it != chunk.end() && it->key() == key};
+}
+
+const RowRecord* Tablet::Find(std::string_view key) const {
+  return At(Seek(key));
 }
 
 void Tablet::Put(RowRecord record, bool dirty) {
+  const Slot slot = Seek(record.key());
+  Put(std::move(record), dirty, slot);
+}
+
+void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   const std::string_view key = record.key();
   BTSIM_CHECK(Covers(key));
   dirty_ = dirty_ || dirty;
@@ -70,10 +80,10 @@ void Tablet::Put(RowRecord record, bool dirty) {
     size_ = 1;
     return;
   }
-  const size_t c = ChunkFor(key);
+  const size_t c = slot.chunk;
   std::vector<RowRecord>& chunk = chunks_[c];
-  const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
-  if (it != chunk.end() && it->key() == key) {
+  const auto it = chunk.begin() + static_cast<ptrdiff_t>(slot.offset);
+  if (slot.found) {
     bytes_ -= static_cast<int64_t>(it->bytes());
     *it = std::move(record);
     return;

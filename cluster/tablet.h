@@ -50,10 +50,26 @@ class Tablet {
   // Null when absent.
   const RowRecord* Find(std::string_view key) const;
 
+  // Where a key is, or would be inserted: valid until the tablet changes.
+  struct Slot {
+    size_t chunk = 0;
+    size_t offset = 0;  // in the chunk
+    bool found = false;
+  };
+  Slot Seek(std::string_view key) const;
+  // The row at `slot` (from Seek, tablet unchanged since); null when the key
+  // was not found.
+  const RowRecord* At(const Slot& slot) const {
+    return slot.found ? &chunks_[slot.chunk][slot.offset] : nullptr;
+  }
+
   // Inserts or replaces the row with the record's key. Requires Covers(key).
   // Marks the tablet dirty (for compaction) when `dirty`: a caller that
   // knows compaction would leave the row as it is passes false.
   void Put(RowRecord record, bool dirty = true);
+  // The same at `slot`, which Seek(record.key()) returned with no change to
+  // the tablet since: saves the second search of a read-modify-write.
+  void Put(RowRecord record, bool dirty, const Slot& slot);
   void Erase(std::string_view key);
   // Erases rows [first, last).
   void EraseRange(size_t first, size_t last);
