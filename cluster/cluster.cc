@@ -99,19 +99,28 @@ Status Cluster::CreateTable(const std::string& id,
 }
 
 void Cluster::HookTable(Table& table) {
-  table.set_commit_hook([this, id = table.id()](std::string_view key,
-                                                std::span<Mutation> m,
-                                                Version version) {
-    if (observer_ == nullptr) return;
-    CommitRecord record;
-    record.kind = CommitRecord::Kind::kMutateRow;
-    record.table = id;
-    record.version = version;
-    record.row_key = std::string(key);
-    record.mutations.assign(std::make_move_iterator(m.begin()),
-                            std::make_move_iterator(m.end()));
-    observer_->OnCommit(std::move(record));
-  });
+  table.set_commit_hook(
+      [this, id = table.id()](std::string_view key, std::span<const Mutation> m,
+                              int64_t server_time_micros, Version version) {
+        if (observer_ == nullptr) return;
+        if (!observer_->WantsRowRecords()) {
+          observer_->OnRowCommitSkipped();
+          return;
+        }
+        CommitRecord record;
+        record.kind = CommitRecord::Kind::kMutateRow;
+        record.table = id;
+        record.version = version;
+        record.row_key = std::string(key);
+        record.mutations.assign(m.begin(), m.end());
+        for (Mutation& mutation : record.mutations) {
+          auto* set = std::get_if<SetCell>(&mutation);
+          if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
+            set->timestamp_micros = server_time_micros;
+          }
+        }
+        observer_->OnCommit(std::move(record));
+      });
 }
 
 void Cluster::Report(CommitRecord record) {

@@ -45,6 +45,11 @@ class CommitObserver {
   virtual void OnCommit(CommitRecord&& record) {
     OnCommit(static_cast<const CommitRecord&>(record));
   }
+  // False while the observer has no use for the records of row commits
+  // (kMutateRow): the cluster then skips building them and calls
+  // OnRowCommitSkipped once per commit instead. Other kinds always arrive.
+  virtual bool WantsRowRecords() const { return true; }
+  virtual void OnRowCommitSkipped() {}
 };
 
 }  // namespace btsim::cluster

@@ -446,14 +446,7 @@ Status Table::ApplyToRow(std::string_view key,
   tablet.Put(RowRecord(key, row), MayCompact(row), slot);
   MaybeSplit(ti);
   if (local && commit_hook_) {
-    std::vector<Mutation> resolved(mutations.begin(), mutations.end());
-    for (Mutation& m : resolved) {
-      auto* set = std::get_if<SetCell>(&m);
-      if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
-        set->timestamp_micros = commit.server_time_micros;
-      }
-    }
-    commit_hook_(key, resolved, commit.version);
+    commit_hook_(key, mutations, commit.server_time_micros, commit.version);
   }
   return OkStatus();
 }

@@ -135,10 +135,11 @@ class Table {
 
   // ---- Replication ----
   // Called after every local row commit with the applied mutations (server
-  // timestamps resolved; a copy the hook may move from) and their version.
-  // Empty by default.
+  // timestamps, -1, not resolved yet: they mean `server_time_micros`) and
+  // their version. Empty by default.
   using CommitHook =
-      std::function<void(std::string_view key, std::span<Mutation>, Version)>;
+      std::function<void(std::string_view key, std::span<const Mutation>,
+                         int64_t server_time_micros, Version)>;
   void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
   // Applies a row change committed elsewhere at `version`: mutations on
   // families this table lacks are skipped, no limit is enforced, and

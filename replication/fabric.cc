@@ -32,6 +32,10 @@ class ReplicationFabric::Observer : public cluster::CommitObserver {
   void OnCommit(CommitRecord&& record) override {
     fabric_.OnLocalCommit(origin_, std::move(record));
   }
+  bool WantsRowRecords() const override {
+    return fabric_.WantsRecords(origin_);
+  }
+  void OnRowCommitSkipped() override { fabric_.SkipLocalCommit(origin_); }
 
  private:
   ReplicationFabric& fabric_;
@@ -200,6 +204,11 @@ const ReplicationFabric::Member* ReplicationFabric::FindMember(
 }
 
 ReplicationFabric::Member* ReplicationFabric::ByOrigin(uint32_t origin) {
+  return const_cast<Member*>(std::as_const(*this).ByOrigin(origin));
+}
+
+const ReplicationFabric::Member* ReplicationFabric::ByOrigin(
+    uint32_t origin) const {
   auto it = members_.find(origin);
   return it == members_.end() ? nullptr : it->second.get();
 }
@@ -258,14 +267,25 @@ bool ReplicationFabric::IsDown(std::string_view id) const {
   return m != nullptr && m->down;
 }
 
+bool ReplicationFabric::WantsRecords(uint32_t origin) const {
+  const Member* m = ByOrigin(origin);
+  return m != nullptr && (!m->shippers.empty() || m->log.size() != 0);
+}
+
+void ReplicationFabric::SkipLocalCommit(uint32_t origin) {
+  Member* m = ByOrigin(origin);
+  BTSIM_CHECK(m != nullptr && !WantsRecords(origin));
+  m->log.Skip();
+}
+
 void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord record) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
   // With no peer, no ack would ever truncate the entry: keep only its
   // position, or a single-cluster instance keeps every record it ever
   // committed.
-  if (m->shippers.empty() && m->log.size() == 0) {
-    m->log.Skip();
+  if (!WantsRecords(origin)) {
+    SkipLocalCommit(origin);
     return;
   }
   m->log.Append(std::move(record));

@@ -140,6 +140,11 @@ class ReplicationFabric {
   Member* FindMember(std::string_view id);
   const Member* FindMember(std::string_view id) const;
   Member* ByOrigin(uint32_t origin);
+  const Member* ByOrigin(uint32_t origin) const;
+  // A cluster needs its row records only while it has a peer or an entry
+  // still in its log; otherwise its commits only take a log position.
+  bool WantsRecords(uint32_t origin) const;
+  void SkipLocalCommit(uint32_t origin);
   void OnLocalCommit(uint32_t origin, cluster::CommitRecord record);
   void Ship(uint32_t origin, uint32_t peer);
   using Batch = std::vector<std::shared_ptr<const LogEntry>>;
