@@ -365,76 +365,98 @@ Status Table::ApplyToRow(std::string_view key,
   // replica replaying the same list gets the same result.
   const Version version = commit.version;
 
-  // First create every family and column the request touches, so that the
-  // loop below only looks them up and references into `row` stay valid.
-  // One sorted list of (family id, column); a family-wide delete adds its
-  // family with no column (nullopt).
-  std::vector<std::pair<uint32_t, std::optional<std::string_view>>> wanted;
-  wanted.reserve(mutations.size());
-  for (const Mutation& m : mutations) {
-    if (const auto* set = std::get_if<SetCell>(&m)) {
-      wanted.emplace_back(FindFamily(set->family)->id, set->qualifier);
-    } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-      wanted.emplace_back(FindFamily(col->family)->id, col->qualifier);
-    } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-      wanted.emplace_back(FindFamily(fam->family)->id, std::nullopt);
+  const auto* single =
+      mutations.size() == 1 ? std::get_if<SetCell>(&mutations[0]) : nullptr;
+  if (single != nullptr) {
+    // The common request, one SetCell, without the general path's
+    // bookkeeping (the same result).
+    FamilyData& f = FindOrAddFamily(row, FindFamily(single->family)->id);
+    auto it =
+        std::lower_bound(f.columns.begin(), f.columns.end(), single->qualifier,
+                         [](const ColumnData& c, std::string_view q) {
+                           return c.qualifier < q;
+                         });
+    if (it == f.columns.end() || it->qualifier != single->qualifier) {
+      it = f.columns.insert(it, ColumnData{single->qualifier, {}, {}});
     }
-  }
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  for (size_t i = 0; i < wanted.size(); ++i) {
-    if (i == 0 || wanted[i].first != wanted[i - 1].first) {
-      FindOrAddFamily(row, wanted[i].first);
-    }
-  }
-  for (size_t i = 0; i < wanted.size();) {
-    size_t j = i;
-    std::vector<std::string_view> qualifiers;
-    for (; j < wanted.size() && wanted[j].first == wanted[i].first; ++j) {
-      if (wanted[j].second) qualifiers.push_back(*wanted[j].second);
-    }
-    if (!qualifiers.empty()) {
-      AddColumns(FindFamilyData(row, wanted[i].first), std::move(qualifiers));
-    }
-    i = j;
-  }
-
-  auto erase_same_request = [version](ColumnData& c, int64_t start,
-                                      int64_t end) {
-    std::erase_if(c.cells, [&](const CellData& cell) {
-      return cell.version == version && cell.timestamp_micros >= start &&
-             (end == 0 || cell.timestamp_micros < end);
-    });
-  };
-  std::vector<ColumnData*> appended;
-  for (const Mutation& m : mutations) {
-    if (const auto* set = std::get_if<SetCell>(&m)) {
-      const int64_t ts = set->timestamp_micros == kServerTimestamp
-                             ? commit.server_time_micros
-                             : set->timestamp_micros;
-      ColumnData& c = FindColumn(
-          FindFamilyData(row, FindFamily(set->family)->id), set->qualifier);
-      c.cells.push_back(CellData{ts, version, set->value});
-      appended.push_back(&c);
-    } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-      ColumnData& c = FindColumn(
-          FindFamilyData(row, FindFamily(col->family)->id), col->qualifier);
-      AddColumnTombstone(c, col->start_micros, col->end_micros, version);
-      erase_same_request(c, col->start_micros, col->end_micros);
-    } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-      FamilyData& f = FindFamilyData(row, FindFamily(fam->family)->id);
-      f.tombstone = std::max(f.tombstone, version);
-      for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
-    } else {
-      row.tombstone = std::max(row.tombstone, version);
-      for (FamilyData& f : row.families) {
-        for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
+    it->cells.push_back(CellData{single->timestamp_micros == kServerTimestamp
+                                     ? commit.server_time_micros
+                                     : single->timestamp_micros,
+                                 version, single->value});
+    NormalizeCells(*it);
+  } else {
+    // First create every family and column the request touches, so that the
+    // loop below only looks them up and references into `row` stay valid.
+    // One sorted list of (family id, column); a family-wide delete adds its
+    // family with no column (nullopt).
+    std::vector<std::pair<uint32_t, std::optional<std::string_view>>> wanted;
+    wanted.reserve(mutations.size());
+    for (const Mutation& m : mutations) {
+      if (const auto* set = std::get_if<SetCell>(&m)) {
+        wanted.emplace_back(FindFamily(set->family)->id, set->qualifier);
+      } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
+        wanted.emplace_back(FindFamily(col->family)->id, col->qualifier);
+      } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
+        wanted.emplace_back(FindFamily(fam->family)->id, std::nullopt);
       }
     }
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (i == 0 || wanted[i].first != wanted[i - 1].first) {
+        FindOrAddFamily(row, wanted[i].first);
+      }
+    }
+    for (size_t i = 0; i < wanted.size();) {
+      size_t j = i;
+      std::vector<std::string_view> qualifiers;
+      for (; j < wanted.size() && wanted[j].first == wanted[i].first; ++j) {
+        if (wanted[j].second) qualifiers.push_back(*wanted[j].second);
+      }
+      if (!qualifiers.empty()) {
+        AddColumns(FindFamilyData(row, wanted[i].first), std::move(qualifiers));
+      }
+      i = j;
+    }
+
+    auto erase_same_request = [version](ColumnData& c, int64_t start,
+                                        int64_t end) {
+      std::erase_if(c.cells, [&](const CellData& cell) {
+        return cell.version == version && cell.timestamp_micros >= start &&
+               (end == 0 || cell.timestamp_micros < end);
+      });
+    };
+    std::vector<ColumnData*> appended;
+    for (const Mutation& m : mutations) {
+      if (const auto* set = std::get_if<SetCell>(&m)) {
+        const int64_t ts = set->timestamp_micros == kServerTimestamp
+                               ? commit.server_time_micros
+                               : set->timestamp_micros;
+        ColumnData& c = FindColumn(
+            FindFamilyData(row, FindFamily(set->family)->id), set->qualifier);
+        c.cells.push_back(CellData{ts, version, set->value});
+        appended.push_back(&c);
+      } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
+        ColumnData& c = FindColumn(
+            FindFamilyData(row, FindFamily(col->family)->id), col->qualifier);
+        AddColumnTombstone(c, col->start_micros, col->end_micros, version);
+        erase_same_request(c, col->start_micros, col->end_micros);
+      } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
+        FamilyData& f = FindFamilyData(row, FindFamily(fam->family)->id);
+        f.tombstone = std::max(f.tombstone, version);
+        for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
+      } else {
+        row.tombstone = std::max(row.tombstone, version);
+        for (FamilyData& f : row.families) {
+          for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
+        }
+      }
+    }
+    std::sort(appended.begin(), appended.end());
+    appended.erase(std::unique(appended.begin(), appended.end()),
+                   appended.end());
+    for (ColumnData* c : appended) NormalizeCells(*c);
   }
-  std::sort(appended.begin(), appended.end());
-  appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
-  for (ColumnData* c : appended) NormalizeCells(*c);
   if (local) {
     const size_t size = EncodedSize(row) + key.size();
     if (static_cast<int64_t>(size) > kMaxRowBytes) {
