@@ -80,11 +80,31 @@ void AddColumns(FamilyData& family, std::vector<std::string_view> qualifiers) {
 // and of equal versions (one request) the one appended last.
 void NormalizeCells(ColumnData& column) {
   auto& cells = column.cells;
-  // Usually one new cell, newer than the rest: already in order.
-  if (std::adjacent_find(cells.begin(), cells.end(),
-                         [](const CellData& a, const CellData& b) {
-                           return a.timestamp_micros <= b.timestamp_micros;
-                         }) == cells.end()) {
+  // Usually one cell was appended to a column in order: it is then already
+  // in place, or (a new version of a many-version column, as
+  // ReadModifyWriteRow writes) only the last cell is out of place, and it
+  // moves into place without a sort.
+  auto out_of_order = [](const CellData& a, const CellData& b) {
+    return a.timestamp_micros <= b.timestamp_micros;
+  };
+  if (std::adjacent_find(cells.begin(), cells.end(), out_of_order) ==
+      cells.end()) {
+    return;
+  }
+  if (cells.size() >= 2 &&
+      std::adjacent_find(cells.begin(), cells.end() - 1, out_of_order) ==
+          cells.end() - 1) {
+    const CellData last = cells.back();
+    auto pos = std::lower_bound(
+        cells.begin(), cells.end() - 1, last.timestamp_micros,
+        [](const CellData& c, int64_t ts) { return c.timestamp_micros > ts; });
+    if (pos->timestamp_micros == last.timestamp_micros) {
+      // Of one timestamp the newest version wins; the later one on a tie.
+      if (last.version >= pos->version) *pos = last;
+      cells.pop_back();
+    } else {
+      std::rotate(pos, cells.end() - 1, cells.end());
+    }
     return;
   }
   std::stable_sort(cells.begin(), cells.end(),

@@ -221,6 +221,21 @@ TEST_F(ClusterTest, ExplicitTimestampsIncludingZeroAreKept) {
                           C("cf", "q", 1000, "one"), C("cf", "q", 0, "zero")));
 }
 
+TEST_F(ClusterTest, OneCellWritesInAnyTimestampOrderKeepTheColumnSorted) {
+  // Each request appends one cell: newest, oldest, in between, and equal
+  // to a stored timestamp (the later write wins).
+  for (int64_t ts : {5000, 9000, 1000, 7000, 3000, 9000, 1000}) {
+    ASSERT_TRUE(
+        Mutate("r", {Set("cf", "q", ts, "v" + std::to_string(ts / 1000))})
+            .ok());
+  }
+  ASSERT_TRUE(Mutate("r", {Set("cf", "q", 7000, "again")}).ok());
+  EXPECT_THAT(ReadRow("r"),
+              ElementsAre(C("cf", "q", 9000, "v9"), C("cf", "q", 7000, "again"),
+                          C("cf", "q", 5000, "v5"), C("cf", "q", 3000, "v3"),
+                          C("cf", "q", 1000, "v1")));
+}
+
 TEST_F(ClusterTest, BinaryKeysQualifiersAndValuesRoundTrip) {
   const std::string key("\0k\xff", 3);
   const std::string qualifier("\0", 1);
