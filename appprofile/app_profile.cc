@@ -178,10 +178,17 @@ Status ProfileSet::Delete(std::string_view id, bool ignore_warnings) {
 }
 
 Result<AppProfile> ProfileSet::Get(std::string_view id) const {
+  const AppProfile* profile = Find(id);
+  if (profile == nullptr) {
+    return ProfileNotFound(id.empty() ? kDefaultProfileId : id);
+  }
+  return *profile;
+}
+
+const AppProfile* ProfileSet::Find(std::string_view id) const {
   if (id.empty()) id = kDefaultProfileId;
-  auto it = profiles_.find(std::string(id));
-  if (it == profiles_.end()) return ProfileNotFound(id);
-  return it->second;
+  auto it = profiles_.find(id);
+  return it == profiles_.end() ? nullptr : &it->second;
 }
 
 std::vector<AppProfile> ProfileSet::List() const {

@@ -76,6 +76,9 @@ class ProfileSet {
   Status Delete(std::string_view id, bool ignore_warnings);
   // An empty id means the default profile. NOT_FOUND when unknown.
   Result<AppProfile> Get(std::string_view id) const;
+  // Get without the copy: nullptr when unknown. Valid until the set
+  // changes.
+  const AppProfile* Find(std::string_view id) const;
   std::vector<AppProfile> List() const;  // sorted by id
 
  private:
@@ -85,7 +88,7 @@ class ProfileSet {
   std::string NextEtag();
 
   std::vector<std::string> clusters_;
-  std::map<std::string, AppProfile> profiles_;
+  std::map<std::string, AppProfile, std::less<>> profiles_;
   uint64_t etag_counter_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "appprofile/router.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -127,6 +128,104 @@ Result<std::vector<std::string>> Route(
     return Unavailable("No cluster of this app profile is available");
   }
   return order;
+}
+
+Result<RouteChoice> RouteFirst(const AppProfile& profile,
+                               const RouteRequest& request,
+                               std::span<const ClusterView> clusters,
+                               sim::Rng& rng) {
+  if (request.kind == RequestKind::kTransaction && !profile.transactional()) {
+    return FailedPrecondition(
+        "Single-row transactions are not allowed by this app profile");
+  }
+  if (profile.routing == AppProfile::Routing::kSingleCluster) {
+    for (const ClusterView& c : clusters) {
+      if (c.id == profile.cluster_id) return RouteChoice{c.id, c.id};
+    }
+    return NotFound("App profile '" + profile.id + "' routes to cluster '" +
+                    profile.cluster_id + "', which is not in the instance");
+  }
+  // Route's algorithm on a fixed array (no allocation); larger instances
+  // than Bigtable's (at most four clusters) take Route's own path.
+  constexpr size_t kMaxInline = 8;
+  if (clusters.size() > kMaxInline) {
+    std::vector<ClusterPlace> places;
+    for (const ClusterView& c : clusters) {
+      places.push_back({std::string(c.id), std::string(c.zone), true});
+    }
+    sim::Rng all_rng = rng;
+    std::vector<ClusterPlace> available = places;
+    for (size_t i = 0; i < clusters.size(); ++i) {
+      available[i].available = clusters[i].available;
+    }
+    auto route = Route(profile, request, available, rng);
+    if (!route.ok()) return route.status();
+    auto all = Route(profile, request, places, all_rng);
+    if (!all.ok()) return all.status();
+    auto view_of = [&](const std::string& id) {
+      for (const ClusterView& c : clusters) {
+        if (c.id == id) return c.id;
+      }
+      return std::string_view();
+    };
+    return RouteChoice{view_of(route->front()), view_of(all->front())};
+  }
+  struct Candidate {
+    const ClusterView* cluster;
+    int distance;
+  };
+  std::array<Candidate, kMaxInline> candidates;
+  size_t n = 0;
+  for (const ClusterView& c : clusters) {
+    if (profile.cluster_ids.empty() ||
+        std::find(profile.cluster_ids.begin(), profile.cluster_ids.end(),
+                  c.id) != profile.cluster_ids.end()) {
+      candidates[n++] = {&c, Distance(request.client_zone, c.zone)};
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.begin() + n,
+                   [](const Candidate& a, const Candidate& b) {
+                     return a.distance < b.distance;
+                   });
+  const bool affinity =
+      profile.row_affinity && request.kind == RequestKind::kSingleRow;
+  RouteChoice choice;
+  bool chosen = false;
+  for (size_t begin = 0; begin < n;) {
+    const int d = candidates[begin].distance;
+    size_t end = begin + 1;
+    while (end < n && candidates[end].distance == d) ++end;
+    const size_t size = end - begin;
+    if (size > 1) {
+      const uint64_t count = PermutationCount(size);
+      uint64_t index = affinity
+                           ? Mix64(sim::StableHash(request.row_key,
+                                                   static_cast<uint64_t>(d))) %
+                                 count
+                           : rng.Uniform(count);
+      // Permute's Lehmer decoding in place: position k takes the pick-th
+      // of the items not placed yet, the others keeping their order.
+      for (size_t k = begin; k < end; ++k) {
+        const uint64_t f = Factorial(end - k - 1);
+        const size_t pick = static_cast<size_t>(index / f);
+        index %= f;
+        std::rotate(candidates.begin() + k, candidates.begin() + k + pick,
+                    candidates.begin() + k + pick + 1);
+      }
+    }
+    if (begin == 0) choice.nearest = candidates[0].cluster->id;
+    for (size_t k = begin; k < end && !chosen; ++k) {
+      if (candidates[k].cluster->available) {
+        choice.chosen = candidates[k].cluster->id;
+        chosen = true;
+      }
+    }
+    begin = end;
+  }
+  if (!chosen) {
+    return Unavailable("No cluster of this app profile is available");
+  }
+  return choice;
 }
 
 }  // namespace btsim::appprofile

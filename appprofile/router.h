@@ -19,6 +19,7 @@
 #ifndef BTSIM_APPPROFILE_ROUTER_H_
 #define BTSIM_APPPROFILE_ROUTER_H_
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,10 +50,32 @@ struct RouteRequest {
 // transaction, NOT_FOUND when the profile names a cluster that is gone.
 // For single-cluster routing the list has exactly one cluster, available or
 // not (the caller decides what an unavailable one answers).
-Result<std::vector<std::string>> Route(const AppProfile& profile,
-                                       const RouteRequest& request,
-                                       const std::vector<ClusterPlace>& clusters,
-                                       sim::Rng& rng);
+Result<std::vector<std::string>> Route(
+    const AppProfile& profile, const RouteRequest& request,
+    const std::vector<ClusterPlace>& clusters, sim::Rng& rng);
+
+// A cluster as RouteFirst sees it (views; valid during the call).
+struct ClusterView {
+  std::string_view id;
+  std::string_view zone;
+  bool available = true;
+};
+
+// What Route chooses, without building the failover list: `chosen` is the
+// first cluster of Route's list, and `nearest` the first cluster Route
+// would list were every cluster available (they differ only by
+// availability). Views into `clusters`. The same errors as Route, and the
+// same draws from `rng` (so calling it instead of Route, or instead of
+// Route on `rng` plus Route on a copy of `rng` with every cluster
+// available, leaves the same Rng state).
+struct RouteChoice {
+  std::string_view chosen;
+  std::string_view nearest;
+};
+Result<RouteChoice> RouteFirst(const AppProfile& profile,
+                               const RouteRequest& request,
+                               std::span<const ClusterView> clusters,
+                               sim::Rng& rng);
 
 // 0 same zone, 1 same region, 2 different regions.
 int Distance(std::string_view zone_a, std::string_view zone_b);

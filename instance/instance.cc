@@ -16,11 +16,14 @@ std::vector<std::string> IdsOf(const std::vector<ClusterConfig>& clusters) {
 }
 
 // The node model's id of the tablet of `table` that starts at `start`.
+// That is StableHash(table + '\0' + start) (table ids never hold NUL),
+// computed without building the string: StableHash is FNV-1a, whose state
+// after a prefix continues as the seed (xor the offset basis).
 uint64_t TabletId(std::string_view table, std::string_view start) {
-  std::string key(table);
-  key.push_back('\0');  // table ids never hold NUL
-  key.append(start);
-  return sim::StableHash(key);
+  constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+  constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+  const uint64_t prefix = sim::StableHash(table) * kFnvPrime;  // then '\0'
+  return sim::StableHash(start, prefix ^ kFnvOffset);
 }
 
 }  // namespace
@@ -116,16 +119,6 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
 
 Instance::~Instance() { fabric_->set_apply_hook(nullptr); }
 
-std::vector<appprofile::ClusterPlace> Instance::Places(
-    bool all_available) const {
-  std::vector<appprofile::ClusterPlace> places;
-  for (const ClusterConfig& c : clusters_) {
-    places.push_back(appprofile::ClusterPlace{
-        c.id, c.zone, all_available || !fabric_->IsDown(c.id)});
-  }
-  return places;
-}
-
 Result<std::string> Instance::Route(std::string_view app_profile_id,
                                     appprofile::RequestKind kind,
                                     std::string_view row_key,
@@ -134,32 +127,34 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
     for (InstanceObserver* o : observers_) o->OnRefusal(app_profile_id, s);
     return s;
   };
-  auto profile = profiles_.Get(app_profile_id);
-  if (!profile.ok()) return refuse(profile.status());
+  const appprofile::AppProfile* profile = profiles_.Find(app_profile_id);
+  if (profile == nullptr) {
+    return refuse(profiles_.Get(app_profile_id).status());
+  }
   const appprofile::RouteRequest request{
       kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
-  // The same draws for the "nearest" and the actual route, so that the two
-  // differ only by availability.
-  sim::Rng nearest_rng = rng_;
-  auto route = appprofile::Route(*profile, request, Places(false), rng_);
+  // One pass gives the route and the "nearest" cluster (the route were
+  // every cluster up), with the same draws as routing twice.
+  route_places_.clear();
+  for (const ClusterConfig& c : clusters_) {
+    route_places_.push_back({c.id, c.zone, !fabric_->IsDown(c.id)});
+  }
+  auto route = appprofile::RouteFirst(*profile, request, route_places_, rng_);
   if (!route.ok()) return refuse(route.status());
-  const std::string& chosen = route->front();
+  const std::string_view chosen = route->chosen;
   if (fabric_->IsDown(chosen)) {
     // Single-cluster routing never fails over by itself.
-    return refuse(Unavailable("cluster '" + chosen + "' of app profile '" +
-                              profile->id + "' is unavailable"));
+    return refuse(Unavailable("cluster '" + std::string(chosen) +
+                              "' of app profile '" + profile->id +
+                              "' is unavailable"));
   }
-  if (!observers_.empty()) {
-    auto nearest =
-        appprofile::Route(*profile, request, Places(true), nearest_rng);
-    for (InstanceObserver* o : observers_) {
-      if (nearest.ok() && nearest->front() != chosen) {
-        o->OnFailover(profile->id, nearest->front(), chosen);
-      }
-      o->OnRoute(profile->id, chosen);
+  for (InstanceObserver* o : observers_) {
+    if (route->nearest != chosen) {
+      o->OnFailover(profile->id, route->nearest, chosen);
     }
+    o->OnRoute(profile->id, chosen);
   }
-  return chosen;
+  return std::string(chosen);
 }
 
 Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {

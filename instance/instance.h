@@ -197,7 +197,6 @@ class Instance {
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
-  std::vector<appprofile::ClusterPlace> Places(bool all_available) const;
   // Charges the receiving cluster for a replicated row and tells the
   // observers (the fabric's apply hook).
   void OnApplied(const replication::AppliedInfo& info);
@@ -214,6 +213,8 @@ class Instance {
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
   std::vector<InstanceObserver*> observers_;
+  // Route's scratch list of clusters (views into clusters_).
+  std::vector<appprofile::ClusterView> route_places_;
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
 };

@@ -577,8 +577,10 @@ Nanos ToNanos(const google::protobuf::Duration& d) {
 
 }  // namespace
 
-std::vector<CheckValue> RunChecks(const History& history) {
-  const Analysis analysis(history);
+namespace {
+
+std::vector<CheckValue> RunChecksOn(const Analysis& analysis) {
+  const History& history = analysis.history();
   const Filter all;
   std::vector<CheckValue> checks;
   auto add = [&](const std::string& name, Measure measure) {
@@ -602,8 +604,7 @@ std::vector<CheckValue> RunChecks(const History& history) {
   return checks;
 }
 
-KStaleness ComputeKStaleness(const History& history) {
-  const Analysis analysis(history);
+KStaleness ComputeKStalenessOn(const Analysis& analysis) {
   KStaleness result;
   result.at_most.assign(kKStalenessMax + 1, 0);
   for (const ReadResult& read : analysis.reads()) {
@@ -615,6 +616,16 @@ KStaleness ComputeKStaleness(const History& history) {
     result.at_most[k] += result.at_most[k - 1];
   }
   return result;
+}
+
+}  // namespace
+
+std::vector<CheckValue> RunChecks(const History& history) {
+  return RunChecksOn(Analysis(history));
+}
+
+KStaleness ComputeKStaleness(const History& history) {
+  return ComputeKStalenessOn(Analysis(history));
 }
 
 std::vector<Failback> ComputeFailbacks(const History& history) {
@@ -630,8 +641,10 @@ std::vector<sim::Nanos> VisibilityBuckets() {
           seconds(10),       seconds(60)};
 }
 
-std::vector<VisibilityCurve> TVisibility(const History& history) {
-  const Analysis analysis(history);
+namespace {
+
+std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
+  const History& history = analysis.history();
   const std::vector<Nanos> buckets = VisibilityBuckets();
   // Read clusters by name; the series groups by (cluster, row).
   std::map<std::string, uint32_t> clusters;
@@ -653,6 +666,8 @@ std::vector<VisibilityCurve> TVisibility(const History& history) {
   };
   std::map<std::pair<std::string, std::string>, Counts> pairs;
   for (uint32_t id : analysis.acked_writes()) {
+    // No read of the row: no sample (every range below is empty).
+    if (!analysis.RowHasReads(analysis.RowOf(id))) continue;
     const Operation& op = history.operations[id];
     const auto key = checks_internal::KeyOf(op);
     for (const auto& [name, cluster] : clusters) {
@@ -694,12 +709,11 @@ std::vector<VisibilityCurve> TVisibility(const History& history) {
   return curves;
 }
 
-std::vector<ExpectationResult> Evaluate(
-    const History& history,
+std::vector<ExpectationResult> EvaluateOn(
+    const Analysis& analysis,
     const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
+  const History& history = analysis.history();
   std::vector<ExpectationResult> results;
-  if (expectations.empty()) return results;
-  const Analysis analysis(history);
   for (const pb::Expectation& expectation : expectations) {
     ExpectationResult result;
     result.name = expectation.name();
@@ -818,6 +832,34 @@ std::vector<ExpectationResult> Evaluate(
     results.push_back(std::move(result));
   }
   return results;
+}
+
+}  // namespace
+
+std::vector<VisibilityCurve> TVisibility(const History& history) {
+  return TVisibilityOn(Analysis(history));
+}
+
+std::vector<ExpectationResult> Evaluate(
+    const History& history,
+    const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
+  if (expectations.empty()) return {};
+  return EvaluateOn(Analysis(history), expectations);
+}
+
+AllChecks RunAllChecks(
+    const History& history,
+    const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
+  const Analysis analysis(history);
+  AllChecks all;
+  all.checks = RunChecksOn(analysis);
+  if (!expectations.empty()) {
+    all.expectations = EvaluateOn(analysis, expectations);
+  }
+  all.visibility = TVisibilityOn(analysis);
+  all.k_staleness = ComputeKStalenessOn(analysis);
+  all.failbacks = ComputeFailbacks(history);
+  return all;
 }
 
 }  // namespace btsim::scenarios

@@ -257,6 +257,21 @@ std::vector<ExpectationResult> Evaluate(
     const google::protobuf::RepeatedPtrField<btsim::scenario::v1::Expectation>&
         expectations);
 
+// Everything above at once, sharing one analysis of the history (each
+// function above analyses it on its own): the same results as RunChecks,
+// Evaluate, TVisibility, ComputeKStaleness and ComputeFailbacks.
+struct AllChecks {
+  std::vector<CheckValue> checks;
+  std::vector<ExpectationResult> expectations;
+  std::vector<VisibilityCurve> visibility;
+  KStaleness k_staleness;
+  std::vector<Failback> failbacks;
+};
+AllChecks RunAllChecks(
+    const History& history,
+    const google::protobuf::RepeatedPtrField<btsim::scenario::v1::Expectation>&
+        expectations);
+
 }  // namespace btsim::scenarios
 
 #endif  // BTSIM_SCENARIOS_CHECKS_H_

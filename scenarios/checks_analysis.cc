@@ -105,17 +105,21 @@ void Series::Finish() {
     }
     entries_[i].max_index = best;
     if (first) {
-      ranges_[entries_[i].group] = {i, i + 1};
-    } else {
-      ranges_[entries_[i].group].second = i + 1;
+      // Groups are distinct here, so no entry matches.
+      ranges_.Emplace(entries_[i].group, static_cast<uint32_t>(begins_.size()),
+                      [](uint32_t) { return false; });
+      begins_.push_back(i);
     }
   }
+  begins_.push_back(entries_.size());
 }
 
 std::pair<size_t, size_t> Series::Range(uint64_t group) const {
-  auto it = ranges_.find(group);
-  return it == ranges_.end() ? std::make_pair(size_t{0}, size_t{0})
-                             : it->second;
+  const uint32_t* index = ranges_.Find(
+      group, [&](uint32_t g) { return entries_[begins_[g]].group == group; });
+  return index == nullptr
+             ? std::make_pair(size_t{0}, size_t{0})
+             : std::make_pair(begins_[*index], begins_[*index + 1]);
 }
 
 const Series::Entry* Series::MaxUpTo(uint64_t group, Nanos t) const {
@@ -155,21 +159,25 @@ Analysis::Analysis(const History& history) : history_(history) {
 void Analysis::IndexRows() {
   const auto& ops = history_.operations;
   row_of_.assign(ops.size(), -1);
-  LookupMap<std::string, int32_t> ids;
-  std::string key;
+  // (table, row) -> row id.
+  FlatIndex ids;
+  auto same_row = [this](std::string_view table, std::string_view row) {
+    return [this, table, row](uint32_t id) {
+      return row_op_[id]->row == row && row_op_[id]->table == table;
+    };
+  };
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (op.type == OpType::kScan) continue;
-    key.assign(op.table);
-    key.push_back('\0');
-    key.append(op.row);
-    auto [it, inserted] =
-        ids.emplace(key, static_cast<int32_t>(row_op_.size()));
+    const auto [id, inserted] = ids.Emplace(
+        HashTableRow(op.table, op.row), static_cast<uint32_t>(row_op_.size()),
+        same_row(op.table, op.row));
     if (inserted) row_op_.push_back(&op);
-    row_of_[i] = it->second;
+    row_of_[i] = static_cast<int32_t>(id);
     if (IsWriteType(op.type) && !op.written.empty() && op.version != 0) {
       // Tags are unique; on a duplicate the first committed one wins.
-      tags_.emplace(op.written, static_cast<uint32_t>(i));
+      tags_.Emplace(HashString(op.written), static_cast<uint32_t>(i),
+                    [&](uint32_t w) { return ops[w].written == op.written; });
     }
     if (IsAckedWrite(op)) acked_writes_.push_back(static_cast<uint32_t>(i));
   }
@@ -185,18 +193,36 @@ void Analysis::IndexRows() {
     auto it = removed.find(clusters[c].id);
     if (it == removed.end() || !it->second) surviving_.push_back(c);
   }
+  // The clusters' rows, merged in (table, row) order: one hash lookup per
+  // distinct stored row, shared by every cluster that stores it (a tree
+  // search per history row costs seconds on millions of rows).
   states_.assign(row_op_.size() * clusters.size(), nullptr);
-  for (size_t c = 0; c < clusters.size(); ++c) {
-    // One hash lookup per stored row (a tree search per history row costs
-    // seconds on millions of rows).
-    for (const auto& [table_row, state] : clusters[c].rows) {
-      key.assign(table_row.first);
-      key.push_back('\0');
-      key.append(table_row.second);
-      auto it = ids.find(key);
-      if (it != ids.end()) {
-        states_[static_cast<size_t>(it->second) * clusters.size() + c] = &state;
+  using RowIt =
+      std::map<std::pair<std::string, std::string>, RowState>::const_iterator;
+  std::vector<RowIt> at, end;
+  for (const ClusterState& cluster : clusters) {
+    at.push_back(cluster.rows.begin());
+    end.push_back(cluster.rows.end());
+  }
+  while (true) {
+    const std::pair<std::string, std::string>* least = nullptr;
+    for (size_t c = 0; c < clusters.size(); ++c) {
+      if (at[c] != end[c] && (least == nullptr || at[c]->first < *least)) {
+        least = &at[c]->first;
       }
+    }
+    if (least == nullptr) break;
+    const auto& [table, row] = *least;
+    const uint32_t* id =
+        ids.Find(HashTableRow(table, row), same_row(table, row));
+    // `least` stays valid as iterators advance (map nodes do not move).
+    for (size_t c = 0; c < clusters.size(); ++c) {
+      if (at[c] == end[c] || at[c]->first != *least) continue;
+      if (id != nullptr) {
+        states_[static_cast<size_t>(*id) * clusters.size() + c] =
+            &at[c]->second;
+      }
+      ++at[c];
     }
   }
 }
@@ -263,8 +289,10 @@ void Analysis::IndexDrops() {
 }
 
 int64_t Analysis::WriteOfTag(const std::string& tag) const {
-  auto it = tags_.find(tag);
-  return it == tags_.end() ? int64_t{-1} : int64_t{it->second};
+  const auto& ops = history_.operations;
+  const uint32_t* id = tags_.Find(
+      HashString(tag), [&](uint32_t w) { return ops[w].written == tag; });
+  return id == nullptr ? int64_t{-1} : int64_t{*id};
 }
 
 const RowState* Analysis::State(int32_t row, size_t cluster) const {
@@ -301,9 +329,18 @@ void Analysis::AnalyzeReads() {
     return client_ids.emplace(client, static_cast<uint32_t>(client_ids.size()))
         .first->second;
   };
+  // Rows with a successful read: the series below are only queried for
+  // those, so writes on other rows are left out.
+  row_has_reads_.assign(row_op_.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].type == OpType::kReadRow && ops[i].ok()) {
+      row_has_reads_[row_of_[i]] = true;
+    }
+  }
   Series own_writes;  // group (client, row), at = complete
   Series all_writes;  // group row, at = complete
   for (uint32_t id : acked_writes_) {
+    if (!row_has_reads_[row_of_[id]]) continue;
     const Operation& op = ops[id];
     own_writes.Add(Group(client_id(op.client), row_of_[id]), op.complete,
                    KeyOf(op), id);
@@ -363,36 +400,60 @@ void Analysis::AnalyzeReads() {
 
 void Analysis::CountStaleWrites() {
   const auto& ops = history_.operations;
-  // Per row: its acknowledged writes and its reads (indexes in reads_, in
-  // invoke order since operations are).
-  std::vector<std::vector<uint32_t>> row_writes(row_op_.size());
-  std::vector<std::vector<uint32_t>> row_reads(row_op_.size());
-  for (uint32_t id : acked_writes_) row_writes[row_of_[id]].push_back(id);
-  for (size_t r = 0; r < reads_.size(); ++r) {
-    row_reads[reads_[r].row].push_back(static_cast<uint32_t>(r));
+  // Per row with reads: its acknowledged writes (in op order) and its reads
+  // (indexes in reads_, in invoke order since operations are), grouped by
+  // row in two flat arrays: row r's are [start[r], start[r + 1]).
+  const size_t rows = row_op_.size();
+  std::vector<uint32_t> write_start(rows + 1, 0);
+  std::vector<uint32_t> read_start(rows + 1, 0);
+  for (uint32_t id : acked_writes_) {
+    if (row_has_reads_[row_of_[id]]) ++write_start[row_of_[id] + 1];
+  }
+  for (const ReadResult& read : reads_) ++read_start[read.row + 1];
+  for (size_t r = 0; r < rows; ++r) {
+    write_start[r + 1] += write_start[r];
+    read_start[r + 1] += read_start[r];
+  }
+  std::vector<uint32_t> row_writes(write_start[rows]);
+  std::vector<uint32_t> row_reads(read_start[rows]);
+  {
+    std::vector<uint32_t> next(write_start.begin(), write_start.end() - 1);
+    for (uint32_t id : acked_writes_) {
+      if (row_has_reads_[row_of_[id]]) row_writes[next[row_of_[id]]++] = id;
+    }
+    next.assign(read_start.begin(), read_start.end() - 1);
+    for (size_t r = 0; r < reads_.size(); ++r) {
+      row_reads[next[reads_[r].row]++] = static_cast<uint32_t>(r);
+    }
   }
   std::vector<OrderKey> keys;
-  for (size_t row = 0; row < row_op_.size(); ++row) {
-    std::vector<uint32_t>& writes = row_writes[row];
-    if (writes.empty() || row_reads[row].empty()) continue;
+  for (size_t row = 0; row < rows; ++row) {
+    const auto writes_begin = row_writes.begin() + write_start[row];
+    const auto writes_end = row_writes.begin() + write_start[row + 1];
+    if (writes_begin == writes_end || read_start[row] == read_start[row + 1]) {
+      continue;
+    }
     keys.clear();
-    for (uint32_t id : writes) keys.push_back(KeyOf(ops[id]));
+    for (auto w = writes_begin; w != writes_end; ++w) {
+      keys.push_back(KeyOf(ops[*w]));
+    }
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    std::stable_sort(writes.begin(), writes.end(), [&](uint32_t a, uint32_t b) {
+    std::stable_sort(writes_begin, writes_end, [&](uint32_t a, uint32_t b) {
       return ops[a].complete < ops[b].complete;
     });
+    const size_t count = static_cast<size_t>(writes_end - writes_begin);
     // Sweep in time order; a write acknowledged at t enters before reads
     // invoked at t.
     Fenwick acked(keys.size());
     size_t next = 0;
-    for (uint32_t r : row_reads[row]) {
-      ReadResult& read = reads_[r];
+    for (uint32_t k = read_start[row]; k < read_start[row + 1]; ++k) {
+      ReadResult& read = reads_[row_reads[k]];
       const Nanos invoke = ops[read.op].invoke;
-      for (; next < writes.size() && ops[writes[next]].complete <= invoke;
+      for (; next < count && ops[writes_begin[next]].complete <= invoke;
            ++next) {
         acked.Add(std::lower_bound(keys.begin(), keys.end(),
-                                   KeyOf(ops[writes[next]])) -
+                                   KeyOf(ops[writes_begin[next]])) -
                   keys.begin());
       }
       const size_t not_newer =

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "scenarios/checks.h"
+#include "scenarios/flat_index.h"
 #include "scenarios/history.h"
 
 namespace btsim::scenarios::checks_internal {
@@ -91,8 +92,10 @@ class Series {
 
  private:
   std::vector<Entry> entries_;
-  // group -> [begin, end) in entries_ (lookups only, never iterated).
-  LookupMap<uint64_t, std::pair<size_t, size_t>> ranges_;
+  // Group -> its index g among the groups (lookups only, never iterated);
+  // group g is [begins_[g], begins_[g + 1]) in entries_.
+  FlatIndex ranges_;
+  std::vector<size_t> begins_;
 };
 
 // A read's verdicts.
@@ -137,6 +140,8 @@ class Analysis {
   const std::vector<size_t>& surviving() const { return surviving_; }
   const std::vector<LostWrite>& lost_writes() const { return lost_writes_; }
   int32_t RowOf(uint32_t op) const { return row_of_[op]; }
+  // Whether some successful kReadRow names `row`.
+  bool RowHasReads(int32_t row) const { return row_has_reads_[row]; }
   // An operation naming `row` (its table and row key).
   const Operation& RowOp(int32_t row) const { return *row_op_[row]; }
   // The write op whose tag is `tag`; -1 when none committed it.
@@ -166,10 +171,10 @@ class Analysis {
   const History& history_;
   std::vector<int32_t> row_of_;           // per op; -1: no row
   std::vector<const Operation*> row_op_;  // per row: an op naming it
+  std::vector<bool> row_has_reads_;       // per row (see RowHasReads)
   std::map<int32_t, RowDrops> drops_;
   // Tag -> committed write op (lookups only, never iterated).
-  // Lookups only.
-  LookupMap<std::string_view, uint32_t> tags_;
+  FlatIndex tags_;
   std::vector<uint32_t> acked_writes_;
   std::vector<size_t> surviving_;
   std::vector<const RowState*> states_;  // row * final_state.size() + c

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "instance/instance.h"
 #include "scenarios/history.h"
@@ -24,8 +25,9 @@ struct RunContext {
 
   // Virtual time since the start of the run.
   sim::Nanos Elapsed() const { return scheduler->Now() - kRunEpoch; }
-  // The zone of a cluster of the instance ("" when unknown).
-  std::string ZoneOf(std::string_view cluster) const;
+  // The zone of a cluster of the instance ("" when unknown); valid while
+  // the cluster is in the instance.
+  std::string_view ZoneOf(std::string_view cluster) const;
 };
 
 }  // namespace btsim::scenarios

@@ -17,9 +17,9 @@
 
 namespace btsim::scenarios {
 
-std::string RunContext::ZoneOf(std::string_view cluster) const {
+std::string_view RunContext::ZoneOf(std::string_view cluster) const {
   const replication::ClusterSpec* spec = instance->fabric().Spec(cluster);
-  return spec == nullptr ? std::string() : spec->zone;
+  return spec == nullptr ? std::string_view() : std::string_view(spec->zone);
 }
 
 namespace {
@@ -119,6 +119,76 @@ class Observer : public instance::InstanceObserver {
   std::map<std::string, PeerLinks, std::less<>> links_;  // origin -> peer
 };
 
+// The newest commit version of each tag written in a history (0: none).
+// Tags of the form "<client>/<n>" (what simulated clients write) are
+// looked up by client and n, the rest in a hash map (lookups only, never
+// iterated; its keys view the history's tags, which must outlive it).
+class TagVersions {
+ public:
+  explicit TagVersions(const std::vector<Operation>& ops) {
+    // A sequence number above this goes to the hash map (no huge vectors).
+    const uint64_t max_sequence = 4 * ops.size() + 16;
+    for (const Operation& op : ops) {
+      if (op.written.empty() || op.version == 0) continue;
+      std::string_view client;
+      uint64_t n = 0;
+      uint64_t* v;
+      if (Parse(op.written, &client, &n) && n <= max_sequence) {
+        auto it = by_client_.find(client);
+        if (it == by_client_.end()) {
+          it = by_client_.emplace(std::string(client), std::vector<uint64_t>())
+                   .first;
+        }
+        std::vector<uint64_t>& versions = it->second;
+        if (versions.size() <= n) versions.resize(n + 1, 0);
+        v = &versions[n];
+      } else {
+        v = &others_[op.written];
+      }
+      *v = std::max(*v, op.version);
+    }
+  }
+
+  uint64_t Find(std::string_view tag) const {
+    std::string_view client;
+    uint64_t n = 0;
+    if (Parse(tag, &client, &n)) {
+      auto it = by_client_.find(client);
+      if (it != by_client_.end() && n < it->second.size()) {
+        return it->second[n];
+      }
+    }
+    auto it = others_.find(tag);
+    return it == others_.end() ? 0 : it->second;
+  }
+
+ private:
+  // "<client>/<n>" with n in canonical decimal (no leading zero) below
+  // 10^9.
+  static bool Parse(std::string_view tag, std::string_view* client,
+                    uint64_t* n) {
+    const size_t slash = tag.rfind('/');
+    if (slash == std::string_view::npos) return false;
+    const std::string_view digits = tag.substr(slash + 1);
+    if (digits.empty() || digits.size() > 9 ||
+        (digits.size() > 1 && digits[0] == '0')) {
+      return false;
+    }
+    uint64_t value = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    *client = tag.substr(0, slash);
+    *n = value;
+    return true;
+  }
+
+  std::map<std::string, std::vector<uint64_t>, std::less<>> by_client_;
+  std::unordered_map<std::string_view, uint64_t>  // btsim: order-independent
+      others_;
+};
+
 class Runner {
  public:
   Runner(const LoadedScenario& scenario, uint64_t seed, sim::Nanos duration,
@@ -171,6 +241,8 @@ class Runner {
   sim::VirtualScheduler scheduler_;
   sim::Rng rng_;
   sim::Fingerprint trace_;
+  // The run's fingerprint (filled by Snapshot).
+  sim::Fingerprint fingerprint_;
   History history_;
   RunContext context_;
   Observer observer_;
@@ -235,6 +307,22 @@ Status Runner::Setup() {
       by_group_[c.name()].push_back(clients_.back().get());
     }
     groups_.push_back(std::move(group));
+  }
+  // Room for the operations open-loop clients are expected to issue (10 %
+  // over the mean), so that the history does not move them as it grows.
+  // Capacity only: untouched memory costs nothing, and nothing depends on
+  // it.
+  {
+    double expected = 0;
+    const double seconds = std::chrono::duration<double>(duration_).count();
+    for (const v1::Client& c : s_.clients()) {
+      if (c.workload().rate_case() != v1::Workload::kOpsPerSecond) continue;
+      expected += (c.count() == 0 ? 1 : c.count()) *
+                  c.workload().ops_per_second() * seconds;
+    }
+    constexpr double kMaxReserved = 1e8;
+    history_.operations.reserve(
+        static_cast<size_t>(std::min(expected * 1.1, kMaxReserved)) + 1024);
   }
 
   // Strong reads are promised when every client's profile routes to one
@@ -416,8 +504,8 @@ void Runner::DoStep(int index) {
       event.kind = heal ? EventKind::kHeal : EventKind::kPartition;
       event.cluster = p.a();
       event.peer = p.b();
-      const std::string za = context_.ZoneOf(p.a());
-      const std::string zb = context_.ZoneOf(p.b());
+      const std::string za(context_.ZoneOf(p.a()));
+      const std::string zb(context_.ZoneOf(p.b()));
       if (heal) {
         instance_->transport().Heal(za, zb);
         describe("heal " + p.a() + " <-> " + p.b());
@@ -683,39 +771,36 @@ void Runner::Settle() {
 void Runner::Snapshot() {
   auto& fabric = instance_->fabric();
   fabric.CompactAll();
-  // The newest commit version of each tag. Lookups only (never iterated),
-  // so a hash map; its keys view history_'s tags, which outlive it.
-  std::unordered_map<std::string_view, uint64_t>  // btsim: order-independent
-      version_of;
-  version_of.reserve(history_.operations.size());
-  for (const Operation& op : history_.operations) {
-    if (!op.written.empty() && op.version != 0) {
-      uint64_t& v = version_of[op.written];
-      v = std::max(v, op.version);
-    }
-  }
+  const TagVersions version_of(history_.operations);
+  // The run's fingerprint: the trace, then what fabric.AddContents adds
+  // (each cluster's id and contents, in the fabric's order, which is
+  // ClusterIds() order), taken from the same pass as the digests.
+  fingerprint_.Add(trace_.Hex());
   for (const std::string& id : fabric.ClusterIds()) {
     cluster::Cluster* cluster = fabric.Find(id);
     ClusterState state;
     state.id = id;
+    fingerprint_.Add(id);
     sim::Fingerprint digest;
+    digest.set_copies_to(&fingerprint_);
     cluster->AddContents(&digest);
+    digest.set_copies_to(nullptr);
     state.digest = digest.Hex();
     for (const auto& [table, family] : family_of_) {
-      (void)ReadRowStates(*cluster, table, family, /*rows=*/nullptr,
-                          [&](std::string_view key, const RowState& read) {
-                            RowState row = read;
-                            auto it = version_of.find(row.tag);
-                            if (it != version_of.end())
-                              row.version = it->second;
-                            // Tables in id order, rows in key order: each
-                            // row goes at the end.
-                            state.rows.emplace_hint(
-                                state.rows.end(),
-                                std::make_pair(table, std::string(key)),
-                                std::move(row));
-                            return true;
-                          });
+      (void)ReadRowStates(
+          *cluster, table, family, /*rows=*/nullptr,
+          [&](std::string_view key, const RowState& read) {
+            RowState row = read;
+            if (const uint64_t v = version_of.Find(row.tag); v != 0) {
+              row.version = v;
+            }
+            // Tables in id order, rows in key order: each
+            // row goes at the end.
+            state.rows.emplace_hint(state.rows.end(),
+                                    std::make_pair(table, std::string(key)),
+                                    std::move(row));
+            return true;
+          });
     }
     history_.final_state.push_back(std::move(state));
   }
@@ -752,20 +837,18 @@ Result<RunOutcome> Runner::Run() {
   RunOutcome out;
   out.scenario = scenario_.name;
   out.seed = seed_;
-  sim::Fingerprint fingerprint;
-  fingerprint.Add(trace_.Hex());
-  instance_->fabric().AddContents(&fingerprint);
-  out.fingerprint = fingerprint.Hex();
+  out.fingerprint = fingerprint_.Hex();  // see Snapshot()
   out.client_ops = static_cast<int64_t>(history_.operations.size());
   out.history = std::move(history_);
   // How long the checks take, by the caller's wall clock (if any).
   const double checks_started =
       options_.wall_clock ? options_.wall_clock() : 0.0;
-  out.checks = RunChecks(out.history);
-  out.expectations = Evaluate(out.history, s_.expectations());
-  out.visibility = TVisibility(out.history);
-  out.k_staleness = ComputeKStaleness(out.history);
-  out.failbacks = ComputeFailbacks(out.history);
+  AllChecks all = RunAllChecks(out.history, s_.expectations());
+  out.checks = std::move(all.checks);
+  out.expectations = std::move(all.expectations);
+  out.visibility = std::move(all.visibility);
+  out.k_staleness = std::move(all.k_staleness);
+  out.failbacks = std::move(all.failbacks);
   if (options_.wall_clock) {
     out.check_wall_seconds = options_.wall_clock() - checks_started;
   }

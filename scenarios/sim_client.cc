@@ -119,16 +119,6 @@ Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
   return group;
 }
 
-// One operation's progress across its attempts.
-struct SimClient::Attempt {
-  uint64_t loop_generation = 0;
-  sim::Nanos deadline{0};  // absolute
-  int attempts = 0;
-  uint64_t token = 0;  // the current attempt; older replies are ignored
-  sim::TaskId timer = 0;
-  bool done = false;
-};
-
 SimClient::SimClient(RunContext& context, ClientGroup& group, std::string name,
                      sim::Rng rng)
     : context_(context), group_(group), name_(std::move(name)), rng_(rng) {}
@@ -226,30 +216,72 @@ void SimClient::Issue(uint64_t loop_generation) {
   const uint64_t index = op.id;
   history.operations.push_back(std::move(op));
   ++context_.in_flight;
-  auto attempt = std::make_shared<Attempt>();
-  attempt->loop_generation = loop_generation;
-  attempt->deadline = now + group_.deadline;
-  RunAttempt(index, std::move(attempt));
+  const uint32_t slot = NewAttempt();
+  Attempt& attempt = attempts_[slot];
+  attempt.op_index = index;
+  attempt.loop_generation = loop_generation;
+  attempt.deadline = now + group_.deadline;
+  RunAttempt(slot);
 }
 
-void SimClient::RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> a) {
+uint32_t SimClient::NewAttempt() {
+  uint32_t slot;
+  if (free_attempts_.empty()) {
+    slot = static_cast<uint32_t>(attempts_.size());
+    attempts_.emplace_back();
+  } else {
+    slot = free_attempts_.back();
+    free_attempts_.pop_back();
+  }
+  attempts_[slot] = Attempt{};
+  attempts_[slot].done = false;
+  return slot;
+}
+
+uint32_t SimClient::NewMessage() {
+  if (free_messages_.empty()) {
+    messages_.emplace_back();
+    return static_cast<uint32_t>(messages_.size() - 1);
+  }
+  const uint32_t m = free_messages_.back();
+  free_messages_.pop_back();
+  return m;
+}
+
+void SimClient::Reply(uint32_t slot, uint32_t token, Status status) {
+  Attempt& a = attempts_[slot];
+  if (a.done || a.token != token) return;
+  context_.scheduler->Cancel(a.timer);
+  Finish(slot, std::move(status));
+}
+
+void SimClient::DeliverReply(uint32_t m) {
+  Message& message = messages_[m];
+  const uint32_t slot = message.attempt;
+  const uint32_t token = message.token;
+  Status status = std::move(message.status);
+  message.status = OkStatus();
+  free_messages_.push_back(m);
+  Reply(slot, token, std::move(status));
+}
+
+void SimClient::RunAttempt(uint32_t slot) {
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   const sim::Nanos now = scheduler.Now();
-  ++a->attempts;
-  const uint64_t token = ++a->token;
-  sim::Nanos attempt_deadline = a->deadline;
+  Attempt& a = attempts_[slot];
+  ++a.attempts;
+  const uint32_t token = a.token = ++next_token_;
+  const uint64_t op_index = a.op_index;
+  sim::Nanos attempt_deadline = a.deadline;
   if (group_.attempt_timeout > sim::Nanos(0)) {
     attempt_deadline = std::min(attempt_deadline, now + group_.attempt_timeout);
   }
-  // Replies of this attempt, unless a newer one or the timeout came first.
-  auto reply = [this, op_index, a, token](Status status) {
-    if (a->done || a->token != token) return;
-    context_.scheduler->Cancel(a->timer);
-    Finish(op_index, a, std::move(status));
-  };
-  a->timer = scheduler.RunAfter(attempt_deadline - now, [reply] {
-    reply(
+  // Replies of this attempt count unless a newer one or the timeout came
+  // first (Reply checks the token).
+  a.timer = scheduler.RunAfter(attempt_deadline - now, [this, slot, token] {
+    Reply(
+        slot, token,
         Status(StatusCode::kDeadlineExceeded, "the attempt's deadline passed"));
   });
 
@@ -262,9 +294,14 @@ void SimClient::RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> a) {
     routed = instance.Route(op.profile, appprofile::RequestKind::kSingleRow,
                             op.row, group_.zone);
   }
-  const sim::LatencyModel local =
-      instance.transport().LatencyOf(group_.zone, group_.zone);
+  const uint32_t m = NewMessage();
+  Message& message = messages_[m];
+  message.attempt = slot;
+  message.token = token;
+  message.op_index = op_index;
   if (!routed.ok()) {
+    const sim::LatencyModel local =
+        instance.transport().LatencyOf(group_.zone, group_.zone);
     instance::RequestReport report;
     report.app_profile = op.profile;
     report.method = MethodOf(op.type);
@@ -273,49 +310,55 @@ void SimClient::RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> a) {
     instance.ReportRequest(report);
     // The frontend in the client's zone answers.
     const sim::Nanos rtt = local.Sample(rng_) + local.Sample(rng_);
-    scheduler.RunAfter(rtt,
-                       [reply, status = routed.status()] { reply(status); });
+    message.status = routed.status();
+    scheduler.RunAfter(rtt, [this, m] { DeliverReply(m); });
     return;
   }
-  const std::string cluster_id = *routed;
-  op.cluster = cluster_id;
-  const sim::LatencyModel link =
-      instance.transport().LatencyOf(group_.zone, context_.ZoneOf(cluster_id));
+  op.cluster = *routed;
+  message.cluster_id = std::move(*routed);
+  const sim::LatencyModel link = instance.transport().LatencyOf(
+      group_.zone, context_.ZoneOf(message.cluster_id));
   const sim::Nanos there = link.Sample(rng_);
-  const sim::Nanos back = link.Sample(rng_);
-  scheduler.RunAfter(there, [this, op_index, cluster_id, back, reply] {
-    auto cluster = context_.instance->ClusterIfUp(cluster_id);
-    sim::Scheduler& scheduler = *context_.scheduler;
-    Operation& op = context_.history->operations[op_index];
-    instance::RequestReport report;
-    report.cluster = cluster_id;
-    report.app_profile = op.profile;
-    report.method = MethodOf(op.type);
-    if (!cluster.ok()) {
-      report.code = cluster.status().code();
-      context_.instance->ReportRequest(report);
-      scheduler.RunAfter(back,
-                         [reply, status = cluster.status()] { reply(status); });
-      return;
-    }
-    sim::Nanos done = scheduler.Now();
-    Status status = Execute(**cluster, op, &done);
-    // Reported when it executes, with the time its node will take.
-    report.code = status.code();
-    report.latency = done - scheduler.Now();
-    if (status.ok()) {
-      if (op.type == OpType::kReadRow) {
-        report.returned_rows = op.read.empty() ? 0 : 1;
-      } else if (op.type == OpType::kScan) {
-        report.returned_rows = op.rows;
-      } else {
-        report.modified_rows = 1;
-      }
-    }
+  message.back = link.Sample(rng_);
+  scheduler.RunAfter(there, [this, m] { Arrive(m); });
+}
+
+void SimClient::Arrive(uint32_t m) {
+  sim::Scheduler& scheduler = *context_.scheduler;
+  const std::string& cluster_id = messages_[m].cluster_id;
+  auto cluster = context_.instance->ClusterIfUp(cluster_id);
+  Operation& op = context_.history->operations[messages_[m].op_index];
+  instance::RequestReport report;
+  report.cluster = cluster_id;
+  report.app_profile = op.profile;
+  report.method = MethodOf(op.type);
+  if (!cluster.ok()) {
+    report.code = cluster.status().code();
     context_.instance->ReportRequest(report);
-    scheduler.RunAfter(done - scheduler.Now() + back,
-                       [reply, status] { reply(status); });
-  });
+    messages_[m].status = cluster.status();
+    scheduler.RunAfter(messages_[m].back, [this, m] { DeliverReply(m); });
+    return;
+  }
+  sim::Nanos done = scheduler.Now();
+  Status status = Execute(**cluster, op, &done);
+  // Reported when it executes, with the time its node will take.
+  report.code = status.code();
+  report.latency = done - scheduler.Now();
+  if (status.ok()) {
+    if (op.type == OpType::kReadRow) {
+      report.returned_rows = op.read.empty() ? 0 : 1;
+    } else if (op.type == OpType::kScan) {
+      report.returned_rows = op.rows;
+    } else {
+      report.modified_rows = 1;
+    }
+  }
+  context_.instance->ReportRequest(report);
+  // messages_ may have grown (not in Execute today, but cheaply safe).
+  Message& message = messages_[m];
+  message.status = std::move(status);
+  scheduler.RunAfter(done - scheduler.Now() + message.back,
+                     [this, m] { DeliverReply(m); });
 }
 
 Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
@@ -419,32 +462,40 @@ void SimClient::Committed(const std::string& cluster_id,
   op.log_position = context_.instance->fabric().LogPosition(cluster_id);
 }
 
-void SimClient::Finish(uint64_t op_index, std::shared_ptr<Attempt> a,
-                       Status status) {
+void SimClient::Finish(uint32_t slot, Status status) {
   sim::Scheduler& scheduler = *context_.scheduler;
-  Operation& op = context_.history->operations[op_index];
+  Attempt& a = attempts_[slot];
+  Operation& op = context_.history->operations[a.op_index];
   const bool idempotent = !IsTransaction(op.type);
   if (!status.ok() && idempotent && Retryable(status.code()) &&
-      a->attempts < group_.max_attempts) {
+      a.attempts < group_.max_attempts) {
     // Backoff b = initial * multiplier^(attempts - 1), capped; jitter in
     // [b/2, b].
     double b = static_cast<double>(group_.initial_backoff.count()) *
-               std::pow(group_.multiplier, a->attempts - 1);
+               std::pow(group_.multiplier, a.attempts - 1);
     b = std::min(b, static_cast<double>(group_.max_backoff.count()));
     const auto half = static_cast<int64_t>(b / 2);
     const sim::Nanos backoff(half + sim::UniformInt(rng_, 0, half));
-    if (scheduler.Now() + backoff < a->deadline) {
-      ++a->token;  // a late reply of the last attempt is now ignored
-      scheduler.RunAfter(backoff,
-                         [this, op_index, a] { RunAttempt(op_index, a); });
+    if (scheduler.Now() + backoff < a.deadline) {
+      // A late reply of the last attempt is now ignored.
+      const uint32_t token = a.token = ++next_token_;
+      scheduler.RunAfter(backoff, [this, slot, token] {
+        // Only this task continues the operation (no reply counts now).
+        if (!attempts_[slot].done && attempts_[slot].token == token) {
+          RunAttempt(slot);
+        }
+      });
       return;
     }
   }
-  a->done = true;
+  a.done = true;
+  const uint64_t loop_generation = a.loop_generation;
+  const int attempts = a.attempts;
+  free_attempts_.push_back(slot);
   op.complete = context_.Elapsed();
   op.code = status.code();
   op.message = status.message();
-  op.attempts = a->attempts;
+  op.attempts = attempts;
   --context_.in_flight;
 
   sim::Fingerprint& trace = *context_.trace;
@@ -461,8 +512,8 @@ void SimClient::Finish(uint64_t op_index, std::shared_ptr<Attempt> a,
   trace.AddInt(op.counter);
 
   if (group_.workload.rate_case() == v1::Workload::kInFlight &&
-      a->loop_generation == generation_ && active_) {
-    const uint64_t generation = a->loop_generation;
+      loop_generation == generation_ && active_) {
+    const uint64_t generation = loop_generation;
     scheduler.RunAfter(sim::Nanos(0),
                        [this, generation] { Issue(generation); });
   }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "btsim/scenario/v1/scenario.pb.h"
 #include "scenarios/key_pattern.h"
 #include "scenarios/run_context.h"
@@ -75,11 +76,44 @@ class SimClient {
   void Restart();
 
  private:
-  struct Attempt;
+  // One operation's progress across its attempts, in a slot of attempts_
+  // (reused once the operation finishes).
+  struct Attempt {
+    uint64_t op_index = 0;
+    uint64_t loop_generation = 0;
+    sim::Nanos deadline{0};  // absolute
+    int attempts = 0;
+    // The current attempt (unique within this client); replies of older
+    // ones, or of the slot's earlier operations, are ignored.
+    uint32_t token = 0;
+    sim::TaskId timer = 0;
+    bool done = true;
+  };
+  // One request on its way to a cluster and its reply on the way back, in
+  // a slot of messages_ (reused once the reply is delivered).
+  struct Message {
+    uint32_t attempt = 0;  // slot in attempts_
+    uint32_t token = 0;    // the attempt's token when it was sent
+    uint64_t op_index = 0;
+    std::string cluster_id;
+    sim::Nanos back{0};  // the reply's one-way delay
+    Status status;       // the reply
+  };
+  // Tasks capture only `this` and two 32-bit numbers, so that
+  // std::function holds them without allocating.
+  uint32_t NewAttempt();
+  uint32_t NewMessage();
+  // Delivers a reply of attempt `token` of attempts_[slot].
+  void Reply(uint32_t slot, uint32_t token, Status status);
+  // Delivers messages_[m]'s reply and frees it.
+  void DeliverReply(uint32_t m);
+  // messages_[m] arrived at its cluster.
+  void Arrive(uint32_t m);
+
   void ScheduleArrival();
   void Issue(uint64_t loop_generation);
-  void RunAttempt(uint64_t op_index, std::shared_ptr<Attempt> attempt);
-  void Finish(uint64_t op_index, std::shared_ptr<Attempt> attempt, Status s);
+  void RunAttempt(uint32_t slot);
+  void Finish(uint32_t slot, Status s);
   Status Execute(cluster::Cluster& cluster, Operation& op, sim::Nanos* done);
   // Records the commit of `op`'s write on `cluster_id`.
   void Committed(const std::string& cluster_id, const cluster::Cluster& cluster,
@@ -97,6 +131,11 @@ class SimClient {
   uint64_t sequence_ = 0;    // tags written
   sim::TaskId arrival_ = 0;
   bool arrival_pending_ = false;
+  std::vector<Attempt> attempts_;
+  std::vector<uint32_t> free_attempts_;
+  uint32_t next_token_ = 0;
+  std::vector<Message> messages_;
+  std::vector<uint32_t> free_messages_;
 };
 
 }  // namespace btsim::scenarios

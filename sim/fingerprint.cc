@@ -1,6 +1,8 @@
 #include "sim/fingerprint.h"
 
+#include <bit>
 #include <cstdio>
+#include <cstring>
 
 namespace btsim::sim {
 namespace {
@@ -19,22 +21,33 @@ void Fingerprint::Mix(uint64_t word) {
 }
 
 void Fingerprint::Add(std::string_view bytes) {
+  if (copies_to_ != nullptr) copies_to_->Add(bytes);
   Mix(bytes.size());
-  // Bytes are packed little-endian by hand: the same on every host.
-  uint64_t word = 0;
-  int filled = 0;
-  for (unsigned char c : bytes) {
-    word |= static_cast<uint64_t>(c) << (8 * filled);
-    if (++filled == 8) {
-      Mix(word);
-      word = 0;
-      filled = 0;
+  // Bytes are packed little-endian into words of 8 (the last one partial,
+  // possibly empty): the same on every host.
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  for (; left >= 8; p += 8, left -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    if constexpr (std::endian::native == std::endian::big) {
+      uint64_t swapped = 0;
+      for (int i = 0; i < 8; ++i) {
+        swapped = (swapped << 8) | ((word >> (8 * i)) & 0xff);
+      }
+      word = swapped;
     }
+    Mix(word);
+  }
+  uint64_t word = 0;
+  for (size_t i = 0; i < left; ++i) {
+    word |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
   }
   Mix(word);
 }
 
 void Fingerprint::AddInt(int64_t value) {
+  if (copies_to_ != nullptr) copies_to_->AddInt(value);
   Mix(0x1d);
   Mix(static_cast<uint64_t>(value));
 }

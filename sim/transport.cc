@@ -23,9 +23,10 @@ Nanos ToNanos(double ns) {
   return Nanos(std::llround(ns));
 }
 
-std::pair<std::string, std::string> Key(std::string_view from,
-                                        std::string_view to) {
-  return {std::string(from), std::string(to)};
+// RegionOf without the copy.
+std::string_view RegionView(std::string_view zone) {
+  const size_t dash = zone.rfind('-');
+  return dash == std::string_view::npos ? zone : zone.substr(0, dash);
 }
 
 }  // namespace
@@ -113,12 +114,19 @@ Transport::Transport(Scheduler& scheduler, Rng rng, TransportDefaults defaults)
 
 Transport::Link& Transport::GetLink(std::string_view from,
                                     std::string_view to) {
-  return links_[Key(from, to)];
+  auto it = links_.find(std::make_pair(from, to));
+  if (it == links_.end()) {
+    it =
+        links_
+            .emplace(std::make_pair(std::string(from), std::string(to)), Link{})
+            .first;
+  }
+  return it->second;
 }
 
 const Transport::Link* Transport::FindLink(std::string_view from,
                                            std::string_view to) const {
-  auto it = links_.find(Key(from, to));
+  auto it = links_.find(std::make_pair(from, to));
   return it == links_.end() ? nullptr : &it->second;
 }
 
@@ -128,7 +136,7 @@ const LatencyModel& Transport::ModelFor(std::string_view from,
   if (everywhere_) return *everywhere_;
   if (link != nullptr && link->latency) return *link->latency;
   if (from == to) return defaults_.same_zone;
-  if (RegionOf(from) == RegionOf(to)) return defaults_.same_region;
+  if (RegionView(from) == RegionView(to)) return defaults_.same_region;
   return defaults_.cross_region;
 }
 

@@ -123,7 +123,16 @@ class Transport {
   Rng rng_;
   TransportDefaults defaults_;
   std::optional<LatencyModel> everywhere_;
-  std::map<std::pair<std::string, std::string>, Link> links_;
+  // Orders (from, to) keys as string views, so that lookups need no copy.
+  struct LinkLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, Link, LinkLess> links_;
 };
 
 }  // namespace btsim::sim

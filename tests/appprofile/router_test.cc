@@ -353,5 +353,83 @@ TEST(RouterTest, SameSeedSameChoices) {
   EXPECT_NE(Choices(42), Choices(43));
 }
 
+// RouteFirst picks Route's first cluster and, as "nearest", Route's first
+// cluster with every cluster available, with the same draws.
+TEST(RouteFirstTest, AgreesWithRoute) {
+  const std::vector<AppProfile> profiles = {Multi(),
+                                            Multi({}, /*affinity=*/true),
+                                            Multi({"c1", "c3"}),
+                                            Single("c2"),
+                                            Single("c9"),
+                                            Single("c1", /*txn=*/true)};
+  const std::vector<std::set<std::string>> downs = {
+      {}, {"c1"}, {"c1", "c2"}, {"c3"}, {"c1", "c2", "c3"}};
+  const std::vector<std::string> zones = {"us-east1-b", "us-east1-d",
+                                          "europe-west1-b", "asia-east1-a"};
+  for (const AppProfile& profile : profiles) {
+    for (const auto& down : downs) {
+      for (const std::string& zone : zones) {
+        for (RequestKind kind :
+             {RequestKind::kSingleRow, RequestKind::kMultiRow,
+              RequestKind::kTransaction}) {
+          for (int row = 0; row < 20; ++row) {
+            const std::string key = "row" + std::to_string(row);
+            const RouteRequest request{kind, key, zone};
+            const std::vector<ClusterPlace> places = Instance(down);
+            std::vector<ClusterPlace> all = places;
+            for (ClusterPlace& p : all) p.available = true;
+            std::vector<ClusterView> views;
+            for (const ClusterPlace& p : places) {
+              views.push_back({p.id, p.zone, p.available});
+            }
+            sim::Rng rng(row + 1), rng_copy = rng, first_rng = rng;
+            auto route = Route(profile, request, places, rng);
+            auto nearest = Route(profile, request, all, rng_copy);
+            auto first = RouteFirst(profile, request, views, first_rng);
+            ASSERT_EQ(first.ok(), route.ok());
+            EXPECT_EQ(first_rng.Next(), rng.Next());
+            if (!route.ok()) {
+              EXPECT_EQ(first.status().message(), route.status().message());
+              continue;
+            }
+            ASSERT_TRUE(nearest.ok());
+            EXPECT_EQ(first->chosen, route->front());
+            EXPECT_EQ(first->nearest, nearest->front());
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RouteFirstTest, AgreesWithRouteOnManyClusters) {
+  // More clusters than RouteFirst handles inline (Bigtable has at most 4).
+  std::vector<ClusterPlace> places;
+  for (int i = 0; i < 12; ++i) {
+    places.push_back({"c" + std::to_string(i),
+                      std::string(i % 2 == 0 ? "us-east1-" : "europe-west1-") +
+                          static_cast<char>('a' + i),
+                      i % 5 != 0});
+  }
+  std::vector<ClusterPlace> all = places;
+  for (ClusterPlace& p : all) p.available = true;
+  std::vector<ClusterView> views;
+  for (const ClusterPlace& p : places) {
+    views.push_back({p.id, p.zone, p.available});
+  }
+  for (int seed = 1; seed < 30; ++seed) {
+    const RouteRequest request{RequestKind::kSingleRow, "row", "us-east1-a"};
+    sim::Rng rng(seed), rng_copy = rng, first_rng = rng;
+    auto route = Route(Multi(), request, places, rng);
+    auto nearest = Route(Multi(), request, all, rng_copy);
+    auto first = RouteFirst(Multi(), request, views, first_rng);
+    ASSERT_TRUE(route.ok());
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(first->chosen, route->front());
+    EXPECT_EQ(first->nearest, nearest->front());
+    EXPECT_EQ(first_rng.Next(), rng.Next());
+  }
+}
+
 }  // namespace
 }  // namespace btsim::appprofile

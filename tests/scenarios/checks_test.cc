@@ -986,6 +986,65 @@ TEST(EvaluateTest, ResultsInOrderWithNames) {
   EXPECT_EQ(results[1].bound, ">= 1");
 }
 
+// RunAllChecks shares one analysis; its results are those of the separate
+// functions. Clusters hold different row sets (merged by the analysis).
+TEST(RunAllChecksTest, SameAsTheSeparateChecks) {
+  Builder b;
+  for (int i = 0; i < 400; ++i) {
+    const std::string row = "r" + std::to_string(i % 13);
+    const std::string client = "c-" + std::to_string(i % 3);
+    if (i % 3 != 2) {
+      b.Write(client, row, client + "/" + std::to_string(i), i, i + 3,
+              i % 4 == 0 ? "c1" : "c2");
+    } else {
+      b.Read(client, row, client + "/" + std::to_string(i - 2), i, i + 1,
+             i % 2 == 0 ? "c1" : "c2");
+    }
+  }
+  ClusterState& c1 = b.Cluster("c1");
+  for (uint64_t id = 0; id < 200; id += 3) b.Has(c1, id);
+  ClusterState& c2 = b.Cluster("c2", "other");
+  for (uint64_t id = 100; id < 400; id += 3) b.Has(c2, id);
+  b.AddEvent(EventKind::kClusterDown, 100, "c1");
+  b.AddEvent(EventKind::kClusterUp, 200, "c1");
+  google::protobuf::RepeatedPtrField<pb::Expectation> expectations;
+  for (const char* text :
+       {"metric: LOST_WRITES at_most: 0",
+        "metric: STALENESS_SECONDS at_most: 0 client: 'c-1'",
+        "metric: T_VISIBILITY after { nanos: 1000000 } at_least: 1",
+        "metric: K_STALENESS at_most: 0"}) {
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        std::string("name: 'e' ") + text, expectations.Add()));
+  }
+  const History& h = b.history();
+  const AllChecks all = RunAllChecks(h, expectations);
+  const std::vector<CheckValue> checks = RunChecks(h);
+  ASSERT_EQ(all.checks.size(), checks.size());
+  for (size_t i = 0; i < checks.size(); ++i) {
+    EXPECT_EQ(all.checks[i].name, checks[i].name);
+    EXPECT_EQ(all.checks[i].value, checks[i].value) << checks[i].name;
+    EXPECT_EQ(all.checks[i].detail, checks[i].detail);
+  }
+  EXPECT_GT(Check(all.checks, "lost_writes").value, 0);
+  const std::vector<ExpectationResult> results = Evaluate(h, expectations);
+  ASSERT_EQ(all.expectations.size(), results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(all.expectations[i].value, results[i].value);
+    EXPECT_EQ(all.expectations[i].detail, results[i].detail);
+    EXPECT_EQ(all.expectations[i].pass, results[i].pass);
+  }
+  const std::vector<VisibilityCurve> curves = TVisibility(h);
+  ASSERT_EQ(all.visibility.size(), curves.size());
+  for (size_t i = 0; i < curves.size(); ++i) {
+    EXPECT_EQ(all.visibility[i].samples, curves[i].samples);
+    EXPECT_EQ(all.visibility[i].probability, curves[i].probability);
+  }
+  const KStaleness k = ComputeKStaleness(h);
+  EXPECT_EQ(all.k_staleness.reads, k.reads);
+  EXPECT_EQ(all.k_staleness.at_most, k.at_most);
+  EXPECT_EQ(all.failbacks.size(), ComputeFailbacks(h).size());
+}
+
 // Many operations on few rows: finishes quickly only when the checks are
 // O(n log n).
 TEST(ScaleTest, HundredsOfThousandsOfOperations) {

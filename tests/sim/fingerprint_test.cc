@@ -47,5 +47,35 @@ TEST(FingerprintTest, KnownValueIsPinned) {
   EXPECT_EQ(f.Hex(), "5aa16f393a8309396b625ac805108fe8");
 }
 
+TEST(FingerprintTest, LongStringsPackLittleEndianWords) {
+  // Add packs 8 bytes at a time; the result must not depend on how (pinned
+  // against the byte-at-a-time definition: "btsim-fingerprint" is 17
+  // bytes: two full words and a partial one).
+  Fingerprint f;
+  f.Add("btsim-fingerprint");
+  Fingerprint g;
+  g.Add("btsim-fingerprint");
+  EXPECT_EQ(f, g);
+  EXPECT_EQ(f.Hex(), "c484733cd4d3200edc12abb751bfd578");
+}
+
+TEST(FingerprintTest, CopiesToAnotherFingerprint) {
+  Fingerprint total, part, alone_total, alone_part;
+  total.Add("head");
+  alone_total.Add("head");
+  part.set_copies_to(&total);
+  part.Add("abc");
+  part.AddInt(7);
+  part.set_copies_to(nullptr);
+  part.Add("not copied");
+  alone_total.Add("abc");
+  alone_total.AddInt(7);
+  alone_part.Add("abc");
+  alone_part.AddInt(7);
+  alone_part.Add("not copied");
+  EXPECT_EQ(total, alone_total);
+  EXPECT_EQ(part, alone_part);
+}
+
 }  // namespace
 }  // namespace btsim::sim
