@@ -201,6 +201,40 @@ RowData DecodeRow(std::string_view encoded) {
   return row;
 }
 
+bool MayNeedCompaction(const RowData& row) {
+  if (row.tombstone != kNoVersion) return true;
+  for (const FamilyData& f : row.families) {
+    if (f.tombstone != kNoVersion) return true;
+    for (const ColumnData& c : f.columns) {
+      if (!c.tombstones.empty() || c.cells.size() > 1) return true;
+    }
+  }
+  return false;
+}
+
+bool MayNeedCompaction(std::string_view encoded) {
+  Reader in(encoded);
+  if (in.Varint() != kNoVersion) return true;
+  const uint64_t families = in.Varint();
+  for (uint64_t fi = 0; fi < families; ++fi) {
+    in.Varint();  // family id
+    if (in.Varint() != kNoVersion) return true;
+    const uint64_t columns = in.Varint();
+    for (uint64_t ci = 0; ci < columns; ++ci) {
+      in.Bytes(in.Varint());              // qualifier
+      if (in.Varint() != 0) return true;  // column tombstones
+      const uint64_t cells = in.Varint();
+      if (cells > 1) return true;
+      for (uint64_t k = 0; k < cells; ++k) {
+        in.Varint();  // timestamp
+        in.Varint();  // version
+        in.Bytes(in.Varint());
+      }
+    }
+  }
+  return false;
+}
+
 void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out) {
   Reader in(encoded);
   const Version row_tombstone = in.Varint();

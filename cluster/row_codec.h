@@ -83,6 +83,13 @@ size_t EncodedSize(const RowData& row);
 // Decodes `encoded` (produced by EncodeRow). Aborts on corrupt input.
 RowData DecodeRow(std::string_view encoded);
 
+// False when compaction could only change the row through an age rule or a
+// dropped family: it has no tombstone and at most one cell per column
+// (version-count rules keep at least one). The encoded form is read
+// without allocating.
+bool MayNeedCompaction(const RowData& row);
+bool MayNeedCompaction(std::string_view encoded);
+
 // A cell that no tombstone hides, as the read path sees it.
 struct LiveCell {
   uint32_t family_id;

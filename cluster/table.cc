@@ -126,21 +126,6 @@ void NormalizeCells(ColumnData& column) {
   cells.resize(out);
 }
 
-// False when compaction would leave `row` unchanged whatever the families'
-// version-count rules: no tombstone, at most one cell per column (rules
-// keep at least one version; age rules make compaction visit every row
-// anyway, and schema changes every tablet).
-bool MayCompact(const RowData& row) {
-  if (row.tombstone != kNoVersion) return true;
-  for (const FamilyData& f : row.families) {
-    if (f.tombstone != kNoVersion) return true;
-    for (const ColumnData& c : f.columns) {
-      if (!c.tombstones.empty() || c.cells.size() > 1) return true;
-    }
-  }
-  return false;
-}
-
 void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
                         Version version) {
   for (ColumnTombstone& t : column.tombstones) {
@@ -485,7 +470,7 @@ Status Table::ApplyToRow(std::string_view key,
                              " bytes; the row limit is 256 MiB");
     }
   }
-  tablet.Put(RowRecord(key, row), MayCompact(row), slot);
+  tablet.Put(RowRecord(key, row), MayNeedCompaction(row), slot);
   MaybeSplit(ti);
   if (local && commit_hook_) {
     commit_hook_(key, mutations, commit.server_time_micros, commit.version);

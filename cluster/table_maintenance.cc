@@ -127,8 +127,10 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
     if (!tablet.dirty() && !schema_dirty_ && !age_rules) continue;
     bool any_removed = false;
     bool kept_tombstones = false;
+    const bool every_row = schema_dirty_ || age_rules;
     for (size_t i = 0; i < tablet.size(); ++i) {
       const RowRecord& record = tablet.row(i);
+      if (!every_row && !MayNeedCompaction(record.encoded())) continue;
       RowData row = DecodeRow(record.encoded());
       bool changed = false;
       RowData out;

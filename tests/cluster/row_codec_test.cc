@@ -196,6 +196,38 @@ RowData ThreeFamilies() {
   return row;
 }
 
+TEST(RowCodecTest, MayNeedCompactionOnlyWithTombstonesOrVersions) {
+  auto check = [](const RowData& row, bool expected) {
+    std::string storage;
+    EncodeRow(row, &storage);
+    EXPECT_EQ(MayNeedCompaction(row), expected);
+    EXPECT_EQ(MayNeedCompaction(std::string_view(storage)), expected);
+  };
+  RowData single;
+  for (uint32_t id : {0u, 3u}) {
+    FamilyData f{id, kNoVersion, {}};
+    for (const char* q : {"a", "b"}) {
+      f.columns.push_back(
+          ColumnData{q, {}, {CellData{1000, MakeVersion(1, 0), "value"}}});
+    }
+    single.families.push_back(std::move(f));
+  }
+  check(RowData{}, false);
+  check(single, false);
+  check(ThreeFamilies(), true);  // three versions per column
+
+  RowData row_tombstone = single;
+  row_tombstone.tombstone = MakeVersion(5, 0);
+  check(row_tombstone, true);
+  RowData family_tombstone = single;
+  family_tombstone.families[1].tombstone = MakeVersion(5, 0);
+  check(family_tombstone, true);
+  RowData column_tombstone = single;
+  column_tombstone.families[1].columns[1].tombstones.push_back(
+      ColumnTombstone{0, 0, MakeVersion(5, 0)});
+  check(column_tombstone, true);
+}
+
 TEST(RowCodecTest, AppendLiveCellsWithoutTombstonesReturnsAllInStorageOrder) {
   std::string storage;
   std::vector<LiveCell> live = Live(ThreeFamilies(), &storage);
