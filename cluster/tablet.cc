@@ -10,6 +10,24 @@ namespace {
 bool KeyLess(const RowRecord& r, std::string_view k) { return r.key() < k; }
 bool LessKey(std::string_view k, const RowRecord& r) { return k < r.key(); }
 
+// The 8 bytes of `key` from `offset`, zero-padded, big-endian.
+uint64_t HeadOf(std::string_view key, size_t offset) {
+  uint64_t head = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    const size_t at = offset + i;
+    const uint8_t b = at < key.size() ? static_cast<uint8_t>(key[at]) : 0;
+    head = (head << 8) | b;
+  }
+  return head;
+}
+
+size_t CommonPrefix(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
 }  // namespace
 
 std::pair<size_t, size_t> Tablet::Locate(size_t i) const {
@@ -36,9 +54,7 @@ size_t Tablet::ChunkFor(std::string_view key) const {
 size_t Tablet::LowerBound(std::string_view key) const {
   if (chunks_.empty()) return 0;
   const size_t c = ChunkFor(key);
-  const std::vector<RowRecord>& chunk = chunks_[c];
-  const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
-  return first_[c] + static_cast<size_t>(it - chunk.begin());
+  return first_[c] + LowerBoundIn(c, key);
 }
 
 size_t Tablet::UpperBound(std::string_view key) const {
@@ -49,13 +65,37 @@ size_t Tablet::UpperBound(std::string_view key) const {
   return first_[c] + static_cast<size_t>(it - chunk.begin());
 }
 
+size_t Tablet::LowerBoundIn(size_t c, std::string_view key) const {
+  const std::vector<RowRecord>& chunk = chunks_[c];
+  const Heads& h = heads_[c];
+  const std::string_view prefix(first_key_[c].data(), h.lcp);
+  const std::string_view key_prefix = key.substr(0, h.lcp);
+  if (key_prefix < prefix) return 0;
+  if (key_prefix > prefix) return chunk.size();
+  const uint64_t head = HeadOf(key, h.lcp);
+  const auto lo = std::lower_bound(h.heads.begin(), h.heads.end(), head);
+  const auto hi = std::upper_bound(lo, h.heads.end(), head);
+  const auto first = chunk.begin() + (lo - h.heads.begin());
+  const auto last = chunk.begin() + (hi - h.heads.begin());
+  return static_cast<size_t>(std::lower_bound(first, last, key, KeyLess) -
+                             chunk.begin());
+}
+
+void Tablet::RebuildHeads(size_t c) {
+  const std::vector<RowRecord>& chunk = chunks_[c];
+  Heads& h = heads_[c];
+  h.lcp = CommonPrefix(chunk.front().key(), chunk.back().key());
+  h.heads.clear();
+  h.heads.reserve(chunk.capacity());
+  for (const RowRecord& r : chunk) h.heads.push_back(HeadOf(r.key(), h.lcp));
+}
+
 Tablet::Slot Tablet::Seek(std::string_view key) const {
   if (chunks_.empty()) return Slot{};
   const size_t c = ChunkFor(key);
   const std::vector<RowRecord>& chunk = chunks_[c];
-  const auto it = std::lower_bound(chunk.begin(), chunk.end(), key, KeyLess);
-  return Slot{c, static_cast<size_t>(it - chunk.begin()),
-              it != chunk.end() && it->key() == key};
+  const size_t i = LowerBoundIn(c, key);
+  return Slot{c, i, i < chunk.size() && chunk[i].key() == key};
 }
 
 const RowRecord* Tablet::Find(std::string_view key) const {
@@ -77,6 +117,8 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     chunks_.back().push_back(std::move(record));
     first_.assign(1, 0);
     first_key_.assign(1, std::string(key));
+    heads_.assign(1, Heads{});
+    RebuildHeads(0);
     size_ = 1;
     return;
   }
@@ -88,9 +130,19 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     *it = std::move(record);
     return;
   }
+  const bool at_an_end = it == chunk.begin() || it == chunk.end();
   if (it == chunk.begin()) first_key_[c].assign(key);  // only in chunk 0
+  const size_t offset = slot.offset;
   chunk.insert(it, std::move(record));
   ++size_;
+  Heads& heads = heads_[c];
+  if (at_an_end &&
+      CommonPrefix(chunk.front().key(), chunk.back().key()) != heads.lcp) {
+    RebuildHeads(c);
+  } else {
+    heads.heads.insert(heads.heads.begin() + static_cast<ptrdiff_t>(offset),
+                       HeadOf(key, heads.lcp));
+  }
   for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
   if (chunk.size() > kMaxChunkRows) {
     // Split the full chunk in two halves.
@@ -106,6 +158,9 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     first_.insert(first_.begin() + static_cast<ptrdiff_t>(c) + 1, right_first);
     first_key_.insert(first_key_.begin() + static_cast<ptrdiff_t>(c) + 1,
                       std::string(chunks_[c + 1].front().key()));
+    heads_.insert(heads_.begin() + static_cast<ptrdiff_t>(c) + 1, Heads{});
+    RebuildHeads(c);
+    RebuildHeads(c + 1);
   }
 }
 
@@ -135,6 +190,7 @@ std::vector<RowRecord> Tablet::TakeRows() {
   chunks_.clear();
   first_.clear();
   first_key_.clear();
+  heads_.clear();
   size_ = 0;
   return rows;
 }
@@ -143,6 +199,7 @@ void Tablet::SetRows(std::vector<RowRecord> rows) {
   chunks_.clear();
   first_.clear();
   first_key_.clear();
+  heads_.clear();
   size_ = rows.size();
   // Half-full chunks leave room for inserts before the first split.
   constexpr size_t kFill = kMaxChunkRows / 2;
@@ -157,6 +214,8 @@ void Tablet::SetRows(std::vector<RowRecord> rows) {
     first_.push_back(i);
     first_key_.emplace_back(chunk.front().key());
     chunks_.push_back(std::move(chunk));
+    heads_.emplace_back();
+    RebuildHeads(chunks_.size() - 1);
   }
 }
 
@@ -166,10 +225,12 @@ void Tablet::Reindex() {
   });
   first_.resize(chunks_.size());
   first_key_.resize(chunks_.size());
+  heads_.resize(chunks_.size());
   size_ = 0;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     first_[c] = size_;
     first_key_[c].assign(chunks_[c].front().key());
+    RebuildHeads(c);
     size_ += chunks_[c].size();
   }
 }
@@ -185,6 +246,7 @@ Tablet Tablet::Clone() const {
   }
   copy.first_ = first_;
   copy.first_key_ = first_key_;
+  copy.heads_ = heads_;
   copy.size_ = size_;
   copy.bytes_ = bytes_;
   return copy;
@@ -221,6 +283,7 @@ void Tablet::Absorb(Tablet&& next) {
   next.chunks_.clear();
   next.first_.clear();
   next.first_key_.clear();
+  next.heads_.clear();
   next.size_ = 0;
   next.bytes_ = 0;
 }

@@ -100,8 +100,14 @@ class Tablet {
   std::vector<RowRecord> TakeRows();
   // Replaces the contents with `rows` (sorted), re-chunked; bytes_ is kept.
   void SetRows(std::vector<RowRecord> rows);
-  // Recomputes first_ and first_key_ from the chunks, dropping empty ones.
+  // Recomputes first_, first_key_ and heads_ from the chunks, dropping
+  // empty ones.
   void Reindex();
+  // Index in chunk c of the first row with key >= `key`, searching heads_
+  // and touching only the rows whose head ties with the key's.
+  size_t LowerBoundIn(size_t c, std::string_view key) const;
+  // Recomputes heads_[c] (after chunk c's first or last key changed).
+  void RebuildHeads(size_t c);
 
   std::string start_;
   std::string end_;
@@ -112,6 +118,16 @@ class Tablet {
   std::vector<std::vector<RowRecord>> chunks_;
   std::vector<size_t> first_;
   std::vector<std::string> first_key_;
+  // Per chunk, for searching without dereferencing rows (each a separate
+  // allocation, so a cache miss): `lcp` is the length of the prefix all its
+  // keys share (that of its first and last keys), and heads[i] the 8 bytes
+  // of row i's key after that prefix (zero-padded, big-endian): heads in
+  // order, and unequal heads order their keys.
+  struct Heads {
+    size_t lcp = 0;
+    std::vector<uint64_t> heads;
+  };
+  std::vector<Heads> heads_;
   size_t size_ = 0;
   int64_t bytes_ = 0;
   bool dirty_ = true;

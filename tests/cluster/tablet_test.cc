@@ -1,5 +1,8 @@
 #include "cluster/tablet.h"
 
+#include <iterator>
+#include <random>
+#include <set>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -25,6 +28,48 @@ TEST(TabletTest, RowsStayOrderedAcrossChunkSplits) {
   EXPECT_EQ(tablet.LowerBound(Key(100)), 100u);
   EXPECT_EQ(tablet.UpperBound(Key(100)), 101u);
   EXPECT_EQ(tablet.Find(Key(n)), nullptr);
+}
+
+TEST(TabletTest, SearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
+  // Keys with long shared prefixes, keys that are prefixes of others, NUL
+  // and 0xff bytes: the per-chunk heads must order them as memcmp does.
+  std::mt19937_64 gen(7);
+  auto random_key = [&] {
+    static const std::string kPrefixes[] = {"", "user000", "user0001234",
+                                            std::string("a\0", 2), "\xff\xff"};
+    std::string key = kPrefixes[gen() % 5];
+    const size_t extra = gen() % 12;
+    for (size_t i = 0; i < extra; ++i) {
+      const char alphabet[] = {'\0', '0', '1', '9', 'a', '\xff'};
+      key.push_back(alphabet[gen() % 6]);
+    }
+    return key.empty() ? std::string("k") : key;
+  };
+  Tablet tablet("", "", false);
+  std::set<std::string> expected;
+  for (int i = 0; i < 6000; ++i) {
+    std::string key = random_key();
+    tablet.Put(Row(key));
+    expected.insert(key);
+    if (i % 500 == 0) {
+      std::string victim = random_key();
+      tablet.Erase(victim);
+      expected.erase(victim);
+    }
+  }
+  ASSERT_EQ(tablet.size(), expected.size());
+  size_t i = 0;
+  for (const std::string& key : expected) {
+    ASSERT_EQ(tablet.row(i++).key(), key);
+  }
+  for (int probe = 0; probe < 4000; ++probe) {
+    const std::string key = random_key();
+    const auto it = expected.lower_bound(key);
+    EXPECT_EQ(tablet.LowerBound(key),
+              static_cast<size_t>(std::distance(expected.begin(), it)))
+        << key;
+    EXPECT_EQ(tablet.Find(key) != nullptr, expected.count(key) == 1) << key;
+  }
 }
 
 TEST(TabletTest, SeekThenPutAtTheSlotInsertsOrReplaces) {
