@@ -133,8 +133,9 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
   for (int i = 0; i < request->entries_size(); ++i) {
     const auto& entry = request->entries(i);
     total += entry.mutations_size();
-    auto mutations = MutationsFromProto(
-        entry.mutations(), "entries[" + std::to_string(i) + "].mutations");
+    auto mutations = MutationsFromProto(entry.mutations(), [i] {
+      return "entries[" + std::to_string(i) + "].mutations";
+    });
     if (!mutations.ok()) {
       statuses[i] = mutations.status();
       continue;

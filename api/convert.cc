@@ -253,8 +253,14 @@ Result<cluster::RowSet> RowSetFromProto(const v2::RowSet& proto,
 Result<std::vector<cluster::Mutation>> MutationsFromProto(
     const google::protobuf::RepeatedPtrField<v2::Mutation>& protos,
     const std::string& field) {
+  return MutationsFromProto(protos, [&] { return field; });
+}
+
+Result<std::vector<cluster::Mutation>> MutationsFromProto(
+    const google::protobuf::RepeatedPtrField<v2::Mutation>& protos,
+    const std::function<std::string()>& field_name) {
   if (static_cast<int64_t>(protos.size()) > cluster::kMaxMutationsPerRequest) {
-    return InvalidArgument(field + ": " + std::to_string(protos.size()) +
+    return InvalidArgument(field_name() + ": " + std::to_string(protos.size()) +
                            " mutations; the limit is 100000 per request");
   }
   std::vector<cluster::Mutation> out;
@@ -293,11 +299,11 @@ Result<std::vector<cluster::Mutation>> MutationsFromProto(
       case v2::Mutation::MUTATION_NOT_SET:
         if (!m.GetReflection()->GetUnknownFields(m).empty()) {
           return Status(StatusCode::kUnimplemented,
-                        field + "[" + std::to_string(i) +
+                        field_name() + "[" + std::to_string(i) +
                             "]: this mutation type (add_to_cell, "
                             "merge_to_cell) is not supported by btsim");
         }
-        return InvalidArgument(field + "[" + std::to_string(i) +
+        return InvalidArgument(field_name() + "[" + std::to_string(i) +
                                "]: no mutation set");
     }
   }

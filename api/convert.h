@@ -5,6 +5,7 @@
 #ifndef BTSIM_API_CONVERT_H_
 #define BTSIM_API_CONVERT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ Result<cluster::RowSet> RowSetFromProto(const v2::RowSet& proto,
 Result<std::vector<cluster::Mutation>> MutationsFromProto(
     const google::protobuf::RepeatedPtrField<v2::Mutation>& protos,
     const std::string& field);
+// The same, building the field's name only for an error (MutateRows
+// converts one list per entry).
+Result<std::vector<cluster::Mutation>> MutationsFromProto(
+    const google::protobuf::RepeatedPtrField<v2::Mutation>& protos,
+    const std::function<std::string()>& field_name);
 
 Result<std::vector<cluster::ReadModifyWriteRule>> RulesFromProto(
     const google::protobuf::RepeatedPtrField<v2::ReadModifyWriteRule>& protos,
