@@ -36,7 +36,7 @@ class Tablet {
   void set_dirty(bool dirty) { dirty_ = dirty; }
 
   // A chunk splits in two when it would exceed this many rows.
-  static constexpr size_t kMaxChunkRows = 256;
+  static constexpr size_t kMaxChunkRows = 128;
 
   size_t size() const { return size_; }
   int64_t bytes() const { return bytes_; }
