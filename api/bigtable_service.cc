@@ -161,19 +161,20 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
           if (rows.empty()) return c.GetTable(name->table_id).status();
           auto result = c.MutateRows(name->table_id, rows);
           if (!result.ok()) return result.status();
+          std::vector<std::string_view> written;
+          written.reserve(rows.size());
           for (size_t k = 0; k < rows.size(); ++k) {
             const Status& s = (*result)[k];
-            if (s.ok()) {
-              Charge(instance, report, name->table_id, rows[k].key,
-                     cluster::OpKind::kWrite);
-              report.AddModifiedRows(1);
-            }
+            if (s.ok()) written.push_back(rows[k].key);
             statuses[row_index[k]] =
                 s.ok() ? s
                        : Status(s.code(), "entries[" +
                                               std::to_string(row_index[k]) +
                                               "]." + s.message());
           }
+          instance.ChargeRows(report.cluster(), name->table_id, written,
+                              cluster::OpKind::kWrite);
+          report.AddModifiedRows(static_cast<int64_t>(written.size()));
           return OkStatus();
         });
     if (!routed.ok()) return ToGrpc(routed);

@@ -242,15 +242,16 @@ Status Instance::SetNodes(std::string_view id, int nodes) {
 
 std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
 
-sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
-                            std::string_view row_key, cluster::OpKind kind,
-                            int64_t units) {
-  const sim::Nanos now = scheduler_.Now();
+Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
+                                          std::string_view table,
+                                          sim::Nanos now,
+                                          const cluster::Table** out_table) {
   auto capacity = capacity_.find(cluster);
   cluster::Cluster* c = fabric_->Find(cluster);
-  if (capacity == capacity_.end() || c == nullptr) return now;
+  if (capacity == capacity_.end() || c == nullptr) return nullptr;
   auto t = c->GetTable(table);
-  if (!t.ok()) return now;
+  if (!t.ok()) return nullptr;
+  *out_table = *t;
   Capacity& cap = capacity->second;
   // No timer of its own: the first charge of each bucket rebalances.
   const int64_t bucket = now.count() / cluster::NodeModel::kBucket.count();
@@ -258,8 +259,31 @@ sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
     cap.last_rebalance_bucket = bucket;
     cap.model.Rebalance(now);
   }
-  return cap.model.Submit(now, TabletId(table, (*t)->TabletStartOf(row_key)),
-                          kind, units);
+  return &cap;
+}
+
+sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
+                            std::string_view row_key, cluster::OpKind kind,
+                            int64_t units) {
+  const sim::Nanos now = scheduler_.Now();
+  const cluster::Table* t = nullptr;
+  Capacity* cap = CapacityFor(cluster, table, now, &t);
+  if (cap == nullptr) return now;
+  return cap->model.Submit(now, TabletId(table, t->TabletStartOf(row_key)),
+                           kind, units);
+}
+
+void Instance::ChargeRows(std::string_view cluster, std::string_view table,
+                          std::span<const std::string_view> row_keys,
+                          cluster::OpKind kind) {
+  if (row_keys.empty()) return;
+  const sim::Nanos now = scheduler_.Now();
+  const cluster::Table* t = nullptr;
+  Capacity* cap = CapacityFor(cluster, table, now, &t);
+  if (cap == nullptr) return;
+  for (std::string_view key : row_keys) {
+    cap->model.Submit(now, TabletId(table, t->TabletStartOf(key)), kind, 1);
+  }
 }
 
 void Instance::AddObserver(InstanceObserver* observer) {

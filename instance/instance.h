@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -179,6 +180,11 @@ class Instance {
   sim::Nanos Charge(std::string_view cluster, std::string_view table,
                     std::string_view row_key, cluster::OpKind kind,
                     int64_t units = 1);
+  // Charge(cluster, table, key, kind) for each of `row_keys`, in order,
+  // with the cluster and table looked up once (a MutateRows batch).
+  void ChargeRows(std::string_view cluster, std::string_view table,
+                  std::span<const std::string_view> row_keys,
+                  cluster::OpKind kind);
   // A cluster's node model (nullptr for an unknown id).
   const cluster::NodeModel* Nodes(std::string_view cluster) const;
   // Average and hottest-node load of a cluster now, as fractions of a node
@@ -194,6 +200,11 @@ class Instance {
     cluster::NodeModel model;
     int64_t last_rebalance_bucket = std::numeric_limits<int64_t>::min();
   };
+  // The capacity of `cluster` and its `table`, rebalanced if a new bucket
+  // began at `now`; null (nothing to charge) for an unknown cluster or
+  // table.
+  Capacity* CapacityFor(std::string_view cluster, std::string_view table,
+                        sim::Nanos now, const cluster::Table** out_table);
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);

@@ -80,6 +80,29 @@ class CapacityTest : public ::testing::Test {
   sim::VirtualScheduler scheduler_{kStart};
 };
 
+TEST_F(CapacityTest, ChargeRowsIsChargePerKeyInOrder) {
+  const std::vector<std::string_view> keys = {"a", "i", "q", "b", "z", "a"};
+  auto one_by_one = OneCluster(3);
+  auto batched = OneCluster(3);
+  for (std::string_view key : keys) {
+    one_by_one->Charge("c1", "t", key, OpKind::kWrite);
+  }
+  batched->ChargeRows("c1", "t", keys, OpKind::kWrite);
+  const NodeModel* a = one_by_one->Nodes("c1");
+  const NodeModel* b = batched->Nodes("c1");
+  for (int n = 0; n < a->nodes(); ++n) {
+    EXPECT_EQ(a->BusyUntil(n), b->BusyUntil(n)) << n;
+  }
+  EXPECT_GT(BusyNodes(*batched, "c1"), 1);
+  // Unknown cluster or table, or no keys: nothing charged, no crash.
+  batched->ChargeRows("nope", "t", keys, OpKind::kWrite);
+  batched->ChargeRows("c1", "nope", keys, OpKind::kWrite);
+  batched->ChargeRows("c1", "t", {}, OpKind::kWrite);
+  for (int n = 0; n < a->nodes(); ++n) {
+    EXPECT_EQ(a->BusyUntil(n), b->BusyUntil(n)) << n;
+  }
+}
+
 TEST_F(CapacityTest, ChargeQueuesOnTheNodeServingTheRowsTablet) {
   const sim::Nanos write =
       NodeModel::ServiceTime(StorageType::kSsd, OpKind::kWrite);
