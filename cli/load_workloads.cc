@@ -111,9 +111,10 @@ void FillBatch(v2::MutateRowsRequest& request, char prefix, uint64_t seed,
                uint64_t first) {
   for (int j = 0; j < request.entries_size(); ++j) {
     auto* entry = request.mutable_entries(j);
-    entry->set_row_key(LoadKey(prefix, seed, first + j));
-    entry->mutable_mutations(0)->mutable_set_cell()->set_value(
-        LoadValue(seed, first + j));
+    AssignLoadKey(entry->mutable_row_key(), prefix, seed, first + j);
+    AssignLoadValue(
+        entry->mutable_mutations(0)->mutable_set_cell()->mutable_value(), seed,
+        first + j);
   }
 }
 
@@ -240,17 +241,40 @@ bool NeedsLoadedRows(std::string_view workload) {
          workload == kWorkloadCheckAndMutate;
 }
 
+void AssignLoadKey(std::string* out, char prefix, uint64_t seed,
+                   uint64_t index) {
+  // The prefix, then 15 lowercase hex digits (a 60-bit value).
+  uint64_t v = Mix(Mix(seed) ^ index) >> 4;
+  out->resize(16);
+  char* p = out->data();
+  p[0] = prefix;
+  for (int i = 15; i >= 1; --i) {
+    p[i] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  }
+}
+
+void AssignLoadValue(std::string* out, uint64_t seed, uint64_t index) {
+  // 20 decimal digits, zero-padded (every uint64_t fits).
+  uint64_t v = Mix(index ^ Mix(seed + 1));
+  out->resize(20);
+  char* p = out->data();
+  for (int i = 19; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+}
+
 std::string LoadKey(char prefix, uint64_t seed, uint64_t index) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "%c%015" PRIx64, prefix,
-                Mix(Mix(seed) ^ index) >> 4);
-  return std::string(text, 16);
+  std::string key;
+  AssignLoadKey(&key, prefix, seed, index);
+  return key;
 }
 
 std::string LoadValue(uint64_t seed, uint64_t index) {
-  char text[24];
-  std::snprintf(text, sizeof(text), "%020" PRIu64, Mix(index ^ Mix(seed + 1)));
-  return std::string(text, 20);
+  std::string value;
+  AssignLoadValue(&value, seed, index);
+  return value;
 }
 
 int64_t Percentile(std::vector<int64_t>& values, double q) {

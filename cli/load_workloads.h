@@ -71,6 +71,12 @@ struct WorkloadResult {
 std::string LoadKey(char prefix, uint64_t seed, uint64_t index);
 // A 20-byte value derived from seed and index.
 std::string LoadValue(uint64_t seed, uint64_t index);
+// The same, written into `out` (reusing its capacity: no allocation once it
+// has held one), so the driver's cost per row stays small next to the
+// server's.
+void AssignLoadKey(std::string* out, char prefix, uint64_t seed,
+                   uint64_t index);
+void AssignLoadValue(std::string* out, uint64_t seed, uint64_t index);
 
 // Nearest-rank percentile (q in (0, 1]) of `values`, which it reorders;
 // 0 when empty.

@@ -1,5 +1,6 @@
 #include "cli/load_workloads.h"
 
+#include <cctype>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +27,23 @@ TEST(LoadValueTest, TwentyBytesDeterministic) {
   EXPECT_EQ(LoadValue(1, 5).size(), 20u);
   EXPECT_EQ(LoadValue(1, 5), LoadValue(1, 5));
   EXPECT_NE(LoadValue(1, 5), LoadValue(1, 6));
+}
+
+TEST(LoadKeyTest, AssignWritesTheSameBytesIntoAReusedString) {
+  std::string key = "a much longer string that was here before";
+  std::string value;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    AssignLoadKey(&key, 'w', 3, i);
+    AssignLoadValue(&value, 3, i);
+    ASSERT_EQ(key, LoadKey('w', 3, i));
+    ASSERT_EQ(value, LoadValue(3, i));
+    for (size_t k = 1; k < key.size(); ++k) {
+      ASSERT_TRUE(std::isxdigit(static_cast<unsigned char>(key[k])) &&
+                  !std::isupper(static_cast<unsigned char>(key[k])))
+          << key;
+    }
+    for (char c : value) ASSERT_TRUE(c >= '0' && c <= '9') << value;
+  }
 }
 
 TEST(PercentileTest, NearestRank) {
