@@ -292,30 +292,35 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
   return grpc::Status::OK;
 }
 
-// Runs a unary RPC: parses the request onto an arena, does `work`
-// (request, response, report) -> grpc::Status, serializes the response.
-// The RPC is reported (the reporter destroyed) before the status goes out,
-// so a client that has its answer finds the RPC in the metrics.
+// Handles one request that has one response: parses `raw` onto an arena,
+// does `work` (request, response, report) -> grpc::Status and serializes
+// the response into `out`. The RPC is reported (the reporter destroyed)
+// before this returns, so before the status goes out: a client that has
+// its answer finds the RPC in the metrics.
+template <typename Request, typename Response, typename Work>
+grpc::Status Handle(std::string_view method, const grpc::ByteBuffer& raw,
+                    grpc::ByteBuffer* out, Work&& work) {
+  google::protobuf::Arena arena;
+  auto request = ParseRequest<Request>(raw, arena);
+  if (!request.ok()) return ToGrpc(request.status());
+  auto* response = google::protobuf::Arena::CreateMessage<Response>(&arena);
+  grpc::Status status;
+  {
+    RequestReporter report(method, (*request)->app_profile_id());
+    status = report.Finish(work(**request, response, report));
+  }
+  if (status.ok()) status = SerializeResponse(*response, out);
+  return status;
+}
+
 template <typename Request, typename Response, typename Work>
 grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                 std::string_view method,
                                 const grpc::ByteBuffer& raw,
                                 grpc::ByteBuffer* out, Work&& work) {
-  grpc::Status status;
-  {
-    google::protobuf::Arena arena;
-    auto request = ParseRequest<Request>(raw, arena);
-    if (request.ok()) {
-      auto* response = google::protobuf::Arena::CreateMessage<Response>(&arena);
-      RequestReporter report(method, (*request)->app_profile_id());
-      status = report.Finish(work(**request, response, report));
-      if (status.ok()) status = SerializeResponse(*response, out);
-    } else {
-      status = ToGrpc(request.status());
-    }
-  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(std::move(status));
+  reactor->Finish(
+      Handle<Request, Response>(method, raw, out, std::forward<Work>(work)));
   return reactor;
 }
 
@@ -324,22 +329,12 @@ class MutateRowsReactor final
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   MutateRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw) {
-    grpc::Status status;
-    {
-      google::protobuf::Arena arena;
-      auto request = ParseRequest<v2::MutateRowsRequest>(raw, arena);
-      if (request.ok()) {
-        auto* response =
-            google::protobuf::Arena::CreateMessage<v2::MutateRowsResponse>(
-                &arena);
-        RequestReporter report("MutateRows", (*request)->app_profile_id());
-        status =
-            report.Finish(DoMutateRows(registry, *request, response, report));
-        if (status.ok()) status = SerializeResponse(*response, &out_);
-      } else {
-        status = ToGrpc(request.status());
-      }
-    }
+    grpc::Status status = Handle<v2::MutateRowsRequest, v2::MutateRowsResponse>(
+        "MutateRows", raw, &out_,
+        [&](const v2::MutateRowsRequest& r, v2::MutateRowsResponse* out,
+            RequestReporter& report) {
+          return DoMutateRows(registry, &r, out, report);
+        });
     if (status.ok()) {
       StartWriteAndFinish(&out_, grpc::WriteOptions(), status);
     } else {
