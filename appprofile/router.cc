@@ -6,14 +6,10 @@
 #include <cstdint>
 #include <utility>
 
+#include "sim/transport.h"
+
 namespace btsim::appprofile {
 namespace {
-
-// "us-east1-b" -> "us-east1". A zone without a '-' is its own region.
-std::string_view RegionOf(std::string_view zone) {
-  const size_t dash = zone.rfind('-');
-  return dash == std::string_view::npos ? zone : zone.substr(0, dash);
-}
 
 // SplitMix64's finaliser: FNV-1a alone leaves the low bits (which pick among
 // a handful of clusters) poorly mixed.
@@ -63,7 +59,7 @@ uint64_t PermutationCount(size_t n) {
 
 int Distance(std::string_view zone_a, std::string_view zone_b) {
   if (zone_a == zone_b) return 0;
-  if (RegionOf(zone_a) == RegionOf(zone_b)) return 1;
+  if (sim::RegionOf(zone_a) == sim::RegionOf(zone_b)) return 1;
   return 2;
 }
 

@@ -23,18 +23,11 @@ Nanos ToNanos(double ns) {
   return Nanos(std::llround(ns));
 }
 
-// RegionOf without the copy.
-std::string_view RegionView(std::string_view zone) {
-  const size_t dash = zone.rfind('-');
-  return dash == std::string_view::npos ? zone : zone.substr(0, dash);
-}
-
 }  // namespace
 
-std::string RegionOf(std::string_view zone) {
+std::string_view RegionOf(std::string_view zone) {
   const size_t dash = zone.rfind('-');
-  if (dash == std::string_view::npos) return std::string(zone);
-  return std::string(zone.substr(0, dash));
+  return dash == std::string_view::npos ? zone : zone.substr(0, dash);
 }
 
 LatencyModel LatencyModel::Constant(Nanos value) {
@@ -136,7 +129,7 @@ const LatencyModel& Transport::ModelFor(std::string_view from,
   if (everywhere_) return *everywhere_;
   if (link != nullptr && link->latency) return *link->latency;
   if (from == to) return defaults_.same_zone;
-  if (RegionView(from) == RegionView(to)) return defaults_.same_region;
+  if (RegionOf(from) == RegionOf(to)) return defaults_.same_region;
   return defaults_.cross_region;
 }
 

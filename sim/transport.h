@@ -31,8 +31,9 @@
 
 namespace btsim::sim {
 
-// "us-east1-b" -> "us-east1": the zone name without its last "-x" part.
-std::string RegionOf(std::string_view zone);
+// "us-east1-b" -> "us-east1": the zone name without its last "-x" part (a
+// view into `zone`); a zone without a '-' is its own region.
+std::string_view RegionOf(std::string_view zone);
 
 // A one-way delay distribution. Samples below `floor` are raised to it.
 struct LatencyModel {
