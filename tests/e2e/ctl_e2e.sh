@@ -11,6 +11,8 @@ if [[ -z $BTSIM ]]; then echo "usage: $0 BTSIM_BINARY" >&2; exit 2; fi
 if [[ ! -x $BTSIM ]]; then echo "FAIL: btsim binary not executable: $BTSIM" >&2; exit 1; fi
 
 WORK=$(mktemp -d)
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SERVER_PID=""
 FAILURES=0
 cleanup() {
@@ -25,21 +27,9 @@ trap 'exit 1' HUP INT TERM PIPE
 
 fail() { echo "FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
 
-: >"$WORK/serve.log"  # before the server's shell opens it
-"$BTSIM" serve --port 0 --compaction-interval 0 \
+start_btsim_serve "$WORK/serve.log" --compaction-interval 0 \
   --clusters c1=us-east1-b,c2=us-east1-c,c3=europe-west1-d \
-  --replication-latency 3s >"$WORK/serve.log" 2>&1 &
-SERVER_PID=$!
-PORT=""
-for _ in $(seq 150); do  # 15 s
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/serve.log")
-  [[ -n $PORT ]] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ -z $PORT ]]; then
-  echo "FAIL: btsim serve did not start; log:" >&2; cat "$WORK/serve.log" >&2; exit 1
-fi
+  --replication-latency 3s
 TARGET=127.0.0.1:$PORT
 INSTANCE=projects/p/instances/i
 

@@ -13,6 +13,8 @@ if [[ ! -x $BTSIM ]]; then echo "FAIL: btsim binary not executable: $BTSIM" >&2;
 CBTEMULATOR=${CBTEMULATOR:-/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator}
 
 WORK=$(mktemp -d)
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SERVER_PID=""
 EMULATOR_PID=""
 FAILURES=0
@@ -33,19 +35,7 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-: >"$WORK/serve.log"
-"$BTSIM" serve --port 0 --compaction-interval 0 >"$WORK/serve.log" 2>&1 &
-SERVER_PID=$!
-PORT=""
-for _ in $(seq 150); do  # 15 s
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/serve.log")
-  [[ -n $PORT ]] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ -z $PORT ]]; then
-  echo "FAIL: btsim serve did not start; log:" >&2; cat "$WORK/serve.log" >&2; exit 1
-fi
+start_btsim_serve "$WORK/serve.log" --compaction-interval 0
 TARGET=127.0.0.1:$PORT
 
 LABELS="scan/1t point_read/1t check_and_mutate/1t rmw_hot/1t mutate_row/1t mutate_rows/1t mutate_rows/4t"

@@ -18,6 +18,8 @@ command -v npm >/dev/null 2>&1 || { echo "SKIP: npm not found"; exit 77; }
 
 NODE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/node" && pwd)
 WORK=$(mktemp -d)
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SERVER_PID=""
 cleanup() {
   if [[ -n $SERVER_PID ]]; then
@@ -45,21 +47,9 @@ if ! (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error --ignore-sc
   exit 1
 fi
 
-: >"$WORK/serve.log"  # before the server's shell opens it
-"$BTSIM" serve --host 127.0.0.1 --port 0 \
+start_btsim_serve "$WORK/serve.log" --host 127.0.0.1 \
   --clusters c1=us-east1-b,c2=us-east1-c,c3=europe-west1-d \
-  --replication-latency 200ms >"$WORK/serve.log" 2>&1 &
-SERVER_PID=$!
-PORT=""
-for _ in $(seq 150); do  # 15 s
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/serve.log")
-  [[ -n $PORT ]] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ -z $PORT ]]; then
-  echo "FAIL: btsim serve did not start; log:" >&2; cat "$WORK/serve.log" >&2; exit 1
-fi
+  --replication-latency 200ms
 
 # METADATA_SERVER_DETECTION=none: no probe for a GCE metadata server.
 (cd "$NODE_DIR" && BIGTABLE_EMULATOR_HOST=127.0.0.1:$PORT \
