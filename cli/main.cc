@@ -18,6 +18,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
+#include "cli/huge_pages.h"
 #include "cli/load.h"
 #include "cli/run.h"
 #include "cli/serve_metrics.h"
@@ -175,6 +176,8 @@ int main(int argc, char** argv) {
     return code;
   }
 
+  // Virtual-time runs are memory-bound: give them huge pages.
+  if (*run || *sweep) btsim::cli::ReexecWithHugePages(argv);
   if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
   if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
   if (*load) return btsim::cli::RunLoad(load_args, std::cout, std::cerr);
