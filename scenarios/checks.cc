@@ -81,17 +81,19 @@ Measure Converged(const Analysis& analysis) {
     std::string where = "digests differ (" + base.id + " " + base.digest +
                         ", " + other.id + " " + other.digest +
                         "); value cells and counters equal";
-    auto a = base.rows.begin();
-    auto b = other.rows.begin();
-    while (a != base.rows.end() || b != other.rows.end()) {
-      if (b == other.rows.end() ||
-          (a != base.rows.end() && a->first < b->first)) {
+    const RowStates& base_rows = RowsOf(history, surviving[0]);
+    const RowStates& other_rows = RowsOf(history, surviving[i]);
+    auto a = base_rows.begin();
+    auto b = other_rows.begin();
+    while (a != base_rows.end() || b != other_rows.end()) {
+      if (b == other_rows.end() ||
+          (a != base_rows.end() && a->first < b->first)) {
         where = other.id + " differs from " + base.id + " at " +
                 a->first.first + "/" + a->first.second + ": " +
                 RowStateText(&a->second) + " vs (absent)";
         break;
       }
-      if (a == base.rows.end() || b->first < a->first) {
+      if (a == base_rows.end() || b->first < a->first) {
         where = other.id + " differs from " + base.id + " at " +
                 b->first.first + "/" + b->first.second + ": (absent) vs " +
                 RowStateText(&b->second);

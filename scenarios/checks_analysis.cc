@@ -196,33 +196,43 @@ void Analysis::IndexRows() {
   // The clusters' rows, merged in (table, row) order: one hash lookup per
   // distinct stored row, shared by every cluster that stores it (a tree
   // search per history row costs seconds on millions of rows).
+  // A cluster whose rows are another's (same_as) copies that one's column.
   states_.assign(row_op_.size() * clusters.size(), nullptr);
-  using RowIt =
-      std::map<std::pair<std::string, std::string>, RowState>::const_iterator;
-  std::vector<RowIt> at, end;
-  for (const ClusterState& cluster : clusters) {
-    at.push_back(cluster.rows.begin());
-    end.push_back(cluster.rows.end());
+  std::vector<size_t> own;  // clusters with rows of their own
+  for (size_t c = 0; c < clusters.size(); ++c) {
+    if (!clusters[c].same_as) own.push_back(c);
+  }
+  std::vector<RowStates::const_iterator> at, end;
+  for (size_t c : own) {
+    at.push_back(clusters[c].rows.begin());
+    end.push_back(clusters[c].rows.end());
   }
   while (true) {
-    const std::pair<std::string, std::string>* least = nullptr;
-    for (size_t c = 0; c < clusters.size(); ++c) {
-      if (at[c] != end[c] && (least == nullptr || at[c]->first < *least)) {
-        least = &at[c]->first;
+    const RowStates::Key* least = nullptr;
+    for (size_t k = 0; k < own.size(); ++k) {
+      if (at[k] != end[k] && (least == nullptr || at[k]->first < *least)) {
+        least = &at[k]->first;
       }
     }
     if (least == nullptr) break;
     const auto& [table, row] = *least;
     const uint32_t* id =
         ids.Find(HashTableRow(table, row), same_row(table, row));
-    // `least` stays valid as iterators advance (map nodes do not move).
-    for (size_t c = 0; c < clusters.size(); ++c) {
-      if (at[c] == end[c] || at[c]->first != *least) continue;
+    // `least` stays valid as iterators advance (the vectors do not change).
+    for (size_t k = 0; k < own.size(); ++k) {
+      if (at[k] == end[k] || at[k]->first != *least) continue;
       if (id != nullptr) {
-        states_[static_cast<size_t>(*id) * clusters.size() + c] =
-            &at[c]->second;
+        states_[static_cast<size_t>(*id) * clusters.size() + own[k]] =
+            &at[k]->second;
       }
-      ++at[c];
+      ++at[k];
+    }
+  }
+  for (size_t c = 0; c < clusters.size(); ++c) {
+    if (!clusters[c].same_as) continue;
+    for (size_t r = 0; r < row_op_.size(); ++r) {
+      states_[r * clusters.size() + c] =
+          states_[r * clusters.size() + *clusters[c].same_as];
     }
   }
 }

@@ -1,5 +1,9 @@
 #include "scenarios/history.h"
 
+#include <algorithm>
+
+#include "base/check.h"
+
 namespace btsim::scenarios {
 
 std::string_view OpTypeName(OpType type) {
@@ -58,6 +62,35 @@ std::string_view EventKindName(EventKind kind) {
       return "settle";
   }
   return "unknown";
+}
+
+void RowStates::Append(Key key, RowState state) {
+  BTSIM_CHECK(entries_.empty() || entries_.back().first < key);
+  entries_.emplace_back(std::move(key), std::move(state));
+}
+
+RowStates::const_iterator RowStates::LowerBound(const Key& key) const {
+  return std::lower_bound(
+      entries_.begin(), entries_.end(), key,
+      [](const Entry& e, const Key& k) { return e.first < k; });
+}
+
+RowState& RowStates::operator[](const Key& key) {
+  auto it = entries_.begin() + (LowerBound(key) - entries_.begin());
+  if (it == entries_.end() || it->first != key) {
+    it = entries_.insert(it, Entry{key, RowState{}});
+  }
+  return it->second;
+}
+
+const RowState* RowStates::Find(const Key& key) const {
+  const auto it = LowerBound(key);
+  return it == entries_.end() || it->first != key ? nullptr : &it->second;
+}
+
+const RowStates& RowsOf(const History& history, size_t cluster) {
+  const ClusterState& state = history.final_state[cluster];
+  return state.same_as ? history.final_state[*state.same_as].rows : state.rows;
 }
 
 std::string_view TagOf(std::string_view value) {

@@ -165,12 +165,43 @@ struct RowState {
   int64_t counter = 0;   // 0 when absent
 };
 
+// Row states keyed by (table, row), in ascending key order: a sorted
+// vector (millions of rows cost one allocation, and iterate in order).
+class RowStates {
+ public:
+  using Key = std::pair<std::string, std::string>;
+  using Entry = std::pair<Key, RowState>;
+  using const_iterator = std::vector<Entry>::const_iterator;
+
+  // Adds a row whose key is greater than every key present (rows read in
+  // order); anything else aborts.
+  void Append(Key key, RowState state);
+  // The state of `key`, added (empty) where it belongs when absent.
+  RowState& operator[](const Key& key);
+  // Null when absent.
+  const RowState* Find(const Key& key) const;
+
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  void reserve(size_t n) { entries_.reserve(n); }
+  const_iterator begin() const { return entries_.begin(); }
+  const_iterator end() const { return entries_.end(); }
+
+ private:
+  const_iterator LowerBound(const Key& key) const;
+
+  std::vector<Entry> entries_;
+};
+
 // One cluster's final contents, as far as the checkers need them.
 struct ClusterState {
   std::string id;
   std::string digest;  // a hash of the whole contents (hex)
-  // Keyed by (table, row).
-  std::map<std::pair<std::string, std::string>, RowState> rows;
+  RowStates rows;
+  // Set when this cluster's contents equal those of the earlier cluster
+  // final_state[*same_as] (equal digests): `rows` is then left empty, and
+  // RowsOf() reads that cluster's. Converged clusters share one copy.
+  std::optional<size_t> same_as;
 };
 
 // Replication on one link (entries `from` committed, applied by `to`) over
@@ -207,6 +238,10 @@ inline bool Newer(int64_t ts_a, uint64_t version_a, int64_t ts_b,
                   uint64_t version_b) {
   return ts_a != ts_b ? ts_a > ts_b : version_a > version_b;
 }
+
+// The rows of final_state[cluster], following same_as. Requires cluster <
+// history.final_state.size().
+const RowStates& RowsOf(const History& history, size_t cluster);
 
 // The tag of a value written by a simulated client: the bytes before the
 // first '|' (the whole value when there is none).

@@ -497,7 +497,7 @@ void WriteReportJson(const LoadedScenario& scenario, const RunOutcome& o,
     const ClusterState& c = h.final_state[i];
     out << (i ? "," : "") << "\n    {\"id\": " << JsonString(c.id)
         << ", \"digest\": " << JsonString(c.digest)
-        << ", \"rows\": " << c.rows.size() << "}";
+        << ", \"rows\": " << RowsOf(h, i).size() << "}";
   }
   out << "\n  ]\n}\n";
 }

@@ -93,7 +93,7 @@ class Builder {
   }
   ClusterState& Cluster(const std::string& id,
                         const std::string& digest = "d") {
-    history_.final_state.push_back({id, digest, {}});
+    history_.final_state.push_back({id, digest, {}, std::nullopt});
     return history_.final_state.back();
   }
   // Sets the final state of "t"/row on `cluster` to what write `id` made.
@@ -235,6 +235,19 @@ TEST(LostWritesTest, MissingWriteIsLostOncePerWrite) {
                  "at_most: 0")
                 .value,
             0);
+}
+
+TEST(LostWritesTest, ClustersSharingRowsReadTheSharedCopy) {
+  Builder b;
+  const uint64_t w1 = b.Write("w-0", "r", "w-0/1", 0, 10).id;
+  b.Has(b.Cluster("c1"), w1);
+  b.Cluster("c2").same_as = 0;  // the same contents as c1
+  EXPECT_EQ(RunCheck(b.history(), "lost_writes").value, 0);
+  // Without the shared copy c2 holds nothing: the write is lost there.
+  b.history().final_state[1].same_as.reset();
+  const CheckValue check = RunCheck(b.history(), "lost_writes");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("missing on c2"));
 }
 
 TEST(LostWritesTest, DropRowRangeAfterCommitExcuses) {

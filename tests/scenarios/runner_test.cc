@@ -386,11 +386,20 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   )pb");
   std::map<std::string, std::string> newest;
   for (const Operation& op : o.history.operations) newest[op.row] = op.written;
-  for (const ClusterState& c : o.history.final_state) {
-    ASSERT_EQ(c.rows.size(), newest.size()) << c.id;
+  for (size_t c = 0; c < o.history.final_state.size(); ++c) {
+    const std::string& id = o.history.final_state[c].id;
+    const RowStates& rows = RowsOf(o.history, c);
+    ASSERT_EQ(rows.size(), newest.size()) << id;
     for (const auto& [row, tag] : newest) {
-      EXPECT_EQ(c.rows.at({"t", row}).tag, tag) << c.id << " " << row;
+      const RowState* state = rows.Find({"t", row});
+      ASSERT_NE(state, nullptr) << id << " " << row;
+      EXPECT_EQ(state->tag, tag) << id << " " << row;
     }
+  }
+  // Converged clusters share one copy of their rows.
+  for (size_t c = 1; c < o.history.final_state.size(); ++c) {
+    EXPECT_EQ(o.history.final_state[c].same_as, std::optional<size_t>(0));
+    EXPECT_TRUE(o.history.final_state[c].rows.empty());
   }
   EXPECT_GE(o.history.settled, seconds(10));
 }

@@ -1,0 +1,45 @@
+#include "scenarios/history.h"
+
+#include <gtest/gtest.h>
+
+namespace btsim::scenarios {
+namespace {
+
+TEST(RowStatesTest, KeepsKeysInOrderWhicheverWayRowsArrive) {
+  RowStates rows;
+  rows.Append({"a", "r1"}, RowState{"x/1", 5, 7, 0});
+  rows.Append({"a", "r3"}, RowState{});
+  rows.Append({"b", "r0"}, RowState{});
+  rows[{"a", "r2"}].counter = 4;  // between existing keys
+  rows[{"a", "r1"}].counter = 9;  // present: found, not added
+  ASSERT_EQ(rows.size(), 4u);
+  std::vector<RowStates::Key> keys;
+  for (const auto& [key, state] : rows) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<RowStates::Key>{
+                      {"a", "r1"}, {"a", "r2"}, {"a", "r3"}, {"b", "r0"}}));
+  const RowState* r1 = rows.Find({"a", "r1"});
+  ASSERT_NE(r1, nullptr);
+  EXPECT_EQ(r1->tag, "x/1");
+  EXPECT_EQ(r1->counter, 9);
+  EXPECT_EQ(rows.Find({"a", "r4"}), nullptr);
+  EXPECT_EQ(rows.Find({"b", "r1"}), nullptr);
+}
+
+TEST(RowStatesDeathTest, AppendOutOfOrderAborts) {
+  RowStates rows;
+  rows.Append({"t", "b"}, RowState{});
+  EXPECT_DEATH(rows.Append({"t", "a"}, RowState{}), "");
+  EXPECT_DEATH(rows.Append({"t", "b"}, RowState{}), "");
+}
+
+TEST(RowsOfTest, FollowsSameAs) {
+  History history;
+  history.final_state.push_back({"c1", "d", {}, std::nullopt});
+  history.final_state[0].rows.Append({"t", "r"}, RowState{"w/1", 1, 1, 0});
+  history.final_state.push_back({"c2", "d", {}, 0});
+  EXPECT_EQ(&RowsOf(history, 1), &history.final_state[0].rows);
+  EXPECT_EQ(&RowsOf(history, 0), &history.final_state[0].rows);
+}
+
+}  // namespace
+}  // namespace btsim::scenarios
