@@ -8,6 +8,7 @@
 
 #include "base/check.h"
 #include "cluster/cluster.h"  // ValidateFamilyName
+#include "cluster/key_heads.h"
 #include "cluster/limits.h"
 
 namespace btsim::cluster {
@@ -175,6 +176,7 @@ Table::Table(std::string id, TableOptions options,
     pinned = true;
   }
   tablets_.push_back(std::make_unique<Tablet>(start, "", pinned));
+  IndexTablets();
 }
 
 Table::~Table() = default;
@@ -192,6 +194,7 @@ std::unique_ptr<Table> Table::Clone() const {
   for (const auto& t : tablets_) {
     copy->tablets_.push_back(std::make_unique<Tablet>(t->Clone()));
   }
+  copy->IndexTablets();
   copy->range_tombstones_ = range_tombstones_;
   copy->schema_dirty_ = true;
   return copy;
@@ -755,14 +758,24 @@ std::vector<KeySample> Table::SampleRowKeys() const {
 
 // ---------------------------------------------------------------- Tablets
 
+void Table::IndexTablets() {
+  start_heads_.clear();
+  start_prefix_.clear();
+  if (tablets_.size() < 2) return;
+  const std::string& second = tablets_[1]->start();
+  const size_t lcp = CommonPrefixLength(second, tablets_.back()->start());
+  start_prefix_ = second.substr(0, lcp);
+  for (size_t i = 1; i < tablets_.size(); ++i) {
+    start_heads_.push_back(KeyHead(tablets_[i]->start(), lcp));
+  }
+}
+
 size_t Table::TabletIndex(std::string_view key) const {
-  auto it = std::upper_bound(
-      tablets_.begin(), tablets_.end(), key,
-      [](std::string_view k, const std::unique_ptr<Tablet>& t) {
-        return k < t->start();
-      });
-  BTSIM_CHECK(it != tablets_.begin());
-  return static_cast<size_t>(it - tablets_.begin()) - 1;
+  // The number of tablets after the first whose start is <= key.
+  return HeadsBound(start_heads_, start_prefix_, key, /*upper=*/true,
+                    [this](size_t i) -> std::string_view {
+                      return tablets_[i + 1]->start();
+                    });
 }
 
 Tablet& Table::TabletFor(std::string_view key) {
@@ -795,6 +808,7 @@ void Table::MaybeSplit(size_t ti) {
   auto right = std::make_unique<Tablet>(t.SplitAt(at));
   tablets_.insert(tablets_.begin() + static_cast<ptrdiff_t>(ti) + 1,
                   std::move(right));
+  IndexTablets();
 }
 
 TableStats Table::Stats() const {

@@ -181,6 +181,8 @@ class Table {
   Tablet& TabletFor(std::string_view key);
   const Tablet& TabletFor(std::string_view key) const;
   size_t TabletIndex(std::string_view key) const;
+  // Recomputes start_heads_ and start_prefix_; call after tablets_ changes.
+  void IndexTablets();
   const std::string* FamilyNameById(uint32_t id) const;
   const FamilyEntry* FindFamily(std::string_view name) const;
   // Live cells of a stored row, in canonical order, into `*out`.
@@ -197,6 +199,11 @@ class Table {
   std::map<std::string, std::unique_ptr<FamilyEntry>, std::less<>> families_;
   std::vector<const FamilyEntry*> families_by_id_;  // null once dropped
   std::vector<std::unique_ptr<Tablet>> tablets_;    // sorted by start
+  // For TabletIndex (see cluster/key_heads.h): the heads of the start keys
+  // of tablets_[1..] (tablets_[0] starts at ""), after the prefix they all
+  // share.
+  std::vector<uint64_t> start_heads_;
+  std::string start_prefix_;
   // Set when the schema changes (GC rules, dropped families): the next
   // compaction must visit every tablet, not only the dirty ones.
   bool schema_dirty_ = true;

@@ -90,6 +90,7 @@ void Table::MergeSmallTablets() {
   const int64_t max_bytes = options_.split_bytes / options_.merge_divisor;
   const int64_t max_rows = options_.split_rows / options_.merge_divisor;
   size_t i = 0;
+  bool merged = false;
   while (i + 1 < tablets_.size()) {
     Tablet& a = *tablets_[i];
     Tablet& b = *tablets_[i + 1];
@@ -97,10 +98,12 @@ void Table::MergeSmallTablets() {
         static_cast<int64_t>(a.size() + b.size()) < max_rows) {
       a.Absorb(std::move(b));
       tablets_.erase(tablets_.begin() + static_cast<ptrdiff_t>(i) + 1);
+      merged = true;
     } else {
       ++i;
     }
   }
+  if (merged) IndexTablets();
 }
 
 // ---------------------------------------------------------------- Compaction

@@ -3,30 +3,12 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "cluster/key_heads.h"
 
 namespace btsim::cluster {
 namespace {
 
-bool KeyLess(const RowRecord& r, std::string_view k) { return r.key() < k; }
 bool LessKey(std::string_view k, const RowRecord& r) { return k < r.key(); }
-
-// The 8 bytes of `key` from `offset`, zero-padded, big-endian.
-uint64_t HeadOf(std::string_view key, size_t offset) {
-  uint64_t head = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    const size_t at = offset + i;
-    const uint8_t b = at < key.size() ? static_cast<uint8_t>(key[at]) : 0;
-    head = (head << 8) | b;
-  }
-  return head;
-}
-
-size_t CommonPrefix(std::string_view a, std::string_view b) {
-  const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  return i;
-}
 
 }  // namespace
 
@@ -68,26 +50,18 @@ size_t Tablet::UpperBound(std::string_view key) const {
 size_t Tablet::LowerBoundIn(size_t c, std::string_view key) const {
   const std::vector<RowRecord>& chunk = chunks_[c];
   const Heads& h = heads_[c];
-  const std::string_view prefix(first_key_[c].data(), h.lcp);
-  const std::string_view key_prefix = key.substr(0, h.lcp);
-  if (key_prefix < prefix) return 0;
-  if (key_prefix > prefix) return chunk.size();
-  const uint64_t head = HeadOf(key, h.lcp);
-  const auto lo = std::lower_bound(h.heads.begin(), h.heads.end(), head);
-  const auto hi = std::upper_bound(lo, h.heads.end(), head);
-  const auto first = chunk.begin() + (lo - h.heads.begin());
-  const auto last = chunk.begin() + (hi - h.heads.begin());
-  return static_cast<size_t>(std::lower_bound(first, last, key, KeyLess) -
-                             chunk.begin());
+  return HeadsBound(h.heads, std::string_view(first_key_[c].data(), h.lcp), key,
+                    /*upper=*/false,
+                    [&chunk](size_t i) { return chunk[i].key(); });
 }
 
 void Tablet::RebuildHeads(size_t c) {
   const std::vector<RowRecord>& chunk = chunks_[c];
   Heads& h = heads_[c];
-  h.lcp = CommonPrefix(chunk.front().key(), chunk.back().key());
+  h.lcp = CommonPrefixLength(chunk.front().key(), chunk.back().key());
   h.heads.clear();
   h.heads.reserve(chunk.capacity());
-  for (const RowRecord& r : chunk) h.heads.push_back(HeadOf(r.key(), h.lcp));
+  for (const RowRecord& r : chunk) h.heads.push_back(KeyHead(r.key(), h.lcp));
 }
 
 Tablet::Slot Tablet::Seek(std::string_view key) const {
@@ -136,12 +110,12 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   chunk.insert(it, std::move(record));
   ++size_;
   Heads& heads = heads_[c];
-  if (at_an_end &&
-      CommonPrefix(chunk.front().key(), chunk.back().key()) != heads.lcp) {
+  if (at_an_end && CommonPrefixLength(chunk.front().key(),
+                                      chunk.back().key()) != heads.lcp) {
     RebuildHeads(c);
   } else {
     heads.heads.insert(heads.heads.begin() + static_cast<ptrdiff_t>(offset),
-                       HeadOf(key, heads.lcp));
+                       KeyHead(key, heads.lcp));
   }
   for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
   if (chunk.size() > kMaxChunkRows) {
