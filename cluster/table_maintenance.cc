@@ -78,11 +78,11 @@ void Table::DropRowRangeAt(std::string_view prefix, Version version) {
         tablet->Rewrite(i, RowRecord());
         any_removed = true;
       } else {
+        tablet->AddCandidate(record.key());
         tablet->Rewrite(i, RowRecord(record.key(), kept));
       }
     }
     if (any_removed) tablet->DropInvalid();
-    if (first < last) tablet->set_dirty(true);
   }
 }
 
@@ -125,78 +125,9 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
   for (const auto& [name, entry] : families_) {
     age_rules = age_rules || HasAgeRule(entry->gc_rule);
   }
-  for (auto& tablet_ptr : tablets_) {
-    Tablet& tablet = *tablet_ptr;
-    if (!tablet.dirty() && !schema_dirty_ && !age_rules) continue;
-    bool any_removed = false;
-    bool kept_tombstones = false;
-    const bool every_row = schema_dirty_ || age_rules;
-    for (size_t i = 0; i < tablet.size(); ++i) {
-      const RowRecord& record = tablet.row(i);
-      if (!every_row && !MayNeedCompaction(record.encoded())) continue;
-      RowData row = DecodeRow(record.encoded());
-      bool changed = false;
-      RowData out;
-      out.tombstone =
-          row.tombstone > tombstone_horizon ? row.tombstone : kNoVersion;
-      kept_tombstones = kept_tombstones || out.tombstone != kNoVersion;
-      changed |= out.tombstone != row.tombstone;
-      for (FamilyData& f : row.families) {
-        const FamilyEntry* entry =
-            f.id < families_by_id_.size() ? families_by_id_[f.id] : nullptr;
-        if (entry == nullptr) {
-          changed = true;
-          continue;
-        }
-        FamilyData nf{
-            f.id,
-            f.tombstone > tombstone_horizon ? f.tombstone : kNoVersion,
-            {}};
-        changed |= nf.tombstone != f.tombstone;
-        kept_tombstones = kept_tombstones || nf.tombstone != kNoVersion;
-        for (ColumnData& c : f.columns) {
-          ColumnData nc{c.qualifier, {}, {}};
-          int64_t index = 0;
-          for (const CellData& cell : c.cells) {
-            if (IsCovered(row, f, c, cell)) {
-              changed = true;
-              continue;
-            }
-            if (entry->gc_rule.Deletes(index++, cell.timestamp_micros,
-                                       now_micros)) {
-              changed = true;
-              continue;
-            }
-            nc.cells.push_back(cell);
-          }
-          for (const ColumnTombstone& t : c.tombstones) {
-            if (t.version > tombstone_horizon) {
-              nc.tombstones.push_back(t);
-              kept_tombstones = true;
-            } else {
-              changed = true;
-            }
-          }
-          if (!nc.cells.empty() || !nc.tombstones.empty()) {
-            nf.columns.push_back(std::move(nc));
-          }
-        }
-        if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
-          out.families.push_back(std::move(nf));
-        } else if (!f.columns.empty() || f.tombstone != kNoVersion) {
-          changed = true;
-        }
-      }
-      if (out.empty()) {
-        tablet.Rewrite(i, RowRecord());
-        any_removed = true;
-      } else if (changed) {
-        tablet.Rewrite(i, RowRecord(record.key(), out));
-      }
-    }
-    if (any_removed) tablet.DropInvalid();
-    // Tombstones above the horizon must be revisited once it moves.
-    tablet.set_dirty(kept_tombstones);
+  for (auto& tablet : tablets_) {
+    CompactTablet(*tablet, schema_dirty_ || age_rules, now_micros,
+                  tombstone_horizon);
   }
   schema_dirty_ = false;
   std::erase_if(range_tombstones_, [&](const RangeTombstone& r) {
@@ -204,6 +135,100 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
   });
   MergeSmallTablets();
   for (size_t i = 0; i < tablets_.size(); ++i) MaybeSplit(i);
+}
+
+void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
+                          Version tombstone_horizon) {
+  if (!every_row && !tablet.dirty()) return;
+  std::vector<Tablet::Slot> emptied;
+  // Taken in both cases: the full walk covers the candidates too.
+  std::vector<std::string> candidates = tablet.TakeCandidates();
+  if (every_row || tablet.all_dirty()) {
+    tablet.set_all_dirty(false);
+    for (size_t i = 0; i < tablet.size(); ++i) {
+      const Tablet::Slot slot = tablet.SlotAt(i);
+      if (every_row || MayNeedCompaction(tablet.At(slot)->encoded())) {
+        CompactRow(tablet, slot, now_micros, tombstone_horizon, &emptied);
+      }
+    }
+  } else {
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()),
+                     candidates.end());
+    for (const std::string& key : candidates) {
+      const Tablet::Slot slot = tablet.Seek(key);
+      const RowRecord* record = tablet.At(slot);
+      if (record != nullptr && MayNeedCompaction(record->encoded())) {
+        CompactRow(tablet, slot, now_micros, tombstone_horizon, &emptied);
+      }
+    }
+  }
+  if (emptied.empty()) return;
+  for (const Tablet::Slot& slot : emptied) tablet.Rewrite(slot, RowRecord());
+  tablet.DropInvalid();
+}
+
+void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
+                       int64_t now_micros, Version tombstone_horizon,
+                       std::vector<Tablet::Slot>* emptied) {
+  const RowRecord& record = *tablet.At(slot);
+  RowData row = DecodeRow(record.encoded());
+  RowData out;
+  out.tombstone =
+      row.tombstone > tombstone_horizon ? row.tombstone : kNoVersion;
+  bool kept_tombstones = out.tombstone != kNoVersion;
+  bool changed = out.tombstone != row.tombstone;
+  for (FamilyData& f : row.families) {
+    const FamilyEntry* entry =
+        f.id < families_by_id_.size() ? families_by_id_[f.id] : nullptr;
+    if (entry == nullptr) {
+      changed = true;
+      continue;
+    }
+    FamilyData nf{
+        f.id, f.tombstone > tombstone_horizon ? f.tombstone : kNoVersion, {}};
+    changed |= nf.tombstone != f.tombstone;
+    kept_tombstones = kept_tombstones || nf.tombstone != kNoVersion;
+    for (ColumnData& c : f.columns) {
+      ColumnData nc{c.qualifier, {}, {}};
+      int64_t index = 0;
+      for (const CellData& cell : c.cells) {
+        if (IsCovered(row, f, c, cell)) {
+          changed = true;
+          continue;
+        }
+        if (entry->gc_rule.Deletes(index++, cell.timestamp_micros,
+                                   now_micros)) {
+          changed = true;
+          continue;
+        }
+        nc.cells.push_back(cell);
+      }
+      for (const ColumnTombstone& t : c.tombstones) {
+        if (t.version > tombstone_horizon) {
+          nc.tombstones.push_back(t);
+          kept_tombstones = true;
+        } else {
+          changed = true;
+        }
+      }
+      if (!nc.cells.empty() || !nc.tombstones.empty()) {
+        nf.columns.push_back(std::move(nc));
+      }
+    }
+    if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
+      out.families.push_back(std::move(nf));
+    } else if (!f.columns.empty() || f.tombstone != kNoVersion) {
+      changed = true;
+    }
+  }
+  // Tombstones above the horizon must be revisited once it moves.
+  if (kept_tombstones) tablet.AddCandidate(record.key());
+  if (out.empty()) {
+    emptied->push_back(slot);
+  } else if (changed) {
+    tablet.Rewrite(slot, RowRecord(record.key(), out));
+  }
 }
 
 }  // namespace btsim::cluster

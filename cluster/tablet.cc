@@ -76,6 +76,21 @@ const RowRecord* Tablet::Find(std::string_view key) const {
   return At(Seek(key));
 }
 
+void Tablet::set_all_dirty(bool all_dirty) {
+  all_dirty_ = all_dirty;
+  if (all_dirty_) TakeCandidates();
+}
+
+void Tablet::AddCandidate(std::string_view key) {
+  if (!all_dirty_) candidates_.emplace_back(key);
+}
+
+std::vector<std::string> Tablet::TakeCandidates() {
+  std::vector<std::string> taken;
+  taken.swap(candidates_);
+  return taken;
+}
+
 void Tablet::Put(RowRecord record, bool dirty) {
   const Slot slot = Seek(record.key());
   Put(std::move(record), dirty, slot);
@@ -84,7 +99,7 @@ void Tablet::Put(RowRecord record, bool dirty) {
 void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   const std::string_view key = record.key();
   BTSIM_CHECK(Covers(key));
-  dirty_ = dirty_ || dirty;
+  if (dirty) AddCandidate(key);
   bytes_ += static_cast<int64_t>(record.bytes());
   if (chunks_.empty()) {
     chunks_.emplace_back();
@@ -145,7 +160,6 @@ void Tablet::Erase(std::string_view key) {
 
 void Tablet::EraseRange(size_t first, size_t last) {
   if (first >= last) return;
-  dirty_ = true;
   std::vector<RowRecord> rows = TakeRows();
   for (size_t i = first; i < last; ++i) {
     bytes_ -= static_cast<int64_t>(rows[i].bytes());
@@ -230,7 +244,13 @@ Tablet Tablet::SplitAt(size_t at) {
   BTSIM_CHECK(at > 0 && at < size_);
   std::vector<RowRecord> rows = TakeRows();
   Tablet right(std::string(rows[at].key()), end_, /*pinned=*/false);
-  right.dirty_ = dirty_;
+  right.all_dirty_ = all_dirty_;
+  const auto moved = std::partition(
+      candidates_.begin(), candidates_.end(),
+      [&](const std::string& key) { return key < right.start_; });
+  right.candidates_.assign(std::make_move_iterator(moved),
+                           std::make_move_iterator(candidates_.end()));
+  candidates_.erase(moved, candidates_.end());
   std::vector<RowRecord> right_rows;
   right_rows.reserve(rows.size() - at);
   for (size_t i = at; i < rows.size(); ++i) {
@@ -252,7 +272,8 @@ void Tablet::Absorb(Tablet&& next) {
   }
   Reindex();
   bytes_ += next.bytes_;
-  dirty_ = dirty_ || next.dirty_;
+  set_all_dirty(all_dirty_ || next.all_dirty_);
+  for (const std::string& key : next.TakeCandidates()) AddCandidate(key);
   end_ = next.end_;
   next.chunks_.clear();
   next.first_.clear();
@@ -262,9 +283,14 @@ void Tablet::Absorb(Tablet&& next) {
   next.bytes_ = 0;
 }
 
-void Tablet::Rewrite(size_t i, RowRecord record) {
+Tablet::Slot Tablet::SlotAt(size_t i) const {
   const auto [c, j] = Locate(i);
-  RowRecord& old = chunks_[c][j];
+  return Slot{c, j, true};
+}
+
+void Tablet::Rewrite(const Slot& slot, RowRecord record) {
+  BTSIM_CHECK(slot.found);
+  RowRecord& old = chunks_[slot.chunk][slot.offset];
   bytes_ -= static_cast<int64_t>(old.bytes());
   if (record.valid()) {
     BTSIM_CHECK(record.key() == old.key());

@@ -31,9 +31,24 @@ class Tablet {
     return key >= start_ && (end_.empty() || key < end_);
   }
 
-  // True when rows changed since compaction last cleared the flag.
-  bool dirty() const { return dirty_; }
-  void set_dirty(bool dirty) { dirty_ = dirty; }
+  // Compaction bookkeeping. With the schema unchanged and no age-based GC
+  // rule, compaction can change only the candidates' rows, or any row while
+  // all_dirty().
+  //
+  // True when compaction must consider every row: a new or cloned tablet.
+  // Setting it drops the candidates.
+  bool all_dirty() const { return all_dirty_; }
+  void set_all_dirty(bool all_dirty);
+  // Keys of the rows Put with `dirty` or added since compaction last took
+  // them: unordered, possibly repeated, possibly of rows erased since.
+  // Always empty while all_dirty().
+  const std::vector<std::string>& candidates() const { return candidates_; }
+  // Makes `key` a candidate (nothing while all_dirty()).
+  void AddCandidate(std::string_view key);
+  // Moves the candidates out, leaving none (and no memory held).
+  std::vector<std::string> TakeCandidates();
+  // True when compaction may change some row.
+  bool dirty() const { return all_dirty_ || !candidates_.empty(); }
 
   // A chunk splits in two when it would exceed this many rows.
   static constexpr size_t kMaxChunkRows = 128;
@@ -64,28 +79,38 @@ class Tablet {
   }
 
   // Inserts or replaces the row with the record's key. Requires Covers(key).
-  // Marks the tablet dirty (for compaction) when `dirty`: a caller that
+  // Makes the key a candidate (for compaction) when `dirty`: a caller that
   // knows compaction would leave the row as it is passes false.
   void Put(RowRecord record, bool dirty = true);
   // The same at `slot`, which Seek(record.key()) returned with no change to
   // the tablet since: saves the second search of a read-modify-write.
   void Put(RowRecord record, bool dirty, const Slot& slot);
+  // Erasing leaves the candidates as they are.
   void Erase(std::string_view key);
   // Erases rows [first, last).
   void EraseRange(size_t first, size_t last);
 
-  // A deep copy (rows copied byte for byte), marked dirty.
+  // A deep copy (rows copied byte for byte), all_dirty().
   Tablet Clone() const;
 
-  // Moves rows at index >= `at` into a new tablet starting at that row's key.
+  // Moves rows at index >= `at`, and the candidates from that row's key on,
+  // into a new tablet starting at that key (all_dirty() when this one is).
   // Requires 0 < at < size().
   Tablet SplitAt(size_t at);
-  // Appends every row of `next`, which must start where this one ends.
+  // Appends every row and candidate of `next`, which must start where this
+  // one ends; all_dirty() when either was.
   void Absorb(Tablet&& next);
 
-  // Replaces row i in place with `record` (same key) or removes it when
-  // `record` is invalid. Used by compaction.
-  void Rewrite(size_t i, RowRecord record);
+  // The slot of row i. Requires i < size().
+  Slot SlotAt(size_t i) const;
+  // Replaces the row at `slot` (found) in place with `record` (same key), or
+  // with an invalid record when `record` is invalid: slots and indices stay
+  // valid, but the tablet must not be searched until DropInvalid(). Leaves
+  // the candidates as they are. Used by compaction.
+  void Rewrite(const Slot& slot, RowRecord record);
+  void Rewrite(size_t i, RowRecord record) {
+    Rewrite(SlotAt(i), std::move(record));
+  }
   // Removes invalid records left by Rewrite.
   void DropInvalid();
 
@@ -130,7 +155,8 @@ class Tablet {
   std::vector<Heads> heads_;
   size_t size_ = 0;
   int64_t bytes_ = 0;
-  bool dirty_ = true;
+  bool all_dirty_ = true;
+  std::vector<std::string> candidates_;
 };
 
 }  // namespace btsim::cluster

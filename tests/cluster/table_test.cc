@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -449,6 +450,105 @@ TEST_F(TableTest, CompactionAppliesGcRuleAtTheGivenTime) {
   table_.Compact(kNowMicros, last_version());
   EXPECT_THAT(ReadRow("r"),
               ElementsAre(Cell{"cf", "q", kNowMicros - 30'000'000, "new", ""}));
+}
+
+TEST_F(TableTest, CompactionReclaimsARowWrittenSinceTheLastOne) {
+  ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxVersions(1))}).ok());
+  for (int i = 0; i < 10; ++i) Put(Key(i), "old", "q", 1000);
+  CompactAll();  // the schema changed: every row
+  Put(Key(3), "new", "q", 2000);
+  const int64_t bytes = table_.Stats().bytes;
+  CompactAll();  // only the candidate
+  EXPECT_LT(table_.Stats().bytes, bytes);
+  EXPECT_EQ(table_.Stats().rows, 10);
+  EXPECT_THAT(ReadRow(Key(3)), ElementsAre(Cell{"cf", "q", 2000, "new", ""}));
+  const int64_t compacted = table_.Stats().bytes;
+  CompactAll();
+  EXPECT_EQ(table_.Stats().bytes, compacted);
+}
+
+TEST_F(TableTest, TombstoneKeptAboveTheHorizonGoesOnceTheHorizonPassesIt) {
+  Put("other", "v", "q", 1000);
+  CompactAll();
+  Put("r", "old", "q", 1000);
+  const Version horizon = last_version();
+  ASSERT_TRUE(Mutate("r", {DelCol("cf", "q")}).ok());
+  table_.Compact(kNowMicros, horizon);
+  EXPECT_EQ(table_.Stats().rows, 2);  // the tombstone is still stored
+  CompactAll();                       // "r" was not written again
+  EXPECT_EQ(table_.Stats().rows, 1);
+  EXPECT_THAT(Keys(Read()), ElementsAre("other"));
+}
+
+TEST_F(TableTest, CompactionSkipsRowsErasedSinceTheyWereWritten) {
+  ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxVersions(1))}).ok());
+  for (int i = 0; i < 10; ++i) Put(Key(i), "old", "q", 1000);
+  CompactAll();
+  for (int i = 0; i < 10; ++i) Put(Key(i), "new", "q", 2000);
+  table_.DropRowRange("row0000");  // rows 0 to 9: every candidate
+  Put(Key(20), "v", "q", 1000);
+  CompactAll();
+  EXPECT_THAT(Keys(Read()), ElementsAre(Key(20)));
+  EXPECT_EQ(table_.Stats().rows, 1);
+}
+
+// Whatever the history, compacting only the candidates leaves the table as
+// compacting every row would (a clone compacts every row).
+TEST_F(TableTest, CompactingCandidatesMatchesCompactingEveryRow) {
+  Table table("t", TableOptions{1 << 20, 8, 4}, {"row00100"});
+  const FamilyModification mods[] = {
+      CreateFamily("cf", GcRule::MaxVersions(2))};
+  ASSERT_TRUE(table.ModifyColumnFamilies(mods).ok());
+  auto read_all = [this](const Table& t) {
+    std::vector<Row> out;
+    t.Read(ReadOptions{}, rng_,
+           [&](std::string_view key, std::span<const CellView> cells) {
+             out.push_back(test_util::CopyRow(key, cells));
+             return true;
+           });
+    return out;
+  };
+  sim::Rng rng(42);
+  std::vector<Version> versions;
+  for (int step = 0; step < 60; ++step) {
+    for (int op = 0; op < 40; ++op) {
+      const std::string key = Key(static_cast<int>(rng.Uniform(200)));
+      const std::string qualifier = rng.Bernoulli(0.5) ? "a" : "b";
+      const int64_t ts = 1000 * static_cast<int64_t>(1 + rng.Uniform(5));
+      std::vector<Mutation> mutations;
+      switch (rng.Uniform(10)) {
+        case 0:
+          mutations = {DelCol("cf", qualifier)};
+          break;
+        case 1:
+          mutations = {DelFam("cf")};
+          break;
+        case 2:
+          mutations = {DelRow()};
+          break;
+        case 3:
+          table.DropRowRange(key.substr(0, 7));
+          continue;
+        case 4:
+          table.DropRowRangeAt(key.substr(0, 7), Commit().version);
+          continue;
+        default:
+          mutations = {Set("cf", qualifier, ts, "v" + std::to_string(step))};
+      }
+      ASSERT_TRUE(table.MutateRow(key, mutations, Commit()).ok());
+    }
+    versions.push_back(last_version());
+    const Version horizon = versions[versions.size() / 2];
+    std::unique_ptr<Table> every_row = table.Clone();
+    table.Compact(kNowMicros, horizon);
+    every_row->Compact(kNowMicros, horizon);
+    ASSERT_EQ(read_all(table), read_all(*every_row)) << "step " << step;
+    const TableStats a = table.Stats();
+    const TableStats b = every_row->Stats();
+    ASSERT_EQ(a.rows, b.rows) << "step " << step;
+    ASSERT_EQ(a.bytes, b.bytes) << "step " << step;
+    ASSERT_EQ(a.tablets, b.tablets) << "step " << step;
+  }
 }
 
 // ------------------------------------------------------------------ Tablets

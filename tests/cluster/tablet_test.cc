@@ -11,6 +11,10 @@
 namespace btsim::cluster {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
 RowRecord Row(const std::string& key) { return RowRecord(key, RowData{}); }
 
 std::string Key(int i) {
@@ -96,17 +100,89 @@ TEST(TabletTest, SeekThenPutAtTheSlotInsertsOrReplaces) {
   EXPECT_EQ(tablet.row(2).key(), "c");
 }
 
-TEST(TabletTest, PutMarksDirtyOnlyWhenAsked) {
+TEST(TabletTest, PutMakesCandidatesOnlyWhenAsked) {
   Tablet tablet("", "", false);
-  EXPECT_TRUE(tablet.dirty());  // a new tablet has never been compacted
-  tablet.set_dirty(false);
+  EXPECT_TRUE(tablet.all_dirty());  // a new tablet has never been compacted
+  tablet.Put(Row("a"), true);
+  EXPECT_THAT(tablet.candidates(), IsEmpty());  // every row is already due
+  tablet.set_all_dirty(false);
+  EXPECT_FALSE(tablet.dirty());
   tablet.Put(Row("a"), false);
   EXPECT_FALSE(tablet.dirty());
   tablet.Put(Row("b"), true);
   EXPECT_TRUE(tablet.dirty());
-  tablet.set_dirty(false);
-  tablet.Put(Row("b"), false);
+  EXPECT_FALSE(tablet.all_dirty());
+  EXPECT_THAT(tablet.candidates(), ElementsAre("b"));
+  EXPECT_THAT(tablet.TakeCandidates(), ElementsAre("b"));
   EXPECT_FALSE(tablet.dirty());
+  tablet.Put(Row("c"), true);
+  tablet.set_all_dirty(true);
+  EXPECT_THAT(tablet.candidates(), IsEmpty());
+}
+
+TEST(TabletTest, CandidatesFollowTheirRowsAcrossSplitAndAbsorb) {
+  Tablet tablet("", "", false);
+  for (int i = 0; i < 10; ++i) tablet.Put(Row(Key(i)));
+  tablet.set_all_dirty(false);
+  for (int i : {7, 1, 5, 3}) tablet.Put(Row(Key(i)), true);
+  Tablet right = tablet.SplitAt(4);
+  EXPECT_FALSE(right.all_dirty());
+  EXPECT_THAT(tablet.candidates(), UnorderedElementsAre(Key(1), Key(3)));
+  EXPECT_THAT(right.candidates(), UnorderedElementsAre(Key(5), Key(7)));
+  tablet.Absorb(std::move(right));
+  EXPECT_THAT(tablet.candidates(),
+              UnorderedElementsAre(Key(1), Key(3), Key(5), Key(7)));
+  EXPECT_FALSE(tablet.all_dirty());
+}
+
+TEST(TabletTest, AllDirtySurvivesSplitAndAbsorb) {
+  Tablet tablet("", "", false);
+  for (int i = 0; i < 10; ++i) tablet.Put(Row(Key(i)));
+  Tablet right = tablet.SplitAt(5);
+  EXPECT_TRUE(right.all_dirty());
+  tablet.set_all_dirty(false);
+  tablet.Put(Row(Key(1)), true);
+  tablet.Absorb(std::move(right));
+  EXPECT_TRUE(tablet.all_dirty());
+  EXPECT_THAT(tablet.candidates(), IsEmpty());
+}
+
+TEST(TabletTest, ACloneIsAllDirty) {
+  Tablet tablet("", "", false);
+  tablet.Put(Row("a"));
+  tablet.set_all_dirty(false);
+  tablet.Put(Row("b"), true);
+  const Tablet copy = tablet.Clone();
+  EXPECT_TRUE(copy.all_dirty());
+  EXPECT_THAT(copy.candidates(), IsEmpty());
+  EXPECT_EQ(copy.size(), 2u);
+}
+
+TEST(TabletTest, ErasingLeavesCandidates) {
+  Tablet tablet("", "", false);
+  tablet.set_all_dirty(false);
+  tablet.Put(Row("a"), true);
+  tablet.Put(Row("b"), true);
+  tablet.Erase("a");
+  tablet.EraseRange(0, 1);
+  EXPECT_EQ(tablet.size(), 0u);
+  EXPECT_THAT(tablet.candidates(), ElementsAre("a", "b"));
+}
+
+TEST(TabletTest, RewriteBySlotKeepsOtherSlotsValid) {
+  Tablet tablet("", "", false);
+  for (int i = 0; i < 300; ++i) tablet.Put(Row(Key(i)));
+  const int64_t bytes = tablet.bytes();
+  const Tablet::Slot s1 = tablet.Seek(Key(1));
+  const Tablet::Slot s200 = tablet.Seek(Key(200));
+  tablet.Rewrite(s1, RowRecord());
+  ASSERT_NE(tablet.At(s200), nullptr);
+  EXPECT_EQ(tablet.At(s200)->key(), Key(200));
+  EXPECT_EQ(tablet.At(tablet.SlotAt(200))->key(), Key(200));
+  tablet.DropInvalid();
+  EXPECT_EQ(tablet.size(), 299u);
+  EXPECT_EQ(tablet.bytes(), bytes - static_cast<int64_t>(Row(Key(1)).bytes()));
+  EXPECT_EQ(tablet.Find(Key(1)), nullptr);
 }
 
 }  // namespace
