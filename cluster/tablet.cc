@@ -25,12 +25,22 @@ const RowRecord& Tablet::row(size_t i) const {
 }
 
 size_t Tablet::ChunkFor(std::string_view key) const {
-  const auto it = std::upper_bound(
-      first_key_.begin(), first_key_.end(), key,
-      [](std::string_view k, const std::string& first) { return k < first; });
-  return it == first_key_.begin()
-             ? 0
-             : static_cast<size_t>(it - first_key_.begin()) - 1;
+  const size_t after = HeadsBound(
+      first_heads_, first_prefix_, key, /*upper=*/true,
+      [this](size_t c) -> std::string_view { return first_key_[c]; });
+  return after == 0 ? 0 : after - 1;
+}
+
+void Tablet::IndexChunks() {
+  first_heads_.clear();
+  first_prefix_.clear();
+  if (first_key_.empty()) return;
+  const size_t lcp = CommonPrefixLength(first_key_.front(), first_key_.back());
+  first_prefix_ = first_key_.front().substr(0, lcp);
+  first_heads_.reserve(first_key_.capacity());
+  for (const std::string& k : first_key_) {
+    first_heads_.push_back(KeyHead(k, lcp));
+  }
 }
 
 size_t Tablet::LowerBound(std::string_view key) const {
@@ -106,6 +116,7 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     chunks_.back().push_back(std::move(record));
     first_.assign(1, 0);
     first_key_.assign(1, std::string(key));
+    IndexChunks();
     heads_.assign(1, Heads{});
     RebuildHeads(0);
     size_ = 1;
@@ -120,7 +131,14 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     return;
   }
   const bool at_an_end = it == chunk.begin() || it == chunk.end();
-  if (it == chunk.begin()) first_key_[c].assign(key);  // only in chunk 0
+  if (it == chunk.begin()) {  // only in chunk 0
+    first_key_[c].assign(key);
+    if (first_key_.size() > 1 && key.starts_with(first_prefix_)) {
+      first_heads_[c] = KeyHead(key, first_prefix_.size());
+    } else {
+      IndexChunks();
+    }
+  }
   const size_t offset = slot.offset;
   chunk.insert(it, std::move(record));
   ++size_;
@@ -150,6 +168,7 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     heads_.insert(heads_.begin() + static_cast<ptrdiff_t>(c) + 1, Heads{});
     RebuildHeads(c);
     RebuildHeads(c + 1);
+    IndexChunks();
   }
 }
 
@@ -179,6 +198,7 @@ std::vector<RowRecord> Tablet::TakeRows() {
   first_.clear();
   first_key_.clear();
   heads_.clear();
+  IndexChunks();
   size_ = 0;
   return rows;
 }
@@ -205,6 +225,7 @@ void Tablet::SetRows(std::vector<RowRecord> rows) {
     heads_.emplace_back();
     RebuildHeads(chunks_.size() - 1);
   }
+  IndexChunks();
 }
 
 void Tablet::Reindex() {
@@ -221,6 +242,7 @@ void Tablet::Reindex() {
     RebuildHeads(c);
     size_ += chunks_[c].size();
   }
+  IndexChunks();
 }
 
 Tablet Tablet::Clone() const {
@@ -234,6 +256,8 @@ Tablet Tablet::Clone() const {
   }
   copy.first_ = first_;
   copy.first_key_ = first_key_;
+  copy.first_heads_ = first_heads_;
+  copy.first_prefix_ = first_prefix_;
   copy.heads_ = heads_;
   copy.size_ = size_;
   copy.bytes_ = bytes_;
@@ -279,6 +303,7 @@ void Tablet::Absorb(Tablet&& next) {
   next.first_.clear();
   next.first_key_.clear();
   next.heads_.clear();
+  next.IndexChunks();
   next.size_ = 0;
   next.bytes_ = 0;
 }

@@ -133,6 +133,8 @@ class Tablet {
   size_t LowerBoundIn(size_t c, std::string_view key) const;
   // Recomputes heads_[c] (after chunk c's first or last key changed).
   void RebuildHeads(size_t c);
+  // Recomputes first_heads_ and first_prefix_ from first_key_.
+  void IndexChunks();
 
   std::string start_;
   std::string end_;
@@ -143,6 +145,11 @@ class Tablet {
   std::vector<std::vector<RowRecord>> chunks_;
   std::vector<size_t> first_;
   std::vector<std::string> first_key_;
+  // For ChunkFor (see cluster/key_heads.h): the heads of first_key_ after
+  // the prefix they all share. Kept by IndexChunks whenever first_key_
+  // changes.
+  std::vector<uint64_t> first_heads_;
+  std::string first_prefix_;
   // Per chunk, for searching without dereferencing rows (each a separate
   // allocation, so a cache miss): `lcp` is the length of the prefix all its
   // keys share (that of its first and last keys), and heads[i] the 8 bytes

@@ -76,6 +76,32 @@ TEST(TabletTest, SearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
   }
 }
 
+TEST(TabletTest, SearchesStayExactWhenTheFirstKeyKeepsChanging) {
+  // Descending inserts put every new row first (chunk 0's first key
+  // changes each time); a clone, a split and an absorb re-index the chunks.
+  Tablet tablet("", "", false);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 6;
+  for (int i = n - 1; i >= 0; --i) tablet.Put(Row("k" + Key(2 * i)));
+  tablet.Put(Row("a"));  // a first key without the chunks' shared prefix
+  auto expect_exact = [](const Tablet& t, int from, int to) {
+    for (int i = from; i < to; ++i) {
+      ASSERT_NE(t.Find("k" + Key(2 * i)), nullptr) << i;
+      EXPECT_EQ(t.Find("k" + Key(2 * i + 1)), nullptr) << i;
+    }
+  };
+  expect_exact(tablet, 0, n);
+  EXPECT_NE(tablet.Find("a"), nullptr);
+  EXPECT_EQ(tablet.LowerBound("b"), 1u);
+  const Tablet copy = tablet.Clone();
+  expect_exact(copy, 0, n);
+  Tablet right = tablet.SplitAt(n / 2);
+  expect_exact(tablet, 0, n / 2 - 1);
+  expect_exact(right, n / 2 - 1, n);
+  tablet.Absorb(std::move(right));
+  expect_exact(tablet, 0, n);
+  EXPECT_EQ(tablet.size(), static_cast<size_t>(n) + 1);
+}
+
 TEST(TabletTest, SeekThenPutAtTheSlotInsertsOrReplaces) {
   Tablet tablet("", "", false);
   Tablet::Slot slot = tablet.Seek("b");
