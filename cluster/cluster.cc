@@ -89,6 +89,7 @@ Status Cluster::CreateTable(const std::string& id,
   BTSIM_RETURN_IF_ERROR(table->ModifyColumnFamilies(families));
   HookTable(*table);
   tables_[id] = std::move(table);
+  ++tables_version_;
   CommitRecord record;
   record.kind = CommitRecord::Kind::kCreateTable;
   record.table = id;
@@ -166,6 +167,7 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
         table = created.get();
         HookTable(*table);
         tables_[record.table] = std::move(created);
+        ++tables_version_;
       }
       [[fallthrough]];
     case CommitRecord::Kind::kModifyFamilies:
@@ -186,13 +188,17 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
       }
       return;
     case CommitRecord::Kind::kDeleteTable:
-      if (table) tables_.erase(it);
+      if (table) {
+        tables_.erase(it);
+        ++tables_version_;
+      }
       return;
   }
 }
 
 void Cluster::CopyDataFrom(const Cluster& source) {
   tables_.clear();
+  ++tables_version_;
   for (const auto& [id, table] : source.tables_) {
     auto copy = table->Clone();
     HookTable(*copy);
@@ -230,6 +236,7 @@ Status Cluster::DeleteTable(std::string_view id) {
     return NotFound("table '" + std::string(id) + "' not found");
   }
   tables_.erase(it);
+  ++tables_version_;
   CommitRecord record;
   record.kind = CommitRecord::Kind::kDeleteTable;
   record.table = std::string(id);

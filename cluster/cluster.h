@@ -47,6 +47,10 @@ class Cluster {
   Result<Table*> GetTable(std::string_view id);
   Result<const Table*> GetTable(std::string_view id) const;
   std::vector<std::string> ListTables() const;  // sorted
+  // Changes whenever a table is created or deleted (by a call, by
+  // replication or by CopyDataFrom): a Table* from GetTable stays valid
+  // while it is unchanged.
+  uint64_t tables_version() const { return tables_version_; }
 
   // ---- Rows (see Table for the semantics) ----
   Status MutateRow(std::string_view table, std::string_view key,
@@ -103,6 +107,7 @@ class Cluster {
   void HookTable(Table& table);
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
+  uint64_t tables_version_ = 0;
   CommitObserver* observer_ = nullptr;
 };
 

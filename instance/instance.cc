@@ -19,11 +19,15 @@ std::vector<std::string> IdsOf(const std::vector<ClusterConfig>& clusters) {
 // That is StableHash(table + '\0' + start) (table ids never hold NUL),
 // computed without building the string: StableHash is FNV-1a, whose state
 // after a prefix continues as the seed (xor the offset basis).
-uint64_t TabletId(std::string_view table, std::string_view start) {
-  constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-  constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
-  const uint64_t prefix = sim::StableHash(table) * kFnvPrime;  // then '\0'
-  return sim::StableHash(start, prefix ^ kFnvOffset);
+// A tablet's id for the node model: a hash of (table, '\0', start), in two
+// steps so that the table's part is computed once per table.
+constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+uint64_t TableHash(std::string_view table) {
+  return (sim::StableHash(table) * kFnvPrime) ^ kFnvOffset;  // then '\0'
+}
+uint64_t TabletId(uint64_t table_hash, std::string_view start) {
+  return sim::StableHash(start, table_hash);
 }
 
 }  // namespace
@@ -244,15 +248,21 @@ std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
 
 Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
                                           std::string_view table,
-                                          sim::Nanos now,
-                                          const cluster::Table** out_table) {
+                                          sim::Nanos now) {
   auto capacity = capacity_.find(cluster);
   cluster::Cluster* c = fabric_->Find(cluster);
   if (capacity == capacity_.end() || c == nullptr) return nullptr;
-  auto t = c->GetTable(table);
-  if (!t.ok()) return nullptr;
-  *out_table = *t;
   Capacity& cap = capacity->second;
+  if (cap.cluster != c || cap.tables_version != c->tables_version() ||
+      cap.table == nullptr || cap.table_id != table) {
+    auto t = c->GetTable(table);
+    if (!t.ok()) return nullptr;
+    cap.cluster = c;
+    cap.tables_version = c->tables_version();
+    cap.table_id.assign(table);
+    cap.table = *t;
+    cap.table_hash = TableHash(table);
+  }
   // No timer of its own: the first charge of each bucket rebalances.
   const int64_t bucket = now.count() / cluster::NodeModel::kBucket.count();
   if (bucket != cap.last_rebalance_bucket) {
@@ -266,11 +276,11 @@ sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
                             std::string_view row_key, cluster::OpKind kind,
                             int64_t units) {
   const sim::Nanos now = scheduler_.Now();
-  const cluster::Table* t = nullptr;
-  Capacity* cap = CapacityFor(cluster, table, now, &t);
+  Capacity* cap = CapacityFor(cluster, table, now);
   if (cap == nullptr) return now;
-  return cap->model.Submit(now, TabletId(table, t->TabletStartOf(row_key)),
-                           kind, units);
+  return cap->model.Submit(
+      now, TabletId(cap->table_hash, cap->table->TabletStartOf(row_key)), kind,
+      units);
 }
 
 void Instance::ChargeRows(std::string_view cluster, std::string_view table,
@@ -278,11 +288,12 @@ void Instance::ChargeRows(std::string_view cluster, std::string_view table,
                           cluster::OpKind kind) {
   if (row_keys.empty()) return;
   const sim::Nanos now = scheduler_.Now();
-  const cluster::Table* t = nullptr;
-  Capacity* cap = CapacityFor(cluster, table, now, &t);
+  Capacity* cap = CapacityFor(cluster, table, now);
   if (cap == nullptr) return;
   for (std::string_view key : row_keys) {
-    cap->model.Submit(now, TabletId(table, t->TabletStartOf(key)), kind, 1);
+    cap->model.Submit(now,
+                      TabletId(cap->table_hash, cap->table->TabletStartOf(key)),
+                      kind, 1);
   }
 }
 

@@ -199,12 +199,20 @@ class Instance {
     Capacity(cluster::StorageType storage, int nodes) : model(storage, nodes) {}
     cluster::NodeModel model;
     int64_t last_rebalance_bucket = std::numeric_limits<int64_t>::min();
+    // The table charged last (most charges go to one table), valid while
+    // `cluster` is the cluster's and its tables_version() is unchanged.
+    // (A Capacity goes when its cluster is removed.)
+    const cluster::Cluster* cluster = nullptr;
+    uint64_t tables_version = 0;
+    std::string table_id;
+    const cluster::Table* table = nullptr;
+    uint64_t table_hash = 0;  // TabletId's hash of table_id
   };
   // The capacity of `cluster` and its `table`, rebalanced if a new bucket
   // began at `now`; null (nothing to charge) for an unknown cluster or
   // table.
   Capacity* CapacityFor(std::string_view cluster, std::string_view table,
-                        sim::Nanos now, const cluster::Table** out_table);
+                        sim::Nanos now);
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);

@@ -103,6 +103,25 @@ TEST_F(CapacityTest, ChargeRowsIsChargePerKeyInOrder) {
   }
 }
 
+TEST_F(CapacityTest, ChargingFollowsTablesDeletedAndCreatedAgain) {
+  auto instance = OneCluster(1);
+  cluster::Cluster* c = instance->fabric().Find("c1");
+  ASSERT_NE(c, nullptr);
+  instance->Charge("c1", "t", "a", OpKind::kWrite);
+  const sim::Nanos busy = instance->Nodes("c1")->BusyUntil(0);
+  EXPECT_GT(busy, scheduler_.Now());
+  // A deleted table is charged nothing (the cached table is not used).
+  ASSERT_TRUE(c->DeleteTable("t").ok());
+  instance->Charge("c1", "t", "a", OpKind::kWrite);
+  EXPECT_EQ(instance->Nodes("c1")->BusyUntil(0), busy);
+  // Created again, it is charged again.
+  const cluster::FamilyModification cf{
+      "cf", cluster::FamilyModification::Kind::kCreate, {}};
+  ASSERT_TRUE(c->CreateTable("t", {&cf, 1}, {}).ok());
+  instance->Charge("c1", "t", "a", OpKind::kWrite);
+  EXPECT_GT(instance->Nodes("c1")->BusyUntil(0), busy);
+}
+
 TEST_F(CapacityTest, ChargeQueuesOnTheNodeServingTheRowsTablet) {
   const sim::Nanos write =
       NodeModel::ServiceTime(StorageType::kSsd, OpKind::kWrite);
