@@ -179,10 +179,16 @@ Result<RouteChoice> RouteFirst(const AppProfile& profile,
       candidates[n++] = {&c, Distance(request.client_zone, c.zone)};
     }
   }
-  std::stable_sort(candidates.begin(), candidates.begin() + n,
-                   [](const Candidate& a, const Candidate& b) {
-                     return a.distance < b.distance;
-                   });
+  // A stable insertion sort by distance: std::stable_sort would allocate a
+  // buffer on every request.
+  for (size_t i = 1; i < n; ++i) {
+    const Candidate moving = candidates[i];
+    size_t j = i;
+    for (; j > 0 && candidates[j - 1].distance > moving.distance; --j) {
+      candidates[j] = candidates[j - 1];
+    }
+    candidates[j] = moving;
+  }
   const bool affinity =
       profile.row_affinity && request.kind == RequestKind::kSingleRow;
   RouteChoice choice;
