@@ -44,6 +44,15 @@ int64_t UnZigZag(uint64_t v) {
 }
 
 template <typename Sink>
+void PutCell(Sink& sink, int64_t timestamp_micros, Version version,
+             std::string_view value) {
+  PutVarint(sink, ZigZag(timestamp_micros / 1000));
+  PutVarint(sink, version);
+  PutVarint(sink, value.size());
+  sink.Bytes(value);
+}
+
+template <typename Sink>
 void Encode(const RowData& row, Sink& sink) {
   PutVarint(sink, row.tombstone);
   PutVarint(sink, row.families.size());
@@ -62,10 +71,7 @@ void Encode(const RowData& row, Sink& sink) {
       }
       PutVarint(sink, c.cells.size());
       for (const CellData& cell : c.cells) {
-        PutVarint(sink, ZigZag(cell.timestamp_micros / 1000));
-        PutVarint(sink, cell.version);
-        PutVarint(sink, cell.value.size());
-        sink.Bytes(cell.value);
+        PutCell(sink, cell.timestamp_micros, cell.version, cell.value);
       }
     }
   }
@@ -95,6 +101,7 @@ class Reader {
     return out;
   }
   bool done() const { return p_ == end_; }
+  const char* pos() const { return p_; }
 
  private:
   const char* p_;
@@ -102,6 +109,20 @@ class Reader {
 };
 
 constexpr size_t kHeader = 2 * sizeof(uint32_t);
+
+// Skips a column's tombstones and cells (after its qualifier).
+void SkipColumnRest(Reader& in) {
+  for (uint64_t t = in.Varint(); t > 0; --t) {
+    in.Varint();
+    in.Varint();
+    in.Varint();
+  }
+  for (uint64_t c = in.Varint(); c > 0; --c) {
+    in.Varint();
+    in.Varint();
+    in.Bytes(in.Varint());
+  }
+}
 
 }  // namespace
 
@@ -117,6 +138,69 @@ bool IsCovered(const RowData& row, const FamilyData& family,
     }
   }
   return false;
+}
+
+RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
+                         std::string_view qualifier, int64_t timestamp_micros,
+                         Version version, std::string_view value) {
+  if (timestamp_micros < 0) return RowRecord();
+  const std::string_view encoded = old.encoded();
+  Reader in(encoded);
+  in.Varint();  // row tombstone
+  for (uint64_t families = in.Varint(); families > 0; --families) {
+    const uint64_t id = in.Varint();
+    in.Varint();  // family tombstone
+    uint64_t columns = in.Varint();
+    if (id < family_id) {
+      for (; columns > 0; --columns) {
+        in.Bytes(in.Varint());
+        SkipColumnRest(in);
+      }
+      continue;
+    }
+    if (id > family_id) return RowRecord();  // families by id: absent
+    for (; columns > 0; --columns) {
+      const std::string_view q = in.Bytes(in.Varint());
+      if (q < qualifier) {
+        SkipColumnRest(in);
+        continue;
+      }
+      if (q > qualifier) return RowRecord();  // columns in order: absent
+      for (uint64_t t = in.Varint(); t > 0; --t) {
+        in.Varint();
+        in.Varint();
+        in.Varint();
+      }
+      const size_t count_at = static_cast<size_t>(in.pos() - encoded.data());
+      const uint64_t cells = in.Varint();
+      const size_t cells_at = static_cast<size_t>(in.pos() - encoded.data());
+      if (cells > 0 && timestamp_micros / 1000 <= UnZigZag(in.Varint())) {
+        return RowRecord();  // not newer than the newest cell
+      }
+      // The old encoding with the cell count raised and the cell first.
+      SizeSink added;
+      PutVarint(added, cells + 1);
+      PutCell(added, timestamp_micros, version, value);
+      const std::string_view key = old.key();
+      const size_t size = encoded.size() - (cells_at - count_at) + added.n;
+      BTSIM_CHECK(size <= UINT32_MAX);
+      RowRecord out;
+      out.data_ =
+          std::make_unique_for_overwrite<char[]>(kHeader + key.size() + size);
+      const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
+                                static_cast<uint32_t>(size)};
+      std::memcpy(out.data_.get(), lens, kHeader);
+      PtrSink sink{out.data_.get() + kHeader};
+      sink.Bytes(key);
+      sink.Bytes(encoded.substr(0, count_at));
+      PutVarint(sink, cells + 1);
+      PutCell(sink, timestamp_micros, version, value);
+      sink.Bytes(encoded.substr(cells_at));
+      return out;
+    }
+    return RowRecord();
+  }
+  return RowRecord();
 }
 
 RowRecord::RowRecord(std::string_view key, const RowData& row) {

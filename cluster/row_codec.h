@@ -73,8 +73,23 @@ class RowRecord {
   RowRecord Clone() const;
 
  private:
+  friend RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
+                                  std::string_view qualifier,
+                                  int64_t timestamp_micros, Version version,
+                                  std::string_view value);
   std::unique_ptr<char[]> data_;
 };
+
+// `old` with one more cell, computed on the encoding without decoding it:
+// the common write of a cell newer than every cell of its column. Only when
+// the column (family `family_id`, `qualifier`) exists and `timestamp_micros`
+// (>= 0) is in a later millisecond than its newest cell, so the new cell
+// comes first; otherwise an invalid record (decode, edit and encode
+// instead). The result is byte-for-byte what decoding, adding the cell and
+// encoding give.
+RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
+                         std::string_view qualifier, int64_t timestamp_micros,
+                         Version version, std::string_view value);
 
 // Appends the encoding of `row` to `out`.
 void EncodeRow(const RowData& row, std::string* out);

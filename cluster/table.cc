@@ -346,6 +346,12 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
 
 namespace {
 
+Status RowTooLarge(std::string_view key, size_t size) {
+  return InvalidArgument("row '" + std::string(key.substr(0, 64)) +
+                         "' would be " + std::to_string(size) +
+                         " bytes; the row limit is 256 MiB");
+}
+
 Status ValidRowKey(std::string_view key) {
   if (key.empty()) {
     return InvalidArgument("row_key: row keys must not be empty");
@@ -366,15 +372,34 @@ Status Table::ApplyToRow(std::string_view key,
   Tablet& tablet = *tablets_[ti];
   const Tablet::Slot slot = tablet.Seek(key);
   const RowRecord* old = tablet.At(slot);
-  RowData row = old ? DecodeRow(old->encoded()) : RowData{};
   // Every mutation commits at commit.version. A tombstone covers only older
   // versions, so a delete also erases the cells that earlier mutations of
   // this request wrote: the request then takes effect in order, and a
   // replica replaying the same list gets the same result.
   const Version version = commit.version;
-
   const auto* single =
       mutations.size() == 1 ? std::get_if<SetCell>(&mutations[0]) : nullptr;
+  if (single != nullptr && old != nullptr) {
+    // The commonest write of all: a newer cell in an existing column, added
+    // to the encoded row directly.
+    RowRecord record = WithNewestCell(
+        *old, FindFamily(single->family)->id, single->qualifier,
+        single->timestamp_micros == kServerTimestamp ? commit.server_time_micros
+                                                     : single->timestamp_micros,
+        version, single->value);
+    if (record.valid()) {
+      const size_t size = record.encoded().size() + key.size();
+      if (local && static_cast<int64_t>(size) > kMaxRowBytes) {
+        return RowTooLarge(key, size);
+      }
+      // Two cells in a column: compaction may have something to drop.
+      tablet.Put(std::move(record), /*dirty=*/true, slot);
+      AfterWrite(ti, key, mutations, commit, local);
+      return OkStatus();
+    }
+  }
+  RowData row = old ? DecodeRow(old->encoded()) : RowData{};
+
   if (single != nullptr) {
     // The common request, one SetCell, without the general path's
     // bookkeeping (the same result).
@@ -468,17 +493,21 @@ Status Table::ApplyToRow(std::string_view key,
   if (local) {
     const size_t size = EncodedSize(row) + key.size();
     if (static_cast<int64_t>(size) > kMaxRowBytes) {
-      return InvalidArgument("row '" + std::string(key.substr(0, 64)) +
-                             "' would be " + std::to_string(size) +
-                             " bytes; the row limit is 256 MiB");
+      return RowTooLarge(key, size);
     }
   }
   tablet.Put(RowRecord(key, row), MayNeedCompaction(row), slot);
+  AfterWrite(ti, key, mutations, commit, local);
+  return OkStatus();
+}
+
+void Table::AfterWrite(size_t ti, std::string_view key,
+                       std::span<const Mutation> mutations,
+                       const CommitContext& commit, bool local) {
   MaybeSplit(ti);
   if (local && commit_hook_) {
     commit_hook_(key, mutations, commit.server_time_micros, commit.version);
   }
-  return OkStatus();
 }
 
 Status Table::MutateRow(std::string_view key,

@@ -191,6 +191,11 @@ class Table {
   // `local`: enforce the row size limit and report to the commit hook.
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
                     const CommitContext& commit, bool local = true);
+  // What follows every row write in tablet `ti`: a split if it grew too
+  // large, and the commit hook for a local write.
+  void AfterWrite(size_t ti, std::string_view key,
+                  std::span<const Mutation> mutations,
+                  const CommitContext& commit, bool local);
   void MaybeSplit(size_t tablet_index);
   void MergeSmallTablets();
   // Compacts the rows of `tablet` that may need it: every row when

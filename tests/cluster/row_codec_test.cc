@@ -303,38 +303,46 @@ TEST(RowCodecTest, AppendLiveCellsHandlesManyColumnTombstones) {
   EXPECT_EQ(ts, (std::vector<int64_t>{9000, 7000, 5000, 3000, 1000}));
 }
 
+// A random row: families 0, 2 and 4 (some), qualifiers "", "a" and "b"
+// (some), column tombstones, cells at 0-5 ms, optional row and family
+// tombstones. Values point to static storage.
+RowData RandomRow(sim::Rng& rng) {
+  static const std::string kValues[] = {"a", "b", "", std::string("\0", 1)};
+  RowData row;
+  row.tombstone = rng.Bernoulli(0.3) ? rng.Uniform(50) : kNoVersion;
+  const int families = static_cast<int>(rng.Uniform(3));
+  for (int f = 0; f < families; ++f) {
+    FamilyData fd{static_cast<uint32_t>(f * 2),
+                  rng.Bernoulli(0.3) ? rng.Uniform(50) : kNoVersion,
+                  {}};
+    static const char* kQualifiers[] = {"", "a", "b"};
+    for (const char* q : kQualifiers) {
+      if (rng.Bernoulli(0.4)) continue;
+      ColumnData cd{q, {}, {}};
+      const int tombstones = static_cast<int>(rng.Uniform(7));
+      for (int t = 0; t < tombstones; ++t) {
+        const int64_t start = int64_t(rng.Uniform(6)) * 1000;
+        const int64_t end =
+            rng.Bernoulli(0.3) ? 0 : start + int64_t(rng.Uniform(4)) * 1000;
+        cd.tombstones.push_back(ColumnTombstone{start, end, rng.Uniform(50)});
+      }
+      for (int64_t ts = 5000; ts >= 0; ts -= 1000) {
+        if (rng.Bernoulli(0.5)) {
+          cd.cells.push_back(
+              CellData{ts, rng.Uniform(50), kValues[rng.Uniform(4)]});
+        }
+      }
+      fd.columns.push_back(std::move(cd));
+    }
+    row.families.push_back(std::move(fd));
+  }
+  return row;
+}
+
 TEST(RowCodecTest, IsCoveredAgreesWithAppendLiveCellsOnRandomRows) {
   sim::Rng rng(2024);
-  std::vector<std::string> values = {"a", "b", "", std::string("\0", 1)};
   for (int iter = 0; iter < 300; ++iter) {
-    RowData row;
-    row.tombstone = rng.Bernoulli(0.3) ? rng.Uniform(50) : kNoVersion;
-    const int families = static_cast<int>(rng.Uniform(3));
-    for (int f = 0; f < families; ++f) {
-      FamilyData fd{static_cast<uint32_t>(f * 2),
-                    rng.Bernoulli(0.3) ? rng.Uniform(50) : kNoVersion,
-                    {}};
-      static const char* kQualifiers[] = {"", "a", "b"};
-      for (const char* q : kQualifiers) {
-        if (rng.Bernoulli(0.4)) continue;
-        ColumnData cd{q, {}, {}};
-        const int tombstones = static_cast<int>(rng.Uniform(7));
-        for (int t = 0; t < tombstones; ++t) {
-          const int64_t start = int64_t(rng.Uniform(6)) * 1000;
-          const int64_t end =
-              rng.Bernoulli(0.3) ? 0 : start + int64_t(rng.Uniform(4)) * 1000;
-          cd.tombstones.push_back(ColumnTombstone{start, end, rng.Uniform(50)});
-        }
-        for (int64_t ts = 5000; ts >= 0; ts -= 1000) {
-          if (rng.Bernoulli(0.5)) {
-            cd.cells.push_back(
-                CellData{ts, rng.Uniform(50), values[rng.Uniform(4)]});
-          }
-        }
-        fd.columns.push_back(std::move(cd));
-      }
-      row.families.push_back(std::move(fd));
-    }
+    const RowData row = RandomRow(rng);
     std::vector<LiveCell> expected;
     for (const FamilyData& f : row.families) {
       for (const ColumnData& c : f.columns) {
@@ -356,6 +364,70 @@ TEST(RowCodecTest, IsCoveredAgreesWithAppendLiveCellsOnRandomRows) {
       EXPECT_EQ(live[i].value, expected[i].value);
     }
   }
+}
+
+TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
+  sim::Rng rng(99);
+  // Long enough for a two-byte length varint; 200 cells cross the one-byte
+  // cell count.
+  const std::string long_value(300, 'v');
+  int spliced = 0;
+  for (int iter = 0; iter < 4000; ++iter) {
+    RowData row = RandomRow(rng);
+    if (iter % 50 == 0 && !row.families.empty() &&
+        !row.families[0].columns.empty()) {
+      auto& cells = row.families[0].columns[0].cells;
+      cells.clear();
+      for (int64_t ts = 200'000; ts > 0; ts -= 1000) {
+        cells.push_back(CellData{ts, 1, "x"});
+      }
+    }
+    const RowRecord old("key", row);
+    const uint32_t family = static_cast<uint32_t>(rng.Uniform(5));
+    static const char* kQualifiers[] = {"", "a", "b", "c"};
+    const std::string_view qualifier = kQualifiers[rng.Uniform(4)];
+    const int64_t ts = static_cast<int64_t>(rng.Uniform(10)) * 1000 +
+                       (rng.Bernoulli(0.1) ? 999'000 : 0);
+    const Version version = rng.Uniform(60);
+    const std::string_view value = rng.Bernoulli(0.2) ? long_value : "new";
+    const RowRecord got =
+        WithNewestCell(old, family, qualifier, ts, version, value);
+
+    // Where the general path would put the cell, if the column exists.
+    const ColumnData* column = nullptr;
+    for (FamilyData& f : row.families) {
+      if (f.id != family) continue;
+      for (ColumnData& c : f.columns) {
+        if (c.qualifier == qualifier) column = &c;
+      }
+    }
+    const bool newest =
+        column != nullptr &&
+        (column->cells.empty() ||
+         ts / 1000 > column->cells.front().timestamp_micros / 1000);
+    ASSERT_EQ(got.valid(), newest) << "iteration " << iter;
+    if (!newest) continue;
+    ++spliced;
+    RowData edited = DecodeRow(old.encoded());
+    for (FamilyData& f : edited.families) {
+      if (f.id != family) continue;
+      for (ColumnData& c : f.columns) {
+        if (c.qualifier != qualifier) continue;
+        c.cells.insert(c.cells.begin(), CellData{ts, version, value});
+      }
+    }
+    const RowRecord expected("key", edited);
+    EXPECT_EQ(got.key(), "key");
+    EXPECT_EQ(got.encoded(), expected.encoded()) << "iteration " << iter;
+    EXPECT_EQ(got.bytes(), expected.bytes());
+  }
+  EXPECT_GT(spliced, 100);  // the fast path was exercised
+  // A negative timestamp is left to the general path.
+  RowData one;
+  one.families.push_back(
+      FamilyData{0, kNoVersion, {ColumnData{"q", {}, {{1000, 1, "x"}}}}});
+  EXPECT_FALSE(
+      WithNewestCell(RowRecord("k", one), 0, "q", -5000, 2, "y").valid());
 }
 
 TEST(RowCodecTest, IsCoveredUsesStrictlyOlderVersions) {
