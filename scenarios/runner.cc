@@ -383,13 +383,19 @@ std::vector<uint64_t> Runner::Unreplicated(const std::string& cluster) {
 
 void Runner::WatchCatchUp(size_t event_index) {
   auto positions = instance_->fabric().LogPositions();
+  // The pending task owns the poll; the poll refers to itself weakly (a
+  // strong self-reference would never be freed).
   auto poll = std::make_shared<std::function<void()>>();
-  *poll = [this, event_index, positions, poll] {
+  std::weak_ptr<std::function<void()>> weak = poll;
+  *poll = [this, event_index, positions, weak] {
     if (instance_->fabric().HasApplied(positions)) {
       history_.events[event_index].end = context_.Elapsed();
       return;
     }
-    if (!finished_) scheduler_.RunAfter(kPollInterval, *poll);
+    if (finished_) return;
+    if (auto self = weak.lock()) {
+      scheduler_.RunAfter(kPollInterval, [self] { (*self)(); });
+    }
   };
   (*poll)();
 }

@@ -389,7 +389,9 @@ TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
     const int64_t ts = static_cast<int64_t>(rng.Uniform(10)) * 1000 +
                        (rng.Bernoulli(0.1) ? 999'000 : 0);
     const Version version = rng.Uniform(60);
-    const std::string_view value = rng.Bernoulli(0.2) ? long_value : "new";
+    const std::string_view value = rng.Bernoulli(0.2)
+                                       ? std::string_view(long_value)
+                                       : std::string_view("new");
     const RowRecord got =
         WithNewestCell(old, family, qualifier, ts, version, value);
 
