@@ -22,7 +22,6 @@
 #define BTSIM_SCENARIOS_HISTORY_H_
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
