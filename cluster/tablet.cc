@@ -6,12 +6,6 @@
 #include "cluster/key_heads.h"
 
 namespace btsim::cluster {
-namespace {
-
-bool LessKey(std::string_view k, const RowRecord& r) { return k < r.key(); }
-
-}  // namespace
-
 std::pair<size_t, size_t> Tablet::Locate(size_t i) const {
   BTSIM_CHECK(i < size_);
   const auto it = std::upper_bound(first_.begin(), first_.end(), i);
@@ -46,23 +40,20 @@ void Tablet::IndexChunks() {
 size_t Tablet::LowerBound(std::string_view key) const {
   if (chunks_.empty()) return 0;
   const size_t c = ChunkFor(key);
-  return first_[c] + LowerBoundIn(c, key);
+  return first_[c] + BoundIn(c, key, /*upper=*/false);
 }
 
 size_t Tablet::UpperBound(std::string_view key) const {
   if (chunks_.empty()) return 0;
   const size_t c = ChunkFor(key);
-  const std::vector<RowRecord>& chunk = chunks_[c];
-  const auto it = std::upper_bound(chunk.begin(), chunk.end(), key, LessKey);
-  return first_[c] + static_cast<size_t>(it - chunk.begin());
+  return first_[c] + BoundIn(c, key, /*upper=*/true);
 }
 
-size_t Tablet::LowerBoundIn(size_t c, std::string_view key) const {
+size_t Tablet::BoundIn(size_t c, std::string_view key, bool upper) const {
   const std::vector<RowRecord>& chunk = chunks_[c];
   const Heads& h = heads_[c];
   return HeadsBound(h.heads, std::string_view(first_key_[c].data(), h.lcp), key,
-                    /*upper=*/false,
-                    [&chunk](size_t i) { return chunk[i].key(); });
+                    upper, [&chunk](size_t i) { return chunk[i].key(); });
 }
 
 void Tablet::RebuildHeads(size_t c) {
@@ -78,7 +69,7 @@ Tablet::Slot Tablet::Seek(std::string_view key) const {
   if (chunks_.empty()) return Slot{};
   const size_t c = ChunkFor(key);
   const std::vector<RowRecord>& chunk = chunks_[c];
-  const size_t i = LowerBoundIn(c, key);
+  const size_t i = BoundIn(c, key, /*upper=*/false);
   return Slot{c, i, i < chunk.size() && chunk[i].key() == key};
 }
 

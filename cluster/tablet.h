@@ -128,9 +128,10 @@ class Tablet {
   // Recomputes first_, first_key_ and heads_ from the chunks, dropping
   // empty ones.
   void Reindex();
-  // Index in chunk c of the first row with key >= `key`, searching heads_
-  // and touching only the rows whose head ties with the key's.
-  size_t LowerBoundIn(size_t c, std::string_view key) const;
+  // Index in chunk c of the first row with key >= `key` (`upper` false) or
+  // > `key` (`upper` true), searching heads_ and touching only the rows
+  // whose head ties with the key's.
+  size_t BoundIn(size_t c, std::string_view key, bool upper) const;
   // Recomputes heads_[c] (after chunk c's first or last key changed).
   void RebuildHeads(size_t c);
   // Recomputes first_heads_ and first_prefix_ from first_key_.

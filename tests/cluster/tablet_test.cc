@@ -72,6 +72,10 @@ TEST(TabletTest, SearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
     EXPECT_EQ(tablet.LowerBound(key),
               static_cast<size_t>(std::distance(expected.begin(), it)))
         << key;
+    EXPECT_EQ(tablet.UpperBound(key),
+              static_cast<size_t>(
+                  std::distance(expected.begin(), expected.upper_bound(key))))
+        << key;
     EXPECT_EQ(tablet.Find(key) != nullptr, expected.count(key) == 1) << key;
   }
 }
