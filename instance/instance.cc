@@ -15,12 +15,11 @@ std::vector<std::string> IdsOf(const std::vector<ClusterConfig>& clusters) {
   return ids;
 }
 
-// The node model's id of the tablet of `table` that starts at `start`.
-// That is StableHash(table + '\0' + start) (table ids never hold NUL),
-// computed without building the string: StableHash is FNV-1a, whose state
-// after a prefix continues as the seed (xor the offset basis).
-// A tablet's id for the node model: a hash of (table, '\0', start), in two
-// steps so that the table's part is computed once per table.
+// The node model's id of the tablet of `table` that starts at `start` is
+// StableHash(table + '\0' + start) (table ids never hold NUL), computed
+// without building the string: StableHash is FNV-1a, whose state after a
+// prefix continues as the seed (xor the offset basis). TableHash is the
+// table's part, computed once per table; TabletId finishes it.
 constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
 constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
 uint64_t TableHash(std::string_view table) {
