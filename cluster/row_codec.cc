@@ -185,12 +185,11 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
       const size_t size = encoded.size() - (cells_at - count_at) + added.n;
       BTSIM_CHECK(size <= UINT32_MAX);
       RowRecord out;
-      out.data_ =
-          std::make_unique_for_overwrite<char[]>(kHeader + key.size() + size);
+      char* data = out.Allocate(kHeader + key.size() + size);
       const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
                                 static_cast<uint32_t>(size)};
-      std::memcpy(out.data_.get(), lens, kHeader);
-      PtrSink sink{out.data_.get() + kHeader};
+      std::memcpy(data, lens, kHeader);
+      PtrSink sink{data + kHeader};
       sink.Bytes(key);
       sink.Bytes(encoded.substr(0, count_at));
       PutVarint(sink, cells + 1);
@@ -207,39 +206,58 @@ RowRecord::RowRecord(std::string_view key, const RowData& row) {
   SizeSink size;
   Encode(row, size);
   BTSIM_CHECK(key.size() <= UINT32_MAX && size.n <= UINT32_MAX);
-  data_ = std::make_unique_for_overwrite<char[]>(kHeader + key.size() + size.n);
+  char* data = Allocate(kHeader + key.size() + size.n);
   const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
                             static_cast<uint32_t>(size.n)};
-  std::memcpy(data_.get(), lens, kHeader);
-  PtrSink sink{data_.get() + kHeader};
+  std::memcpy(data, lens, kHeader);
+  PtrSink sink{data + kHeader};
   sink.Bytes(key);
   Encode(row, sink);
 }
 
+RowRecord& RowRecord::operator=(RowRecord&& other) noexcept {
+  if (this != &other) {
+    delete[] data();
+    bits_ = std::exchange(other.bits_, 0);
+  }
+  return *this;
+}
+
+char* RowRecord::Allocate(size_t n) {
+  delete[] data();
+  char* data = new char[n];
+  // new[] aligns to at least 16 bytes: the low bit is free for the mark.
+  bits_ = reinterpret_cast<uintptr_t>(data);
+  BTSIM_CHECK((bits_ & 1) == 0);
+  return data;
+}
+
+void RowRecord::set_marked(bool marked) {
+  BTSIM_CHECK(valid());
+  bits_ = (bits_ & ~uintptr_t{1}) | (marked ? 1 : 0);
+}
+
 std::string_view RowRecord::key() const {
   uint32_t len;
-  std::memcpy(&len, data_.get(), sizeof(len));
-  return {data_.get() + kHeader, len};
+  std::memcpy(&len, data(), sizeof(len));
+  return {data() + kHeader, len};
 }
 
 std::string_view RowRecord::encoded() const {
   uint32_t lens[2];
-  std::memcpy(lens, data_.get(), kHeader);
-  return {data_.get() + kHeader + lens[0], lens[1]};
+  std::memcpy(lens, data(), kHeader);
+  return {data() + kHeader + lens[0], lens[1]};
 }
 
 RowRecord RowRecord::Clone() const {
   RowRecord copy;
-  if (data_ != nullptr) {
-    copy.data_ = std::make_unique_for_overwrite<char[]>(bytes());
-    std::memcpy(copy.data_.get(), data_.get(), bytes());
-  }
+  if (valid()) std::memcpy(copy.Allocate(bytes()), data(), bytes());
   return copy;
 }
 
 size_t RowRecord::bytes() const {
   uint32_t lens[2];
-  std::memcpy(lens, data_.get(), kHeader);
+  std::memcpy(lens, data(), kHeader);
   return kHeader + lens[0] + lens[1];
 }
 

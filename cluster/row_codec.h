@@ -13,8 +13,8 @@
 #define BTSIM_CLUSTER_ROW_CODEC_H_
 
 #include <cstdint>
-#include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cluster/version.h"
@@ -58,26 +58,43 @@ struct RowData {
 bool IsCovered(const RowData& row, const FamilyData& family,
                const ColumnData& column, const CellData& cell);
 
-// One stored row: key and encoded data in a single allocation.
+// One stored row: key and encoded data in a single allocation, plus one bit
+// its owner may keep with it (mark).
 class RowRecord {
  public:
   RowRecord() = default;
   RowRecord(std::string_view key, const RowData& row);
+  RowRecord(RowRecord&& other) noexcept
+      : bits_(std::exchange(other.bits_, 0)) {}
+  RowRecord& operator=(RowRecord&& other) noexcept;
+  RowRecord(const RowRecord&) = delete;
+  RowRecord& operator=(const RowRecord&) = delete;
+  ~RowRecord() { delete[] data(); }
 
   std::string_view key() const;
   std::string_view encoded() const;
   // Bytes of the allocation (key + encoded row + header).
   size_t bytes() const;
-  bool valid() const { return data_ != nullptr; }
-  // A byte-for-byte copy.
+  bool valid() const { return data() != nullptr; }
+  // A byte-for-byte copy, unmarked.
   RowRecord Clone() const;
+
+  // Not part of the row: a flag that moves with the record (the tablet's
+  // "compaction may change this row"), kept in the pointer's low bit.
+  // Requires valid() to set.
+  bool marked() const { return (bits_ & 1) != 0; }
+  void set_marked(bool marked);
 
  private:
   friend RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
                                   std::string_view qualifier,
                                   int64_t timestamp_micros, Version version,
                                   std::string_view value);
-  std::unique_ptr<char[]> data_;
+  char* data() const { return reinterpret_cast<char*>(bits_ & ~uintptr_t{1}); }
+  // Replaces the contents with a new, uninitialized allocation of n bytes.
+  char* Allocate(size_t n);
+
+  uintptr_t bits_ = 0;  // the allocation's address | mark
 };
 
 // `old` with one more cell, computed on the encoding without decoding it:

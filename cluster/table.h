@@ -200,12 +200,12 @@ class Table {
   void MergeSmallTablets();
   // Compacts the rows of `tablet` that may need it: every row when
   // `every_row`, else those MayNeedCompaction accepts among every row
-  // (all_dirty()) or the candidates.
+  // (all_dirty()) or the marked ones.
   void CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
                      Version tombstone_horizon);
   // Compacts the row at `slot` in place. A row left with nothing is added to
   // `*emptied` instead (for the caller to remove once done with the slots);
-  // one that keeps tombstones newer than the horizon stays a candidate.
+  // one that keeps tombstones newer than the horizon stays marked.
   void CompactRow(Tablet& tablet, const Tablet::Slot& slot, int64_t now_micros,
                   Version tombstone_horizon,
                   std::vector<Tablet::Slot>* emptied);

@@ -78,8 +78,8 @@ void Table::DropRowRangeAt(std::string_view prefix, Version version) {
         tablet->Rewrite(i, RowRecord());
         any_removed = true;
       } else {
-        tablet->AddCandidate(record.key());
         tablet->Rewrite(i, RowRecord(record.key(), kept));
+        tablet->Mark(tablet->SlotAt(i));
       }
     }
     if (any_removed) tablet->DropInvalid();
@@ -141,8 +141,8 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
                           Version tombstone_horizon) {
   if (!every_row && !tablet.dirty()) return;
   std::vector<Tablet::Slot> emptied;
-  // Taken in both cases: the full walk covers the candidates too.
-  std::vector<std::string> candidates = tablet.TakeCandidates();
+  // Taken in both cases: the full walk covers the marked rows too.
+  std::vector<Tablet::Slot> marked = tablet.TakeMarked();
   if (every_row || tablet.all_dirty()) {
     tablet.set_all_dirty(false);
     for (size_t i = 0; i < tablet.size(); ++i) {
@@ -152,13 +152,8 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
       }
     }
   } else {
-    std::sort(candidates.begin(), candidates.end());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()),
-                     candidates.end());
-    for (const std::string& key : candidates) {
-      const Tablet::Slot slot = tablet.Seek(key);
-      const RowRecord* record = tablet.At(slot);
-      if (record != nullptr && MayNeedCompaction(record->encoded())) {
+    for (const Tablet::Slot& slot : marked) {
+      if (MayNeedCompaction(tablet.At(slot)->encoded())) {
         CompactRow(tablet, slot, now_micros, tombstone_horizon, &emptied);
       }
     }
@@ -222,13 +217,13 @@ void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
       changed = true;
     }
   }
-  // Tombstones above the horizon must be revisited once it moves.
-  if (kept_tombstones) tablet.AddCandidate(record.key());
   if (out.empty()) {
     emptied->push_back(slot);
-  } else if (changed) {
-    tablet.Rewrite(slot, RowRecord(record.key(), out));
+    return;
   }
+  if (changed) tablet.Rewrite(slot, RowRecord(record.key(), out));
+  // Tombstones above the horizon must be revisited once it moves.
+  if (kept_tombstones) tablet.Mark(slot);
 }
 
 }  // namespace btsim::cluster

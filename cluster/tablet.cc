@@ -1,11 +1,107 @@
 #include "cluster/tablet.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "base/check.h"
 #include "cluster/key_heads.h"
 
 namespace btsim::cluster {
+
+struct Tablet::Chunk {
+  static constexpr size_t kCapacity = kMaxChunkRows + 1;
+  static constexpr size_t kStride = 8;  // heads per summary entry
+  static constexpr size_t kSummary = (kCapacity + kStride - 1) / kStride;
+
+  size_t size = 0;
+  // Shared by every key of the chunk: the longest such when last indexed
+  // from the rows, possibly shorter after an insert at an end.
+  std::string prefix;
+  uint64_t summary[kSummary];  // summary[k] = heads[k * kStride]
+  uint64_t heads[kCapacity];   // KeyHead(rows[i].key(), prefix.size())
+  RowRecord rows[kCapacity];
+
+  std::string_view first_key() const { return rows[0].key(); }
+  std::string_view last_key() const { return rows[size - 1].key(); }
+
+  // Recomputes summary[k] for every k covering heads from `from` on.
+  void Summarize(size_t from) {
+    for (size_t k = from / kStride; k * kStride < size; ++k) {
+      summary[k] = heads[k * kStride];
+    }
+  }
+
+  // Recomputes the prefix (the longest one) and every head from the rows.
+  void Index() {
+    if (size == 0) return;
+    prefix.assign(
+        first_key().substr(0, CommonPrefixLength(first_key(), last_key())));
+    for (size_t i = 0; i < size; ++i) {
+      heads[i] = KeyHead(rows[i].key(), prefix.size());
+    }
+    Summarize(0);
+  }
+
+  // Shortens the prefix to `length` bytes, rewriting the heads from the old
+  // ones when that is exact (the rows are not read), else from the rows.
+  void ShortenPrefix(size_t length) {
+    const size_t drop = prefix.size() - length;
+    if (drop >= 8) {
+      Index();
+      return;
+    }
+    // New head: the dropped prefix bytes, then the old head's first bytes.
+    const uint64_t dropped = KeyHead(prefix, length) >> (8 * (8 - drop));
+    for (size_t i = 0; i < size; ++i) {
+      heads[i] = dropped << (8 * (8 - drop)) | heads[i] >> (8 * drop);
+    }
+    prefix.resize(length);
+    Summarize(0);
+  }
+
+  // True when two rows' heads are equal (a search compares their keys).
+  bool HasTies() const {
+    return std::adjacent_find(heads, heads + size) != heads + size;
+  }
+
+  // Index of the first row with key >= key (`upper` false) or > key.
+  size_t Bound(std::string_view key, bool upper) const {
+    const std::string_view key_prefix = key.substr(0, prefix.size());
+    if (key_prefix < prefix) return 0;
+    if (key_prefix > prefix) return size;
+    const uint64_t head = KeyHead(key, prefix.size());
+    // summary[k] < head for k < j, and (when j < n) heads[j * kStride] >=
+    // head: the first head >= head is in (kStride * (j - 1), kStride * j].
+    const size_t n = (size + kStride - 1) / kStride;
+    const size_t j = static_cast<size_t>(
+        std::lower_bound(summary, summary + n, head) - summary);
+    const size_t from = j == 0 ? 0 : kStride * (j - 1) + 1;
+    const size_t to = std::min(size, kStride * j);
+    size_t first = static_cast<size_t>(
+        std::lower_bound(heads + from, heads + to, head) - heads);
+    if (first == size || heads[first] != head) return first;
+    // Rows whose heads tie with the key's: compare the keys themselves.
+    size_t last = static_cast<size_t>(
+        std::upper_bound(heads + first, heads + size, head) - heads);
+    while (first < last) {
+      const size_t mid = first + (last - first) / 2;
+      const std::string_view k = rows[mid].key();
+      if (upper ? !(key < k) : k < key) {
+        first = mid + 1;
+      } else {
+        last = mid;
+      }
+    }
+    return first;
+  }
+};
+
+Tablet::Tablet(std::string start, std::string end, bool pinned)
+    : start_(std::move(start)), end_(std::move(end)), pinned_(pinned) {}
+Tablet::Tablet(Tablet&&) noexcept = default;
+Tablet& Tablet::operator=(Tablet&&) noexcept = default;
+Tablet::~Tablet() = default;
+
 std::pair<size_t, size_t> Tablet::Locate(size_t i) const {
   BTSIM_CHECK(i < size_);
   const auto it = std::upper_bound(first_.begin(), first_.end(), i);
@@ -15,7 +111,11 @@ std::pair<size_t, size_t> Tablet::Locate(size_t i) const {
 
 const RowRecord& Tablet::row(size_t i) const {
   const auto [c, j] = Locate(i);
-  return chunks_[c][j];
+  return chunks_[c]->rows[j];
+}
+
+const RowRecord* Tablet::At(const Slot& slot) const {
+  return slot.found ? &chunks_[slot.chunk]->rows[slot.offset] : nullptr;
 }
 
 size_t Tablet::ChunkFor(std::string_view key) const {
@@ -50,27 +150,15 @@ size_t Tablet::UpperBound(std::string_view key) const {
 }
 
 size_t Tablet::BoundIn(size_t c, std::string_view key, bool upper) const {
-  const std::vector<RowRecord>& chunk = chunks_[c];
-  const Heads& h = heads_[c];
-  return HeadsBound(h.heads, std::string_view(first_key_[c].data(), h.lcp), key,
-                    upper, [&chunk](size_t i) { return chunk[i].key(); });
-}
-
-void Tablet::RebuildHeads(size_t c) {
-  const std::vector<RowRecord>& chunk = chunks_[c];
-  Heads& h = heads_[c];
-  h.lcp = CommonPrefixLength(chunk.front().key(), chunk.back().key());
-  h.heads.clear();
-  h.heads.reserve(chunk.capacity());
-  for (const RowRecord& r : chunk) h.heads.push_back(KeyHead(r.key(), h.lcp));
+  return chunks_[c]->Bound(key, upper);
 }
 
 Tablet::Slot Tablet::Seek(std::string_view key) const {
   if (chunks_.empty()) return Slot{};
   const size_t c = ChunkFor(key);
-  const std::vector<RowRecord>& chunk = chunks_[c];
-  const size_t i = BoundIn(c, key, /*upper=*/false);
-  return Slot{c, i, i < chunk.size() && chunk[i].key() == key};
+  const Chunk& chunk = *chunks_[c];
+  const size_t i = chunk.Bound(key, /*upper=*/false);
+  return Slot{c, i, i < chunk.size && chunk.rows[i].key() == key};
 }
 
 const RowRecord* Tablet::Find(std::string_view key) const {
@@ -79,17 +167,31 @@ const RowRecord* Tablet::Find(std::string_view key) const {
 
 void Tablet::set_all_dirty(bool all_dirty) {
   all_dirty_ = all_dirty;
-  if (all_dirty_) TakeCandidates();
+  if (all_dirty_ && marked_ > 0) TakeMarked();
 }
 
-void Tablet::AddCandidate(std::string_view key) {
-  if (!all_dirty_) candidates_.emplace_back(key);
+void Tablet::Mark(const Slot& slot) {
+  BTSIM_CHECK(slot.found);
+  RowRecord& row = chunks_[slot.chunk]->rows[slot.offset];
+  if (all_dirty_ || row.marked()) return;
+  row.set_marked(true);
+  ++marked_;
 }
 
-std::vector<std::string> Tablet::TakeCandidates() {
-  std::vector<std::string> taken;
-  taken.swap(candidates_);
-  return taken;
+std::vector<Tablet::Slot> Tablet::TakeMarked() {
+  std::vector<Slot> slots;
+  slots.reserve(marked_);
+  for (size_t c = 0; c < chunks_.size() && slots.size() < marked_; ++c) {
+    Chunk& chunk = *chunks_[c];
+    for (size_t i = 0; i < chunk.size; ++i) {
+      if (!chunk.rows[i].marked()) continue;
+      chunk.rows[i].set_marked(false);
+      slots.push_back(Slot{c, i, true});
+    }
+  }
+  BTSIM_CHECK(slots.size() == marked_);
+  marked_ = 0;
+  return slots;
 }
 
 void Tablet::Put(RowRecord record, bool dirty) {
@@ -100,29 +202,31 @@ void Tablet::Put(RowRecord record, bool dirty) {
 void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   const std::string_view key = record.key();
   BTSIM_CHECK(Covers(key));
-  if (dirty) AddCandidate(key);
   bytes_ += static_cast<int64_t>(record.bytes());
+  const bool mark = dirty && !all_dirty_;
   if (chunks_.empty()) {
-    chunks_.emplace_back();
-    chunks_.back().push_back(std::move(record));
-    first_.assign(1, 0);
-    first_key_.assign(1, std::string(key));
-    IndexChunks();
-    heads_.assign(1, Heads{});
-    RebuildHeads(0);
-    size_ = 1;
+    record.set_marked(mark);
+    marked_ += mark ? 1 : 0;
+    std::vector<RowRecord> rows;
+    rows.push_back(std::move(record));
+    SetRows(std::move(rows));
     return;
   }
   const size_t c = slot.chunk;
-  std::vector<RowRecord>& chunk = chunks_[c];
-  const auto it = chunk.begin() + static_cast<ptrdiff_t>(slot.offset);
+  Chunk& chunk = *chunks_[c];
+  const size_t offset = slot.offset;
   if (slot.found) {
-    bytes_ -= static_cast<int64_t>(it->bytes());
-    *it = std::move(record);
+    RowRecord& old = chunk.rows[offset];
+    bytes_ -= static_cast<int64_t>(old.bytes());
+    const bool was_marked = old.marked();
+    record.set_marked(was_marked || mark);
+    marked_ += !was_marked && mark ? 1 : 0;
+    old = std::move(record);
     return;
   }
-  const bool at_an_end = it == chunk.begin() || it == chunk.end();
-  if (it == chunk.begin()) {  // only in chunk 0
+  record.set_marked(mark);
+  marked_ += mark ? 1 : 0;
+  if (offset == 0) {  // only in chunk 0
     first_key_[c].assign(key);
     if (first_key_.size() > 1 && key.starts_with(first_prefix_)) {
       first_heads_[c] = KeyHead(key, first_prefix_.size());
@@ -130,35 +234,46 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
       IndexChunks();
     }
   }
-  const size_t offset = slot.offset;
-  chunk.insert(it, std::move(record));
+  std::move_backward(chunk.rows + offset, chunk.rows + chunk.size,
+                     chunk.rows + chunk.size + 1);
+  std::copy_backward(chunk.heads + offset, chunk.heads + chunk.size,
+                     chunk.heads + chunk.size + 1);
+  chunk.rows[offset] = std::move(record);
+  ++chunk.size;
   ++size_;
-  Heads& heads = heads_[c];
-  if (at_an_end && CommonPrefixLength(chunk.front().key(),
-                                      chunk.back().key()) != heads.lcp) {
-    RebuildHeads(c);
+  const std::string_view stored = chunk.rows[offset].key();
+  const size_t shared = CommonPrefixLength(stored, chunk.prefix);
+  if (shared < chunk.prefix.size()) {
+    // Only at an end: rows in between share the prefix of the ends.
+    chunk.heads[offset] = 0;  // rewritten below, from the new row's key
+    chunk.ShortenPrefix(shared);
+    chunk.heads[offset] = KeyHead(stored, chunk.prefix.size());
+    chunk.Summarize(offset);
   } else {
-    heads.heads.insert(heads.heads.begin() + static_cast<ptrdiff_t>(offset),
-                       KeyHead(key, heads.lcp));
+    chunk.heads[offset] = KeyHead(stored, chunk.prefix.size());
+    chunk.Summarize(offset);
   }
   for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
-  if (chunk.size() > kMaxChunkRows) {
-    // Split the full chunk in two halves.
-    const size_t half = chunk.size() / 2;
-    std::vector<RowRecord> right;
-    right.reserve(kMaxChunkRows);
-    right.insert(right.end(), std::make_move_iterator(chunk.begin() + half),
-                 std::make_move_iterator(chunk.end()));
-    chunk.resize(half);
+  if (chunk.size > kMaxChunkRows) {
+    // Split the full chunk in two halves. Each keeps the prefix and the
+    // heads, reading no row, unless heads tie: then a longer prefix may
+    // tell the keys apart.
+    const size_t half = chunk.size / 2;
+    auto right = std::make_unique<Chunk>();
+    right->size = chunk.size - half;
+    right->prefix = chunk.prefix;
+    std::move(chunk.rows + half, chunk.rows + chunk.size, right->rows);
+    std::copy(chunk.heads + half, chunk.heads + chunk.size, right->heads);
+    right->Summarize(0);
+    chunk.size = half;
+    if (chunk.HasTies()) chunk.Index();
+    if (right->HasTies()) right->Index();
     const size_t right_first = first_[c] + half;
+    first_key_.insert(first_key_.begin() + static_cast<ptrdiff_t>(c) + 1,
+                      std::string(right->first_key()));
     chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1,
                    std::move(right));
     first_.insert(first_.begin() + static_cast<ptrdiff_t>(c) + 1, right_first);
-    first_key_.insert(first_key_.begin() + static_cast<ptrdiff_t>(c) + 1,
-                      std::string(chunks_[c + 1].front().key()));
-    heads_.insert(heads_.begin() + static_cast<ptrdiff_t>(c) + 1, Heads{});
-    RebuildHeads(c);
-    RebuildHeads(c + 1);
     IndexChunks();
   }
 }
@@ -173,6 +288,7 @@ void Tablet::EraseRange(size_t first, size_t last) {
   std::vector<RowRecord> rows = TakeRows();
   for (size_t i = first; i < last; ++i) {
     bytes_ -= static_cast<int64_t>(rows[i].bytes());
+    marked_ -= rows[i].marked() ? 1 : 0;
   }
   rows.erase(rows.begin() + static_cast<ptrdiff_t>(first),
              rows.begin() + static_cast<ptrdiff_t>(last));
@@ -182,13 +298,12 @@ void Tablet::EraseRange(size_t first, size_t last) {
 std::vector<RowRecord> Tablet::TakeRows() {
   std::vector<RowRecord> rows;
   rows.reserve(size_);
-  for (std::vector<RowRecord>& chunk : chunks_) {
-    for (RowRecord& r : chunk) rows.push_back(std::move(r));
+  for (std::unique_ptr<Chunk>& chunk : chunks_) {
+    std::move(chunk->rows, chunk->rows + chunk->size, std::back_inserter(rows));
   }
   chunks_.clear();
   first_.clear();
   first_key_.clear();
-  heads_.clear();
   IndexChunks();
   size_ = 0;
   return rows;
@@ -198,40 +313,35 @@ void Tablet::SetRows(std::vector<RowRecord> rows) {
   chunks_.clear();
   first_.clear();
   first_key_.clear();
-  heads_.clear();
   size_ = rows.size();
   // Half-full chunks leave room for inserts before the first split.
   constexpr size_t kFill = kMaxChunkRows / 2;
   for (size_t i = 0; i < rows.size(); i += kFill) {
     const size_t end = std::min(rows.size(), i + kFill);
-    std::vector<RowRecord> chunk;
-    chunk.reserve(kMaxChunkRows);
-    chunk.insert(
-        chunk.end(),
-        std::make_move_iterator(rows.begin() + static_cast<ptrdiff_t>(i)),
-        std::make_move_iterator(rows.begin() + static_cast<ptrdiff_t>(end)));
+    auto chunk = std::make_unique<Chunk>();
+    chunk->size = end - i;
+    std::move(rows.begin() + static_cast<ptrdiff_t>(i),
+              rows.begin() + static_cast<ptrdiff_t>(end), chunk->rows);
+    chunk->Index();
     first_.push_back(i);
-    first_key_.emplace_back(chunk.front().key());
+    first_key_.emplace_back(chunk->first_key());
     chunks_.push_back(std::move(chunk));
-    heads_.emplace_back();
-    RebuildHeads(chunks_.size() - 1);
   }
   IndexChunks();
 }
 
 void Tablet::Reindex() {
-  std::erase_if(chunks_, [](const std::vector<RowRecord>& chunk) {
-    return chunk.empty();
+  std::erase_if(chunks_, [](const std::unique_ptr<Chunk>& chunk) {
+    return chunk->size == 0;
   });
   first_.resize(chunks_.size());
   first_key_.resize(chunks_.size());
-  heads_.resize(chunks_.size());
   size_ = 0;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     first_[c] = size_;
-    first_key_[c].assign(chunks_[c].front().key());
-    RebuildHeads(c);
-    size_ += chunks_[c].size();
+    first_key_[c].assign(chunks_[c]->first_key());
+    chunks_[c]->Index();
+    size_ += chunks_[c]->size;
   }
   IndexChunks();
 }
@@ -239,17 +349,20 @@ void Tablet::Reindex() {
 Tablet Tablet::Clone() const {
   Tablet copy(start_, end_, pinned_);
   copy.chunks_.reserve(chunks_.size());
-  for (const std::vector<RowRecord>& chunk : chunks_) {
-    std::vector<RowRecord> c;
-    c.reserve(chunk.capacity());
-    for (const RowRecord& r : chunk) c.push_back(r.Clone());
+  for (const std::unique_ptr<Chunk>& chunk : chunks_) {
+    auto c = std::make_unique<Chunk>();
+    c->size = chunk->size;
+    c->prefix = chunk->prefix;
+    std::copy(chunk->summary, chunk->summary + Chunk::kSummary, c->summary);
+    std::copy(chunk->heads, chunk->heads + chunk->size, c->heads);
+    for (size_t i = 0; i < chunk->size; ++i)
+      c->rows[i] = chunk->rows[i].Clone();
     copy.chunks_.push_back(std::move(c));
   }
   copy.first_ = first_;
   copy.first_key_ = first_key_;
   copy.first_heads_ = first_heads_;
   copy.first_prefix_ = first_prefix_;
-  copy.heads_ = heads_;
   copy.size_ = size_;
   copy.bytes_ = bytes_;
   return copy;
@@ -260,18 +373,14 @@ Tablet Tablet::SplitAt(size_t at) {
   std::vector<RowRecord> rows = TakeRows();
   Tablet right(std::string(rows[at].key()), end_, /*pinned=*/false);
   right.all_dirty_ = all_dirty_;
-  const auto moved = std::partition(
-      candidates_.begin(), candidates_.end(),
-      [&](const std::string& key) { return key < right.start_; });
-  right.candidates_.assign(std::make_move_iterator(moved),
-                           std::make_move_iterator(candidates_.end()));
-  candidates_.erase(moved, candidates_.end());
   std::vector<RowRecord> right_rows;
   right_rows.reserve(rows.size() - at);
   for (size_t i = at; i < rows.size(); ++i) {
     right.bytes_ += static_cast<int64_t>(rows[i].bytes());
+    right.marked_ += rows[i].marked() ? 1 : 0;
     right_rows.push_back(std::move(rows[i]));
   }
+  marked_ -= right.marked_;
   rows.resize(at);
   right.SetRows(std::move(right_rows));
   SetRows(std::move(rows));
@@ -282,21 +391,21 @@ Tablet Tablet::SplitAt(size_t at) {
 
 void Tablet::Absorb(Tablet&& next) {
   BTSIM_CHECK(next.start_ == end_);
-  for (std::vector<RowRecord>& chunk : next.chunks_) {
+  for (std::unique_ptr<Chunk>& chunk : next.chunks_) {
     chunks_.push_back(std::move(chunk));
   }
   Reindex();
   bytes_ += next.bytes_;
+  marked_ += next.marked_;
   set_all_dirty(all_dirty_ || next.all_dirty_);
-  for (const std::string& key : next.TakeCandidates()) AddCandidate(key);
   end_ = next.end_;
   next.chunks_.clear();
   next.first_.clear();
   next.first_key_.clear();
-  next.heads_.clear();
   next.IndexChunks();
   next.size_ = 0;
   next.bytes_ = 0;
+  next.marked_ = 0;
 }
 
 Tablet::Slot Tablet::SlotAt(size_t i) const {
@@ -306,18 +415,27 @@ Tablet::Slot Tablet::SlotAt(size_t i) const {
 
 void Tablet::Rewrite(const Slot& slot, RowRecord record) {
   BTSIM_CHECK(slot.found);
-  RowRecord& old = chunks_[slot.chunk][slot.offset];
+  RowRecord& old = chunks_[slot.chunk]->rows[slot.offset];
   bytes_ -= static_cast<int64_t>(old.bytes());
   if (record.valid()) {
     BTSIM_CHECK(record.key() == old.key());
     bytes_ += static_cast<int64_t>(record.bytes());
+    record.set_marked(old.marked());
+  } else {
+    marked_ -= old.marked() ? 1 : 0;
   }
   old = std::move(record);
 }
 
 void Tablet::DropInvalid() {
-  for (std::vector<RowRecord>& chunk : chunks_) {
-    std::erase_if(chunk, [](const RowRecord& r) { return !r.valid(); });
+  for (std::unique_ptr<Chunk>& chunk : chunks_) {
+    RowRecord* end =
+        std::remove_if(chunk->rows, chunk->rows + chunk->size,
+                       [](const RowRecord& r) { return !r.valid(); });
+    const size_t kept = static_cast<size_t>(end - chunk->rows);
+    // Moved-from records left past the end are empty already.
+    for (size_t i = kept; i < chunk->size; ++i) chunk->rows[i] = RowRecord();
+    chunk->size = kept;
   }
   Reindex();
 }

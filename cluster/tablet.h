@@ -1,5 +1,5 @@
 // Tablet: a contiguous key range of one table, [start, end), holding its rows
-// sorted by key. Rows are kept in chunks (sorted vectors of at most
+// sorted by key. Rows are kept in chunks (sorted arrays of at most
 // kMaxChunkRows RowRecords, in key order), so inserting a row shifts at most
 // one chunk instead of the whole tablet (a tablet holds up to the table's
 // split_rows, 16 Ki rows by default). Rows are still addressed by their index
@@ -9,6 +9,7 @@
 #define BTSIM_CLUSTER_TABLET_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,8 +21,10 @@ namespace btsim::cluster {
 
 class Tablet {
  public:
-  Tablet(std::string start, std::string end, bool pinned)
-      : start_(std::move(start)), end_(std::move(end)), pinned_(pinned) {}
+  Tablet(std::string start, std::string end, bool pinned);
+  Tablet(Tablet&&) noexcept;
+  Tablet& operator=(Tablet&&) noexcept;
+  ~Tablet();
 
   const std::string& start() const { return start_; }  // "" = first key
   const std::string& end() const { return end_; }      // "" = no end
@@ -32,23 +35,18 @@ class Tablet {
   }
 
   // Compaction bookkeeping. With the schema unchanged and no age-based GC
-  // rule, compaction can change only the candidates' rows, or any row while
-  // all_dirty().
+  // rule, compaction can change only the marked rows (RowRecord::marked()),
+  // or any row while all_dirty().
   //
   // True when compaction must consider every row: a new or cloned tablet.
-  // Setting it drops the candidates.
+  // Setting it unmarks every row.
   bool all_dirty() const { return all_dirty_; }
   void set_all_dirty(bool all_dirty);
-  // Keys of the rows Put with `dirty` or added since compaction last took
-  // them: unordered, possibly repeated, possibly of rows erased since.
-  // Always empty while all_dirty().
-  const std::vector<std::string>& candidates() const { return candidates_; }
-  // Makes `key` a candidate (nothing while all_dirty()).
-  void AddCandidate(std::string_view key);
-  // Moves the candidates out, leaving none (and no memory held).
-  std::vector<std::string> TakeCandidates();
+  // Rows Put with `dirty`, or marked, since compaction last took the marks.
+  // None while all_dirty().
+  size_t marked() const { return marked_; }
   // True when compaction may change some row.
-  bool dirty() const { return all_dirty_ || !candidates_.empty(); }
+  bool dirty() const { return all_dirty_ || marked_ > 0; }
 
   // A chunk splits in two when it would exceed this many rows.
   static constexpr size_t kMaxChunkRows = 128;
@@ -74,18 +72,22 @@ class Tablet {
   Slot Seek(std::string_view key) const;
   // The row at `slot` (from Seek, tablet unchanged since); null when the key
   // was not found.
-  const RowRecord* At(const Slot& slot) const {
-    return slot.found ? &chunks_[slot.chunk][slot.offset] : nullptr;
-  }
+  const RowRecord* At(const Slot& slot) const;
+
+  // Marks the row at `slot` (found; nothing while all_dirty()).
+  void Mark(const Slot& slot);
+  // The slots of the marked rows, in key order, unmarking them.
+  std::vector<Slot> TakeMarked();
 
   // Inserts or replaces the row with the record's key. Requires Covers(key).
-  // Makes the key a candidate (for compaction) when `dirty`: a caller that
-  // knows compaction would leave the row as it is passes false.
+  // Marks the row (for compaction) when `dirty`, and keeps the mark of a row
+  // it replaces: a caller that knows compaction would leave the row as it is
+  // passes false.
   void Put(RowRecord record, bool dirty = true);
   // The same at `slot`, which Seek(record.key()) returned with no change to
   // the tablet since: saves the second search of a read-modify-write.
   void Put(RowRecord record, bool dirty, const Slot& slot);
-  // Erasing leaves the candidates as they are.
+  // Erased rows take their marks with them.
   void Erase(std::string_view key);
   // Erases rows [first, last).
   void EraseRange(size_t first, size_t last);
@@ -93,20 +95,20 @@ class Tablet {
   // A deep copy (rows copied byte for byte), all_dirty().
   Tablet Clone() const;
 
-  // Moves rows at index >= `at`, and the candidates from that row's key on,
-  // into a new tablet starting at that key (all_dirty() when this one is).
-  // Requires 0 < at < size().
+  // Moves rows at index >= `at`, with their marks, into a new tablet starting
+  // at that key (all_dirty() when this one is). Requires 0 < at < size().
   Tablet SplitAt(size_t at);
-  // Appends every row and candidate of `next`, which must start where this
-  // one ends; all_dirty() when either was.
+  // Appends every row of `next`, with their marks, which must start where
+  // this one ends; all_dirty() (and unmarked) when either was.
   void Absorb(Tablet&& next);
 
   // The slot of row i. Requires i < size().
   Slot SlotAt(size_t i) const;
   // Replaces the row at `slot` (found) in place with `record` (same key), or
   // with an invalid record when `record` is invalid: slots and indices stay
-  // valid, but the tablet must not be searched until DropInvalid(). Leaves
-  // the candidates as they are. Used by compaction.
+  // valid, but the tablet must not be searched until DropInvalid(). A valid
+  // record takes over the row's mark; an invalid one drops it. Used by
+  // compaction.
   void Rewrite(const Slot& slot, RowRecord record);
   void Rewrite(size_t i, RowRecord record) {
     Rewrite(SlotAt(i), std::move(record));
@@ -115,25 +117,28 @@ class Tablet {
   void DropInvalid();
 
  private:
+  // A chunk of rows in one allocation holding what a search reads: the
+  // prefix all its keys share, their heads after it (cluster/key_heads.h),
+  // a summary of every eighth head, and the rows. Defined in tablet.cc.
+  struct Chunk;
+
   // The chunk holding row `i` (requires i < size()) and the row's offset in
   // it.
   std::pair<size_t, size_t> Locate(size_t i) const;
   // The chunk that holds or would hold `key`: the last one whose first key
   // is <= key (0 when none is). Requires !chunks_.empty().
   size_t ChunkFor(std::string_view key) const;
-  // Every row, in order, moved out of the chunks (which are left empty).
+  // Every row, in order, moved out of the chunks (which are dropped).
   std::vector<RowRecord> TakeRows();
   // Replaces the contents with `rows` (sorted), re-chunked; bytes_ is kept.
   void SetRows(std::vector<RowRecord> rows);
-  // Recomputes first_, first_key_ and heads_ from the chunks, dropping
-  // empty ones.
+  // Recomputes first_, first_key_ and every chunk's heads, dropping empty
+  // chunks.
   void Reindex();
   // Index in chunk c of the first row with key >= `key` (`upper` false) or
-  // > `key` (`upper` true), searching heads_ and touching only the rows
-  // whose head ties with the key's.
+  // > `key` (`upper` true), touching only the rows whose head ties with the
+  // key's.
   size_t BoundIn(size_t c, std::string_view key, bool upper) const;
-  // Recomputes heads_[c] (after chunk c's first or last key changed).
-  void RebuildHeads(size_t c);
   // Recomputes first_heads_ and first_prefix_ from first_key_.
   void IndexChunks();
 
@@ -143,7 +148,7 @@ class Tablet {
   // Non-empty chunks in key order; first_[c] is the tablet index of
   // chunks_[c]'s first row, first_key_[c] a copy of its key (searching the
   // chunks touches no row).
-  std::vector<std::vector<RowRecord>> chunks_;
+  std::vector<std::unique_ptr<Chunk>> chunks_;
   std::vector<size_t> first_;
   std::vector<std::string> first_key_;
   // For ChunkFor (see cluster/key_heads.h): the heads of first_key_ after
@@ -151,20 +156,10 @@ class Tablet {
   // changes.
   std::vector<uint64_t> first_heads_;
   std::string first_prefix_;
-  // Per chunk, for searching without dereferencing rows (each a separate
-  // allocation, so a cache miss): `lcp` is the length of the prefix all its
-  // keys share (that of its first and last keys), and heads[i] the 8 bytes
-  // of row i's key after that prefix (zero-padded, big-endian): heads in
-  // order, and unequal heads order their keys.
-  struct Heads {
-    size_t lcp = 0;
-    std::vector<uint64_t> heads;
-  };
-  std::vector<Heads> heads_;
   size_t size_ = 0;
   int64_t bytes_ = 0;
   bool all_dirty_ = true;
-  std::vector<std::string> candidates_;
+  size_t marked_ = 0;
 };
 
 }  // namespace btsim::cluster

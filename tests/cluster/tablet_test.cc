@@ -4,6 +4,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,9 +14,17 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 
 RowRecord Row(const std::string& key) { return RowRecord(key, RowData{}); }
+
+// The keys of the marked rows, in order.
+std::vector<std::string> MarkedKeys(const Tablet& tablet) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < tablet.size(); ++i) {
+    if (tablet.row(i).marked()) keys.emplace_back(tablet.row(i).key());
+  }
+  return keys;
+}
 
 std::string Key(int i) {
   std::string k = std::to_string(i);
@@ -130,11 +139,11 @@ TEST(TabletTest, SeekThenPutAtTheSlotInsertsOrReplaces) {
   EXPECT_EQ(tablet.row(2).key(), "c");
 }
 
-TEST(TabletTest, PutMakesCandidatesOnlyWhenAsked) {
+TEST(TabletTest, PutMarksRowsOnlyWhenAsked) {
   Tablet tablet("", "", false);
   EXPECT_TRUE(tablet.all_dirty());  // a new tablet has never been compacted
   tablet.Put(Row("a"), true);
-  EXPECT_THAT(tablet.candidates(), IsEmpty());  // every row is already due
+  EXPECT_THAT(MarkedKeys(tablet), IsEmpty());  // every row is already due
   tablet.set_all_dirty(false);
   EXPECT_FALSE(tablet.dirty());
   tablet.Put(Row("a"), false);
@@ -142,26 +151,56 @@ TEST(TabletTest, PutMakesCandidatesOnlyWhenAsked) {
   tablet.Put(Row("b"), true);
   EXPECT_TRUE(tablet.dirty());
   EXPECT_FALSE(tablet.all_dirty());
-  EXPECT_THAT(tablet.candidates(), ElementsAre("b"));
-  EXPECT_THAT(tablet.TakeCandidates(), ElementsAre("b"));
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre("b"));
+  tablet.Put(Row("b"), false);  // a replaced row keeps its mark
+  tablet.Put(Row("b"), true);   // and is counted once
+  EXPECT_EQ(tablet.marked(), 1u);
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre("b"));
+  const std::vector<Tablet::Slot> taken = tablet.TakeMarked();
+  ASSERT_EQ(taken.size(), 1u);
+  EXPECT_EQ(tablet.At(taken[0])->key(), "b");
   EXPECT_FALSE(tablet.dirty());
+  EXPECT_THAT(MarkedKeys(tablet), IsEmpty());
   tablet.Put(Row("c"), true);
   tablet.set_all_dirty(true);
-  EXPECT_THAT(tablet.candidates(), IsEmpty());
+  EXPECT_THAT(MarkedKeys(tablet), IsEmpty());
+  EXPECT_EQ(tablet.marked(), 0u);
 }
 
-TEST(TabletTest, CandidatesFollowTheirRowsAcrossSplitAndAbsorb) {
+TEST(TabletTest, TakeMarkedListsSlotsInKeyOrderAcrossChunks) {
+  Tablet tablet("", "", false);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 3;
+  for (int i = 0; i < n; ++i) tablet.Put(Row(Key(i)));
+  tablet.set_all_dirty(false);
+  std::vector<std::string> expected;
+  for (int i = n - 1; i >= 0; i -= 37) tablet.Put(Row(Key(i)), true);
+  for (int i = 0; i < n; ++i) {
+    if ((n - 1 - i) % 37 == 0) expected.push_back(Key(i));
+  }
+  // Inserting rows shifts the marked ones; their marks move with them.
+  for (int i = n; i < n + 200; ++i) tablet.Put(Row(Key(i) + "x"), false);
+  std::vector<std::string> taken;
+  for (const Tablet::Slot& slot : tablet.TakeMarked()) {
+    taken.emplace_back(tablet.At(slot)->key());
+  }
+  EXPECT_EQ(taken, expected);
+  EXPECT_EQ(tablet.marked(), 0u);
+}
+
+TEST(TabletTest, MarksFollowTheirRowsAcrossSplitAndAbsorb) {
   Tablet tablet("", "", false);
   for (int i = 0; i < 10; ++i) tablet.Put(Row(Key(i)));
   tablet.set_all_dirty(false);
   for (int i : {7, 1, 5, 3}) tablet.Put(Row(Key(i)), true);
   Tablet right = tablet.SplitAt(4);
   EXPECT_FALSE(right.all_dirty());
-  EXPECT_THAT(tablet.candidates(), UnorderedElementsAre(Key(1), Key(3)));
-  EXPECT_THAT(right.candidates(), UnorderedElementsAre(Key(5), Key(7)));
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre(Key(1), Key(3)));
+  EXPECT_THAT(MarkedKeys(right), ElementsAre(Key(5), Key(7)));
+  EXPECT_EQ(tablet.marked(), 2u);
+  EXPECT_EQ(right.marked(), 2u);
   tablet.Absorb(std::move(right));
-  EXPECT_THAT(tablet.candidates(),
-              UnorderedElementsAre(Key(1), Key(3), Key(5), Key(7)));
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre(Key(1), Key(3), Key(5), Key(7)));
+  EXPECT_EQ(tablet.marked(), 4u);
   EXPECT_FALSE(tablet.all_dirty());
 }
 
@@ -174,7 +213,8 @@ TEST(TabletTest, AllDirtySurvivesSplitAndAbsorb) {
   tablet.Put(Row(Key(1)), true);
   tablet.Absorb(std::move(right));
   EXPECT_TRUE(tablet.all_dirty());
-  EXPECT_THAT(tablet.candidates(), IsEmpty());
+  EXPECT_THAT(MarkedKeys(tablet), IsEmpty());
+  EXPECT_EQ(tablet.marked(), 0u);
 }
 
 TEST(TabletTest, ACloneIsAllDirty) {
@@ -184,19 +224,36 @@ TEST(TabletTest, ACloneIsAllDirty) {
   tablet.Put(Row("b"), true);
   const Tablet copy = tablet.Clone();
   EXPECT_TRUE(copy.all_dirty());
-  EXPECT_THAT(copy.candidates(), IsEmpty());
+  EXPECT_THAT(MarkedKeys(copy), IsEmpty());
   EXPECT_EQ(copy.size(), 2u);
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre("b"));  // the original keeps it
 }
 
-TEST(TabletTest, ErasingLeavesCandidates) {
+TEST(TabletTest, ErasedAndRewrittenRowsTakeTheirMarks) {
   Tablet tablet("", "", false);
   tablet.set_all_dirty(false);
-  tablet.Put(Row("a"), true);
-  tablet.Put(Row("b"), true);
+  for (const char* k : {"a", "b", "c", "d"}) tablet.Put(Row(k), true);
   tablet.Erase("a");
-  tablet.EraseRange(0, 1);
-  EXPECT_EQ(tablet.size(), 0u);
-  EXPECT_THAT(tablet.candidates(), ElementsAre("a", "b"));
+  tablet.EraseRange(0, 1);  // "b"
+  EXPECT_EQ(tablet.marked(), 2u);
+  tablet.Rewrite(tablet.Seek("c"), Row("c"));  // keeps the mark
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre("c", "d"));
+  tablet.Rewrite(tablet.Seek("d"), RowRecord());  // drops it
+  tablet.DropInvalid();
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre("c"));
+  EXPECT_EQ(tablet.marked(), 1u);
+}
+
+TEST(TabletTest, MarkSkipsMarkedRowsAndAllDirtyTablets) {
+  Tablet tablet("", "", false);
+  tablet.Put(Row("a"), false);
+  tablet.Mark(tablet.Seek("a"));  // all dirty: no mark
+  EXPECT_EQ(tablet.marked(), 0u);
+  tablet.set_all_dirty(false);
+  tablet.Mark(tablet.Seek("a"));
+  tablet.Mark(tablet.Seek("a"));
+  EXPECT_EQ(tablet.marked(), 1u);
+  EXPECT_THAT(MarkedKeys(tablet), ElementsAre("a"));
 }
 
 TEST(TabletTest, RewriteBySlotKeepsOtherSlotsValid) {
