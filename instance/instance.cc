@@ -249,14 +249,17 @@ Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
                                           std::string_view table,
                                           sim::Nanos now) {
   auto capacity = capacity_.find(cluster);
-  cluster::Cluster* c = fabric_->Find(cluster);
-  if (capacity == capacity_.end() || c == nullptr) return nullptr;
+  if (capacity == capacity_.end()) return nullptr;
   Capacity& cap = capacity->second;
-  if (cap.cluster != c || cap.tables_version != c->tables_version() ||
-      cap.table == nullptr || cap.table_id != table) {
+  if (cap.cluster == nullptr) {
+    cap.cluster = fabric_->Find(cluster);
+    if (cap.cluster == nullptr) return nullptr;
+  }
+  cluster::Cluster* c = cap.cluster;
+  if (cap.tables_version != c->tables_version() || cap.table == nullptr ||
+      cap.table_id != table) {
     auto t = c->GetTable(table);
     if (!t.ok()) return nullptr;
-    cap.cluster = c;
     cap.tables_version = c->tables_version();
     cap.table_id.assign(table);
     cap.table = *t;

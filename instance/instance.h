@@ -199,10 +199,11 @@ class Instance {
     Capacity(cluster::StorageType storage, int nodes) : model(storage, nodes) {}
     cluster::NodeModel model;
     int64_t last_rebalance_bucket = std::numeric_limits<int64_t>::min();
-    // The table charged last (most charges go to one table), valid while
-    // `cluster` is the cluster's and its tables_version() is unchanged.
-    // (A Capacity goes when its cluster is removed.)
-    const cluster::Cluster* cluster = nullptr;
+    // The cluster, found on first use: a Capacity is added and removed with
+    // its cluster (only Instance changes the fabric's membership). The
+    // table charged last (most charges go to one table), valid while the
+    // cluster's tables_version() is unchanged.
+    cluster::Cluster* cluster = nullptr;
     uint64_t tables_version = 0;
     std::string table_id;
     const cluster::Table* table = nullptr;
