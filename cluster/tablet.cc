@@ -244,15 +244,12 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   const std::string_view stored = chunk.rows[offset].key();
   const size_t shared = CommonPrefixLength(stored, chunk.prefix);
   if (shared < chunk.prefix.size()) {
-    // Only at an end: rows in between share the prefix of the ends.
-    chunk.heads[offset] = 0;  // rewritten below, from the new row's key
+    // Only at an end: rows in between share the prefix of the ends. (The
+    // new row's head, still stale, is set below.)
     chunk.ShortenPrefix(shared);
-    chunk.heads[offset] = KeyHead(stored, chunk.prefix.size());
-    chunk.Summarize(offset);
-  } else {
-    chunk.heads[offset] = KeyHead(stored, chunk.prefix.size());
-    chunk.Summarize(offset);
   }
+  chunk.heads[offset] = KeyHead(stored, chunk.prefix.size());
+  chunk.Summarize(offset);
   for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
   if (chunk.size > kMaxChunkRows) {
     // Split the full chunk in two halves. Each keeps the prefix and the
