@@ -206,7 +206,8 @@ void Cluster::CopyDataFrom(const Cluster& source) {
   }
 }
 
-void Cluster::AddContents(sim::Fingerprint* out) const {
+void Cluster::AddContents(sim::Fingerprint* out,
+                          const ContentsVisitor& visit) const {
   sim::Rng unused(0);
   for (const auto& [id, table] : tables_) {
     out->Add("table");
@@ -225,6 +226,7 @@ void Cluster::AddContents(sim::Fingerprint* out) const {
                     out->AddInt(c.timestamp_micros);
                     out->Add(c.value);
                   }
+                  if (visit) visit(id, key, cells);
                   return true;
                 });
   }

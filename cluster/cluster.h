@@ -9,6 +9,7 @@
 #define BTSIM_CLUSTER_CLUSTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -87,8 +88,17 @@ class Cluster {
   // Replaces every table with a deep copy of `source`'s (seeding a new
   // replica). Nothing is reported to the commit observer.
   void CopyDataFrom(const Cluster& source);
+  // Receives each row AddContents adds: the table id, the row key and the
+  // row's live cells in canonical order (what ReadRows returns without a
+  // filter). Views are valid only during the call.
+  using ContentsVisitor =
+      std::function<void(std::string_view table, std::string_view key,
+                         std::span<const CellView> cells)>;
   // Adds every table's schema and live cells, in canonical order, to `out`.
-  void AddContents(sim::Fingerprint* out) const;
+  // When `visit` is set, also passes it every row as it is added (tables in
+  // id order, rows in key order): one pass for the fingerprint and a copy.
+  void AddContents(sim::Fingerprint* out,
+                   const ContentsVisitor& visit = nullptr) const;
 
   const sim::Clock& clock() const { return clock_; }
   // The newest version this cluster committed: its replication log position.

@@ -1,6 +1,7 @@
 #include "scenarios/checks.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -307,9 +308,8 @@ Measure TokenViolations(const History& history, const Filter& filter) {
                                         std::to_string(waits) + " token waits"};
 }
 
-Measure Rto(const History& history, const Filter& filter) {
-  const std::vector<Outage> outages =
-      checks_internal::FindOutages(history, filter);
+// `outages`: FindOutages(history, some filter).
+Measure Rto(const History& history, const std::vector<Outage>& outages) {
   if (outages.empty()) return {0, "no client had errors after a fault"};
   const Outage* worst = &outages[0];
   std::vector<uint32_t> failed;
@@ -331,6 +331,10 @@ Measure Rto(const History& history, const Filter& filter) {
               event.peer + " at " + FormatSeconds(event.at) + ": " +
               FormatSeconds(value) + "; " + std::to_string(outages.size()) +
               " outages; errors during outages: " + Breakdown(codes)};
+}
+
+Measure Rto(const History& history, const Filter& filter) {
+  return Rto(history, checks_internal::FindOutages(history, filter));
 }
 
 Measure Failovers(const History& history, const Filter& filter) {
@@ -358,12 +362,29 @@ Measure Failovers(const History& history, const Filter& filter) {
 }
 
 Measure CountOps(const History& history, const Filter& filter, bool ok) {
+  // Counted by the enum's value first (no map lookup per operation), then
+  // by name.
+  constexpr int kSmall = 32;
+  std::array<int64_t, kSmall> by_value{};
   std::map<std::string_view, int64_t> kinds;
+  auto name_of = [ok](int value) {
+    return ok ? OpTypeName(static_cast<OpType>(value))
+              : StatusCodeName(static_cast<StatusCode>(value));
+  };
   int64_t count = 0;
   for (const Operation& op : history.operations) {
     if (op.ok() != ok || !filter.Selects(op)) continue;
     ++count;
-    ++kinds[ok ? OpTypeName(op.type) : StatusCodeName(op.code)];
+    const int value =
+        ok ? static_cast<int>(op.type) : static_cast<int>(op.code);
+    if (value >= 0 && value < kSmall) {
+      ++by_value[value];
+    } else {
+      ++kinds[name_of(value)];
+    }
+  }
+  for (int value = 0; value < kSmall; ++value) {
+    if (by_value[value] != 0) kinds[name_of(value)] += by_value[value];
   }
   return {static_cast<double>(count), count == 0 ? "none" : Breakdown(kinds)};
 }
@@ -581,7 +602,9 @@ Nanos ToNanos(const google::protobuf::Duration& d) {
 
 namespace {
 
-std::vector<CheckValue> RunChecksOn(const Analysis& analysis) {
+// `outages`: FindOutages(history, Filter{}).
+std::vector<CheckValue> RunChecksOn(const Analysis& analysis,
+                                    const std::vector<Outage>& outages) {
   const History& history = analysis.history();
   const Filter all;
   std::vector<CheckValue> checks;
@@ -599,7 +622,7 @@ std::vector<CheckValue> RunChecksOn(const Analysis& analysis) {
       ReadViolations(analysis, all, ReadCheck::kStrong));
   add("lost_updates", LostUpdates(analysis, all));
   add("token_violations", TokenViolations(history, all));
-  add("rto_seconds", Rto(history, all));
+  add("rto_seconds", Rto(history, outages));
   add("failovers", Failovers(history, all));
   add("errors", CountOps(history, all, false));
   add("successes", CountOps(history, all, true));
@@ -623,7 +646,8 @@ KStaleness ComputeKStalenessOn(const Analysis& analysis) {
 }  // namespace
 
 std::vector<CheckValue> RunChecks(const History& history) {
-  return RunChecksOn(Analysis(history));
+  return RunChecksOn(Analysis(history),
+                     checks_internal::FindOutages(history, Filter{}));
 }
 
 KStaleness ComputeKStaleness(const History& history) {
@@ -853,14 +877,17 @@ AllChecks RunAllChecks(
     const History& history,
     const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
   const Analysis analysis(history);
+  // Found once for the RTO check and the fail-backs.
+  const std::vector<Outage> outages =
+      checks_internal::FindOutages(history, Filter{});
   AllChecks all;
-  all.checks = RunChecksOn(analysis);
+  all.checks = RunChecksOn(analysis, outages);
   if (!expectations.empty()) {
     all.expectations = EvaluateOn(analysis, expectations);
   }
   all.visibility = TVisibilityOn(analysis);
   all.k_staleness = ComputeKStalenessOn(analysis);
-  all.failbacks = ComputeFailbacks(history);
+  all.failbacks = checks_internal::FindFailbacks(history, Filter{}, outages);
   return all;
 }
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <set>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -28,6 +29,25 @@ bool IsFault(EventKind kind) {
 uint64_t Group(uint32_t high, int32_t row) {
   return (uint64_t{high} << 32) | static_cast<uint32_t>(row);
 }
+
+// Finds (adding when absent) the entry of a client name in `*by_name`
+// through a hash map: one hash per operation instead of a tree search. The
+// map is what callers iterate (in name order); the hash map is for lookups
+// only, and views the names it is given (they must outlive it).
+template <class V>
+class ClientIndex {
+ public:
+  explicit ClientIndex(std::map<std::string, V>* by_name) : by_name_(by_name) {}
+  V& operator()(const std::string& name) {
+    auto [it, added] = index_.try_emplace(name, nullptr);
+    if (added) it->second = &(*by_name_)[name];
+    return *it->second;
+  }
+
+ private:
+  std::map<std::string, V>* by_name_;
+  LookupMap<std::string_view, V*> index_;
+};
 
 // Counts over positions 0..size-1: point increments, prefix sums; O(log n)
 // each.
@@ -109,14 +129,15 @@ void Series::Finish() {
       ranges_.Emplace(entries_[i].group, static_cast<uint32_t>(begins_.size()),
                       [](uint32_t) { return false; });
       begins_.push_back(i);
+      groups_.push_back(entries_[i].group);
     }
   }
   begins_.push_back(entries_.size());
 }
 
 std::pair<size_t, size_t> Series::Range(uint64_t group) const {
-  const uint32_t* index = ranges_.Find(
-      group, [&](uint32_t g) { return entries_[begins_[g]].group == group; });
+  const uint32_t* index =
+      ranges_.Find(group, [&](uint32_t g) { return groups_[g] == group; });
   return index == nullptr
              ? std::make_pair(size_t{0}, size_t{0})
              : std::make_pair(begins_[*index], begins_[*index + 1]);
@@ -149,7 +170,8 @@ const Series::Entry* Series::FirstAtOrAfter(std::pair<size_t, size_t> range,
   return it == entries_.begin() + end ? nullptr : &*it;
 }
 
-Analysis::Analysis(const History& history) : history_(history) {
+Analysis::Analysis(const History& history)
+    : history_(history), tags_(history.operations) {
   IndexRows();
   IndexDrops();
   AnalyzeReads();
@@ -159,27 +181,70 @@ Analysis::Analysis(const History& history) : history_(history) {
 void Analysis::IndexRows() {
   const auto& ops = history_.operations;
   row_of_.assign(ops.size(), -1);
-  // (table, row) -> row id.
+  // (table, row) -> row id. Sized up front (growing a table of millions
+  // of entries costs more than filling it) for about as many rows as a
+  // cluster holds.
   FlatIndex ids;
+  {
+    size_t stored_rows = 0;
+    for (const ClusterState& state : history_.final_state) {
+      stored_rows = std::max(stored_rows, state.rows.size());
+    }
+    ids.Reserve(stored_rows);
+    row_op_.reserve(stored_rows);
+  }
   auto same_row = [this](std::string_view table, std::string_view row) {
     return [this, table, row](uint32_t id) {
       return row_op_[id]->row == row && row_op_[id]->table == table;
     };
   };
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    if (op.type == OpType::kScan) continue;
-    const auto [id, inserted] = ids.Emplace(
-        HashTableRow(op.table, op.row), static_cast<uint32_t>(row_op_.size()),
-        same_row(op.table, op.row));
-    if (inserted) row_op_.push_back(&op);
-    row_of_[i] = static_cast<int32_t>(id);
-    if (IsWriteType(op.type) && !op.written.empty() && op.version != 0) {
-      // Tags are unique; on a duplicate the first committed one wins.
-      tags_.Emplace(HashString(op.written), static_cast<uint32_t>(i),
-                    [&](uint32_t w) { return ops[w].written == op.written; });
+  // For the keys hashes[0, n) (those `used` selects), starts fetching what
+  // their lookups in `ids` will compare them with: the row's entry in
+  // row_op_, then (a pass later) the op it names.
+  auto prefetch_row_ops = [&](const uint64_t* hashes, size_t n, auto used) {
+    for (size_t j = 0; j < n; ++j) {
+      if (!used(j)) continue;
+      const uint32_t row = ids.Candidate(hashes[j]);
+      if (row < row_op_.size()) __builtin_prefetch(&row_op_[row]);
     }
-    if (IsAckedWrite(op)) acked_writes_.push_back(static_cast<uint32_t>(i));
+    for (size_t j = 0; j < n; ++j) {
+      if (!used(j)) continue;
+      const uint32_t row = ids.Candidate(hashes[j]);
+      if (row < row_op_.size()) {
+        __builtin_prefetch(&row_op_[row]->table);
+        __builtin_prefetch(&row_op_[row]->row);
+      }
+    }
+  };
+  // Operations go in blocks: each lookup waits for two cache misses (its
+  // slot, then the row's first op, whose key `same_row` compares), which
+  // the first passes over a block start for all of its ops at once.
+  constexpr size_t kBlock = 64;
+  uint64_t hashes[kBlock];
+  for (size_t begin = 0; begin < ops.size(); begin += kBlock) {
+    const size_t end = std::min(ops.size(), begin + kBlock);
+    for (size_t i = begin; i < end; ++i) {
+      if (ops[i].type == OpType::kScan) continue;
+      hashes[i - begin] = HashTableRow(ops[i].table, ops[i].row);
+      ids.Prefetch(hashes[i - begin]);
+    }
+    prefetch_row_ops(hashes, end - begin, [&](size_t j) {
+      return ops[begin + j].type != OpType::kScan;
+    });
+    for (size_t i = begin; i < end; ++i) {
+      const Operation& op = ops[i];
+      if (op.type == OpType::kScan) continue;
+      const auto [id, inserted] =
+          ids.Emplace(hashes[i - begin], static_cast<uint32_t>(row_op_.size()),
+                      same_row(op.table, op.row));
+      if (inserted) row_op_.push_back(&op);
+      row_of_[i] = static_cast<int32_t>(id);
+      if (IsWriteType(op.type) && !op.written.empty() && op.version != 0) {
+        // Tags are unique; on a duplicate the first committed one wins.
+        tags_.Add(op.written, static_cast<uint32_t>(i));
+      }
+      if (IsAckedWrite(op)) acked_writes_.push_back(static_cast<uint32_t>(i));
+    }
   }
 
   // Surviving clusters: not removed for good.
@@ -207,25 +272,52 @@ void Analysis::IndexRows() {
     at.push_back(clusters[c].rows.begin());
     end.push_back(clusters[c].rows.end());
   }
-  while (true) {
+  // One step of the merge: the least key at the iterators `it` (null at
+  // the end), passing every iterator there past it after visit(k, state).
+  // Keys stay valid as iterators advance (the vectors do not change).
+  auto step = [&](std::vector<RowStates::const_iterator>& it, auto visit) {
     const RowStates::Key* least = nullptr;
     for (size_t k = 0; k < own.size(); ++k) {
-      if (at[k] != end[k] && (least == nullptr || at[k]->first < *least)) {
-        least = &at[k]->first;
+      if (it[k] != end[k] && (least == nullptr || it[k]->first < *least)) {
+        least = &it[k]->first;
       }
     }
-    if (least == nullptr) break;
-    const auto& [table, row] = *least;
-    const uint32_t* id =
-        ids.Find(HashTableRow(table, row), same_row(table, row));
-    // `least` stays valid as iterators advance (the vectors do not change).
+    if (least == nullptr) return least;
     for (size_t k = 0; k < own.size(); ++k) {
-      if (at[k] == end[k] || at[k]->first != *least) continue;
-      if (id != nullptr) {
-        states_[static_cast<size_t>(*id) * clusters.size() + own[k]] =
-            &at[k]->second;
-      }
-      ++at[k];
+      if (it[k] == end[k] || it[k]->first != *least) continue;
+      visit(k, it[k]->second);
+      ++it[k];
+    }
+    return least;
+  };
+  // In blocks, as above: merge a block of keys, look them all up, then
+  // merge the block again to store the states.
+  const RowStates::Key* keys[kBlock];
+  uint32_t key_ids[kBlock];
+  while (true) {
+    const std::vector<RowStates::const_iterator> block_start = at;
+    size_t n = 0;
+    for (; n < kBlock; ++n) {
+      keys[n] = step(at, [](size_t, const RowState&) {});
+      if (keys[n] == nullptr) break;
+      hashes[n] = HashTableRow(keys[n]->first, keys[n]->second);
+      ids.Prefetch(hashes[n]);
+    }
+    if (n == 0) break;
+    prefetch_row_ops(hashes, n, [](size_t) { return true; });
+    for (size_t j = 0; j < n; ++j) {
+      const auto& [table, row] = *keys[j];
+      const uint32_t* id = ids.Find(hashes[j], same_row(table, row));
+      key_ids[j] = id == nullptr ? FlatIndex::kNoValue : *id;
+    }
+    std::vector<RowStates::const_iterator> again = block_start;
+    for (size_t j = 0; j < n; ++j) {
+      step(again, [&](size_t k, const RowState& state) {
+        if (key_ids[j] != FlatIndex::kNoValue) {
+          states_[static_cast<size_t>(key_ids[j]) * clusters.size() + own[k]] =
+              &state;
+        }
+      });
     }
   }
   for (size_t c = 0; c < clusters.size(); ++c) {
@@ -299,9 +391,57 @@ void Analysis::IndexDrops() {
 }
 
 int64_t Analysis::WriteOfTag(const std::string& tag) const {
-  const auto& ops = history_.operations;
-  const uint32_t* id = tags_.Find(
-      HashString(tag), [&](uint32_t w) { return ops[w].written == tag; });
+  return tags_.Find(tag);
+}
+
+TagIndex::TagIndex(const std::vector<Operation>& ops)
+    : ops_(ops), max_sequence_(4 * ops.size() + 16) {}
+
+bool TagIndex::Parse(std::string_view tag, std::string_view* client,
+                     uint64_t* n) {
+  const size_t slash = tag.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view digits = tag.substr(slash + 1);
+  if (digits.empty() || digits.size() > 9 ||
+      (digits.size() > 1 && digits[0] == '0')) {
+    return false;
+  }
+  uint64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *client = tag.substr(0, slash);
+  *n = value;
+  return true;
+}
+
+void TagIndex::Add(std::string_view tag, uint32_t op) {
+  std::string_view client;
+  uint64_t n = 0;
+  if (Parse(tag, &client, &n) && n <= max_sequence_) {
+    std::vector<uint32_t>& by_n = by_client_[client];
+    if (by_n.size() <= n) by_n.resize(n + 1, kNone);
+    if (by_n[n] == kNone) by_n[n] = op;  // the first one wins
+    return;
+  }
+  others_.Emplace(HashString(tag), op,
+                  [&](uint32_t w) { return ops_[w].written == tag; });
+}
+
+int64_t TagIndex::Find(std::string_view tag) const {
+  std::string_view client;
+  uint64_t n = 0;
+  if (Parse(tag, &client, &n) && n <= max_sequence_) {
+    auto it = by_client_.find(client);
+    if (it == by_client_.end() || n >= it->second.size() ||
+        it->second[n] == kNone) {
+      return -1;
+    }
+    return it->second[n];
+  }
+  const uint32_t* id = others_.Find(
+      HashString(tag), [&](uint32_t w) { return ops_[w].written == tag; });
   return id == nullptr ? int64_t{-1} : int64_t{*id};
 }
 
@@ -475,19 +615,20 @@ void Analysis::CountStaleWrites() {
 }
 
 void Analysis::FindLostWrites() {
-  const auto& ops = history_.operations;
-  for (uint32_t id : acked_writes_) {
-    const Operation& op = ops[id];
-    const int32_t row = row_of_[id];
-    if (DroppedAtOrAfter(row, op.committed)) continue;
-    for (size_t c : surviving_) {
-      const RowState* state = State(row, c);
-      const OrderKey have =
-          state == nullptr || state->tag.empty()
-              ? kNothing
-              : OrderKey{state->timestamp_micros, state->version};
-      if (have < KeyOf(op)) lost_writes_.push_back({id, c});
-    }
+  for (uint32_t id : acked_writes_) FindLostWrite(id);
+}
+
+void Analysis::FindLostWrite(uint32_t id) {
+  const Operation& op = history_.operations[id];
+  const int32_t row = row_of_[id];
+  if (DroppedAtOrAfter(row, op.committed)) return;
+  for (size_t c : surviving_) {
+    const RowState* state = State(row, c);
+    const OrderKey have =
+        state == nullptr || state->tag.empty()
+            ? kNothing
+            : OrderKey{state->timestamp_micros, state->version};
+    if (have < KeyOf(op)) lost_writes_.push_back({id, c});
   }
 }
 
@@ -496,12 +637,13 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
     std::vector<std::pair<Nanos, Nanos>> successes;    // (invoke, complete)
     std::vector<std::pair<Nanos, uint32_t>> failures;  // (complete, op)
   };
-  std::map<std::string, ClientOps> clients;
+  std::map<std::string, ClientOps> clients;  // iterated in name order
+  ClientIndex<ClientOps> client_of(&clients);
   const auto& ops = history.operations;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = clients[op.client];
+    ClientOps& client = client_of(op.client);
     if (op.ok()) {
       client.successes.emplace_back(op.invoke, op.complete);
     } else {
@@ -545,12 +687,18 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
 
 std::vector<Failback> FindFailbacks(const History& history,
                                     const Filter& filter) {
+  return FindFailbacks(history, filter, FindOutages(history, filter));
+}
+
+std::vector<Failback> FindFailbacks(const History& history,
+                                    const Filter& filter,
+                                    const std::vector<Outage>& found) {
   const auto& ops = history.operations;
   const auto& events = history.events;
   // Clients with an outage after a fault were moved off their home.
   std::set<std::pair<std::string, size_t>> outages;
-  for (Outage& outage : FindOutages(history, filter)) {
-    outages.emplace(std::move(outage.client), outage.event);
+  for (const Outage& outage : found) {
+    outages.emplace(outage.client, outage.event);
   }
   struct ClientOps {
     std::vector<uint32_t> successes;  // in invoke order
@@ -560,16 +708,26 @@ std::vector<Failback> FindFailbacks(const History& history,
     // Successes per serving cluster, in invoke order.
     std::map<std::string, std::vector<uint32_t>> by_cluster;
     Nanos last_invoke = Nanos::min();  // of any selected operation
+    // The cluster of the last success, and its by_cluster entry.
+    const std::string* served_by = nullptr;
+    std::vector<uint32_t>* served = nullptr;
   };
-  std::map<std::string, ClientOps> clients;
+  std::map<std::string, ClientOps> clients;  // iterated in name order
+  ClientIndex<ClientOps> client_of(&clients);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = clients[op.client];
+    ClientOps& client = client_of(op.client);
     client.last_invoke = std::max(client.last_invoke, op.invoke);
     if (!op.ok()) continue;
     client.successes.push_back(static_cast<uint32_t>(i));
-    client.by_cluster[op.cluster].push_back(static_cast<uint32_t>(i));
+    // A client's successes mostly come from one cluster: look it up only
+    // when it changes.
+    if (client.served == nullptr || *client.served_by != op.cluster) {
+      client.served_by = &op.cluster;
+      client.served = &client.by_cluster[op.cluster];
+    }
+    client.served->push_back(static_cast<uint32_t>(i));
   }
   for (auto& [name, client] : clients) {
     const size_t n = client.successes.size();

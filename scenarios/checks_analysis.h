@@ -96,6 +96,7 @@ class Series {
   // group g is [begins_[g], begins_[g + 1]) in entries_.
   FlatIndex ranges_;
   std::vector<size_t> begins_;
+  std::vector<uint64_t> groups_;  // group g's id (compact, for lookups)
 };
 
 // A read's verdicts.
@@ -128,6 +129,33 @@ struct Outage {
   bool never = false;  // no success afterwards
   sim::Nanos length{0};
   std::vector<uint32_t> failed;  // the failed ops inside it
+};
+
+// Tag -> the write op that wrote it (lookups only, never iterated). Tags of
+// the form "<client>/<n>" (what simulated clients write; n in canonical
+// decimal below 10^9 and not above 4 * ops.size() + 16) are kept by client
+// and n in dense vectors, which fill in op order without hashing; other
+// tags in a hash index.
+class TagIndex {
+ public:
+  // `ops` (the history's operations) must outlive this.
+  explicit TagIndex(const std::vector<Operation>& ops);
+  // Maps `tag` (ops[op].written) to `op`, unless it is mapped already (the
+  // first one wins).
+  void Add(std::string_view tag, uint32_t op);
+  // The op `tag` maps to; -1 when none.
+  int64_t Find(std::string_view tag) const;
+
+ private:
+  static constexpr uint32_t kNone = 0xffffffff;
+  static bool Parse(std::string_view tag, std::string_view* client,
+                    uint64_t* n);
+
+  const std::vector<Operation>& ops_;
+  uint64_t max_sequence_;
+  // Client -> op per n (kNone: none). Views the history's tags.
+  LookupMap<std::string_view, std::vector<uint32_t>> by_client_;
+  FlatIndex others_;  // values: ops
 };
 
 class Analysis {
@@ -167,14 +195,15 @@ class Analysis {
   // Fills ReadResult::k_stale (called by AnalyzeReads).
   void CountStaleWrites();
   void FindLostWrites();
+  // Adds acked write `id` to lost_writes_ where it is lost.
+  void FindLostWrite(uint32_t id);
 
   const History& history_;
   std::vector<int32_t> row_of_;           // per op; -1: no row
   std::vector<const Operation*> row_op_;  // per row: an op naming it
   std::vector<bool> row_has_reads_;       // per row (see RowHasReads)
   std::map<int32_t, RowDrops> drops_;
-  // Tag -> committed write op (lookups only, never iterated).
-  FlatIndex tags_;
+  TagIndex tags_;  // committed writes' tags
   std::vector<uint32_t> acked_writes_;
   std::vector<size_t> surviving_;
   std::vector<const RowState*> states_;  // row * final_state.size() + c
@@ -193,6 +222,11 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter);
 // (event, client).
 std::vector<Failback> FindFailbacks(const History& history,
                                     const Filter& filter);
+// The same, given FindOutages(history, filter) (to find them once for
+// several uses).
+std::vector<Failback> FindFailbacks(const History& history,
+                                    const Filter& filter,
+                                    const std::vector<Outage>& outages);
 
 // Nearest-rank percentile (p in (0, 100]) of a non-empty vector.
 sim::Nanos Percentile(std::vector<sim::Nanos> values, double p);

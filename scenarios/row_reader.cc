@@ -1,6 +1,5 @@
 #include "scenarios/row_reader.h"
 
-#include "cluster/filter.h"
 #include "cluster/row_set.h"
 
 namespace btsim::scenarios {
@@ -9,25 +8,38 @@ Status ReadRowStates(
     cluster::Cluster& cluster, std::string_view table, std::string_view family,
     const cluster::RowSet* rows,
     const std::function<bool(std::string_view, const RowState&)>& visit) {
-  auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
+  // No filter: RowStateOf picks the newest cell of each column itself
+  // (cheaper than a CellsPerColumnLimit(1) filter, and the same rows: that
+  // filter never empties a row).
   cluster::ReadOptions options;
   options.rows = rows;
-  options.filter = &*newest_only;
   return cluster.ReadRows(
       table, options,
       [&](std::string_view key, std::span<const cluster::CellView> cells) {
-        RowState row;
-        for (const cluster::CellView& cell : cells) {
-          if (cell.family != family) continue;
-          if (cell.qualifier == kValueColumn) {
-            row.tag = std::string(TagOf(cell.value));
-            row.timestamp_micros = cell.timestamp_micros;
-          } else if (cell.qualifier == kCounterColumn) {
-            row.counter = DecodeCounter(cell.value);
-          }
-        }
-        return visit(key, row);
+        return visit(key, RowStateOf(family, cells));
       });
+}
+
+RowState RowStateOf(std::string_view family,
+                    std::span<const cluster::CellView> cells) {
+  RowState row;
+  bool have_value = false;
+  bool have_counter = false;
+  // Canonical order: a column's cells are adjacent, newest first, so the
+  // first cell seen of a column is its newest.
+  for (const cluster::CellView& cell : cells) {
+    if (cell.family != family) continue;
+    if (!have_value && cell.qualifier == kValueColumn) {
+      row.tag = std::string(TagOf(cell.value));
+      row.timestamp_micros = cell.timestamp_micros;
+      have_value = true;
+    } else if (!have_counter && cell.qualifier == kCounterColumn) {
+      row.counter = DecodeCounter(cell.value);
+      have_counter = true;
+    }
+    if (have_value && have_counter) break;
+  }
+  return row;
 }
 
 int64_t DecodeCounter(std::string_view value) {

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string_view>
 
 #include "base/status.h"
+#include "cluster/cell_view.h"
 #include "cluster/cluster.h"
 #include "scenarios/history.h"
 
@@ -21,6 +23,14 @@ Status ReadRowStates(
     cluster::Cluster& cluster, std::string_view table, std::string_view family,
     const cluster::RowSet* rows,
     const std::function<bool(std::string_view, const RowState&)>& visit);
+
+// The state of one row from all its live cells in canonical order (as an
+// unfiltered read returns them): the tag and timestamp of the newest cell
+// of family:kValueColumn and the counter of the newest cell of
+// family:kCounterColumn (what a read with CellsPerColumnLimit(1) sees);
+// RowState::version is left 0.
+RowState RowStateOf(std::string_view family,
+                    std::span<const cluster::CellView> cells);
 
 // An 8-byte big-endian counter; 0 for a value of another size.
 int64_t DecodeCounter(std::string_view value);

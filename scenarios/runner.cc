@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <span>
 #include <string_view>
 #include <unordered_map>  // btsim: order-independent (lookups only)
 #include <utility>
@@ -786,10 +788,49 @@ void Runner::Snapshot() {
     cluster::Cluster* cluster = fabric.Find(id);
     ClusterState state;
     state.id = id;
+    size_t rows = 0;  // a size hint for state.rows
+    for (const auto& [table, family] : family_of_) {
+      if (auto t = cluster->GetTable(table); t.ok()) {
+        rows += static_cast<size_t>((*t)->Stats().rows);
+      }
+    }
+    // Tables in id order, rows in key order (AddContents' and
+    // ReadRowStates' order).
+    auto append = [&](const std::string& table, std::string_view key,
+                      RowState row) {
+      if (const uint64_t v = version_of.Find(row.tag); v != 0) {
+        row.version = v;
+      }
+      state.rows.Append({table, std::string(key)}, std::move(row));
+    };
     fingerprint_.Add(id);
     sim::Fingerprint digest;
     digest.set_copies_to(&fingerprint_);
-    cluster->AddContents(&digest);
+    // The first cluster always keeps its rows (nothing earlier to share
+    // with): read them in the fingerprinting pass. Later ones usually equal
+    // an earlier one (same digest), so they are read separately, only when
+    // they differ.
+    const bool first = history_.final_state.empty();
+    if (first) {
+      state.rows.reserve(rows);
+      // The table being visited and its scenario entry (null: not a
+      // scenario table, skipped).
+      std::optional<std::string_view> table_seen;
+      const std::pair<const std::string, std::string>* entry = nullptr;
+      cluster->AddContents(
+          &digest, [&](std::string_view table, std::string_view key,
+                       std::span<const cluster::CellView> cells) {
+            if (table_seen != table) {
+              table_seen = table;
+              auto it = family_of_.find(std::string(table));
+              entry = it == family_of_.end() ? nullptr : &*it;
+            }
+            if (entry == nullptr) return;
+            append(entry->first, key, RowStateOf(entry->second, cells));
+          });
+    } else {
+      cluster->AddContents(&digest);
+    }
     digest.set_copies_to(nullptr);
     state.digest = digest.Hex();
     // Equal contents give equal row states: read them once.
@@ -800,26 +841,14 @@ void Runner::Snapshot() {
         break;
       }
     }
-    if (!state.same_as) {
-      size_t rows = 0;
-      for (const auto& [table, family] : family_of_) {
-        if (auto t = cluster->GetTable(table); t.ok()) {
-          rows += static_cast<size_t>((*t)->Stats().rows);
-        }
-      }
+    if (!first && !state.same_as) {
       state.rows.reserve(rows);
       for (const auto& [table, family] : family_of_) {
-        (void)ReadRowStates(
-            *cluster, table, family, /*rows=*/nullptr,
-            [&](std::string_view key, const RowState& read) {
-              RowState row = read;
-              if (const uint64_t v = version_of.Find(row.tag); v != 0) {
-                row.version = v;
-              }
-              // Tables in id order, rows in key order.
-              state.rows.Append({table, std::string(key)}, std::move(row));
-              return true;
-            });
+        (void)ReadRowStates(*cluster, table, family, /*rows=*/nullptr,
+                            [&](std::string_view key, const RowState& read) {
+                              append(table, key, read);
+                              return true;
+                            });
       }
     }
     history_.final_state.push_back(std::move(state));

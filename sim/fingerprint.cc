@@ -7,49 +7,100 @@
 namespace btsim::sim {
 namespace {
 
-uint64_t Avalanche(uint64_t z) {
+inline uint64_t Avalanche(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-}  // namespace
+// The state (a, b) of one fingerprint, in locals while words are mixed in:
+// two states mixed word by word are two independent dependency chains,
+// which the CPU runs side by side.
+struct State {
+  uint64_t a;
+  uint64_t b;
+  void Mix(uint64_t word) {
+    a = Avalanche(a ^ word) + 0x9e3779b97f4a7c15ULL;
+    b = Avalanche(b + (word * 0xff51afd7ed558ccdULL)) ^ a;
+  }
+};
 
-void Fingerprint::Mix(uint64_t word) {
-  a_ = Avalanche(a_ ^ word) + 0x9e3779b97f4a7c15ULL;
-  b_ = Avalanche(b_ + (word * 0xff51afd7ed558ccdULL)) ^ a_;
+// The 8 bytes at `p` as a little-endian word.
+inline uint64_t LoadLittleEndian(const void* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  if constexpr (std::endian::native == std::endian::big) {
+    uint64_t swapped = 0;
+    for (int i = 0; i < 8; ++i) {
+      swapped = (swapped << 8) | ((word >> (8 * i)) & 0xff);
+    }
+    word = swapped;
+  }
+  return word;
 }
 
-void Fingerprint::Add(std::string_view bytes) {
-  if (copies_to_ != nullptr) copies_to_->Add(bytes);
-  Mix(bytes.size());
-  // Bytes are packed little-endian into words of 8 (the last one partial,
-  // possibly empty): the same on every host.
+// Calls mix(word) with the words Add hashes for `bytes`: the length, then
+// the bytes packed little-endian into words of 8 (the last one partial,
+// possibly empty), the same on every host.
+template <class MixFn>
+inline void ForEachWord(std::string_view bytes, MixFn mix) {
+  mix(static_cast<uint64_t>(bytes.size()));
   const char* p = bytes.data();
   size_t left = bytes.size();
   for (; left >= 8; p += 8, left -= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);
-    if constexpr (std::endian::native == std::endian::big) {
-      uint64_t swapped = 0;
-      for (int i = 0; i < 8; ++i) {
-        swapped = (swapped << 8) | ((word >> (8 * i)) & 0xff);
-      }
-      word = swapped;
-    }
-    Mix(word);
+    mix(LoadLittleEndian(p));
   }
   uint64_t word = 0;
   for (size_t i = 0; i < left; ++i) {
     word |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
   }
-  Mix(word);
+  mix(word);
+}
+
+}  // namespace
+
+void Fingerprint::Add(std::string_view bytes) {
+  if (copies_to_ != nullptr && copies_to_->copies_to_ == nullptr) {
+    // The common case of one copy: both chains in one pass.
+    State self{a_, b_};
+    State copy{copies_to_->a_, copies_to_->b_};
+    ForEachWord(bytes, [&](uint64_t word) {
+      self.Mix(word);
+      copy.Mix(word);
+    });
+    a_ = self.a;
+    b_ = self.b;
+    copies_to_->a_ = copy.a;
+    copies_to_->b_ = copy.b;
+    return;
+  }
+  if (copies_to_ != nullptr) copies_to_->Add(bytes);
+  State self{a_, b_};
+  ForEachWord(bytes, [&](uint64_t word) { self.Mix(word); });
+  a_ = self.a;
+  b_ = self.b;
 }
 
 void Fingerprint::AddInt(int64_t value) {
+  if (copies_to_ != nullptr && copies_to_->copies_to_ == nullptr) {
+    State self{a_, b_};
+    State copy{copies_to_->a_, copies_to_->b_};
+    for (uint64_t word : {uint64_t{0x1d}, static_cast<uint64_t>(value)}) {
+      self.Mix(word);
+      copy.Mix(word);
+    }
+    a_ = self.a;
+    b_ = self.b;
+    copies_to_->a_ = copy.a;
+    copies_to_->b_ = copy.b;
+    return;
+  }
   if (copies_to_ != nullptr) copies_to_->AddInt(value);
-  Mix(0x1d);
-  Mix(static_cast<uint64_t>(value));
+  State self{a_, b_};
+  self.Mix(0x1d);
+  self.Mix(static_cast<uint64_t>(value));
+  a_ = self.a;
+  b_ = self.b;
 }
 
 std::string Fingerprint::Hex() const {

@@ -30,7 +30,6 @@ class Fingerprint {
   Fingerprint* copies_to() const { return copies_to_; }
 
  private:
-  void Mix(uint64_t word);
   uint64_t a_ = 0x6a09e667f3bcc908ULL;
   uint64_t b_ = 0xbb67ae8584caa73bULL;
   Fingerprint* copies_to_ = nullptr;

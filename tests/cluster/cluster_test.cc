@@ -577,6 +577,40 @@ TEST_F(ReadTest, VisitorReturningFalseStopsTheRead) {
   EXPECT_THAT(seen, ElementsAre("a", "b", "c"));
 }
 
+TEST_F(ClusterTest, AddContentsVisitsEveryTableAndRowItAdds) {
+  ASSERT_TRUE(CreateTable("a", {CreateFamily("f")}).ok());
+  Put("r2", "cf", "q", 2000, "new");
+  Put("r2", "cf", "q", 1000, "old");
+  Put("r1", "cf2", "x", 1000, "v");
+  Put("r1", "f", "q", 1000, "w", "a");
+  ASSERT_TRUE(Mutate("r3", {DelRow()}).ok());  // no live cells: not added
+  std::vector<std::pair<std::string, Row>> seen;
+  sim::Fingerprint visited;
+  cluster_.AddContents(
+      &visited, [&](std::string_view table, std::string_view key,
+                    std::span<const CellView> cells) {
+        seen.emplace_back(std::string(table), test_util::CopyRow(key, cells));
+      });
+  // Tables in id order, rows in key order, cells as an unfiltered read
+  // returns them.
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].first, "a");
+  EXPECT_EQ(seen[0].second, Read({}, "a").at(0));
+  EXPECT_EQ(seen[1].first, "t");
+  EXPECT_EQ(seen[2].first, "t");
+  const std::vector<Row> rows = Read();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(seen[1].second, rows[0]);
+  EXPECT_EQ(seen[2].second, rows[1]);
+  EXPECT_EQ(seen[2].second.cells,
+            std::vector<Cell>(
+                {C("cf", "q", 2000, "new"), C("cf", "q", 1000, "old")}));
+  // The visitor changes nothing in the fingerprint.
+  sim::Fingerprint plain;
+  cluster_.AddContents(&plain);
+  EXPECT_EQ(visited, plain);
+}
+
 TEST_F(ClusterTest, CellsAreInCanonicalOrderWhenFamiliesWereCreatedOutOfOrder) {
   const std::vector<FamilyModification> families = {
       CreateFamily("zeta"), CreateFamily("alpha"), CreateFamily("mid")};

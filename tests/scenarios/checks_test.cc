@@ -10,6 +10,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scenarios/checks_analysis.h"
+
 namespace btsim::scenarios {
 namespace {
 
@@ -17,6 +19,7 @@ namespace pb = btsim::scenario::v1;
 using sim::Nanos;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Nanos Ms(int64_t ms) { return std::chrono::milliseconds(ms); }
 
@@ -248,6 +251,51 @@ TEST(LostWritesTest, ClustersSharingRowsReadTheSharedCopy) {
   const CheckValue check = RunCheck(b.history(), "lost_writes");
   EXPECT_EQ(check.value, 1);
   EXPECT_THAT(check.detail, HasSubstr("missing on c2"));
+}
+
+TEST(LostWritesTest, RowsAreTheirTableAndKeyExactly) {
+  // ("t", "ab") and ("ta", "b") concatenate to the same bytes, and the
+  // same key in two tables names two rows.
+  Builder b;
+  const uint64_t w1 = b.Write("w-0", "ab", "w-0/1", 0, 10).id;
+  b.Write("w-0", "b", "w-0/2", 20, 30).table = "ta";
+  b.Write("w-0", "ab", "w-0/3", 40, 50).table = "u";
+  const uint64_t w4 = b.Write("w-0", "ab", "w-0/4", 60, 70).id;
+  ClusterState& c1 = b.Cluster("c1");
+  b.Has(c1, w1);
+  b.Has(c1, w4);
+  const CheckValue check = RunCheck(b.history(), "lost_writes");
+  EXPECT_EQ(check.value, 2);
+  EXPECT_THAT(check.detail, HasSubstr("w-0 ta/b 'w-0/2' missing on c1"));
+  EXPECT_THAT(check.detail, HasSubstr("w-0 u/ab 'w-0/3' missing on c1"));
+  EXPECT_THAT(check.detail, Not(HasSubstr("'w-0/1'")));
+  EXPECT_THAT(check.detail, Not(HasSubstr("'w-0/4'")));
+}
+
+TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
+  // Client tags ("<client>/<n>", n canonical) and every other form.
+  const std::vector<std::string> tags = {
+      "w-0/1", "w-0/10",         "w-1/1",  "w-0/01", "w-0/1x",
+      "plain", "w-0/",           "/5",     "a/b/7",  "w-0/0",
+      "w-0/1", "w-0/1000000000", "w-0/99", "w-0/01"};
+  std::vector<Operation> ops(tags.size());
+  for (size_t i = 0; i < tags.size(); ++i) ops[i].written = tags[i];
+  checks_internal::TagIndex index(ops);
+  for (size_t i = 0; i < tags.size(); ++i) {
+    index.Add(tags[i], static_cast<uint32_t>(i));
+  }
+  // Duplicates keep the first op: "w-0/1" (0 and 10), "w-0/01" (3 and 13).
+  const std::vector<int64_t> first = {0, 1, 2, 3, 4,  5,  6,
+                                      7, 8, 9, 0, 11, -2, 3};
+  for (size_t i = 0; i < tags.size(); ++i) {
+    if (first[i] == -2) continue;  // "w-0/99": above 4 * ops + 16, hashed
+    EXPECT_EQ(index.Find(tags[i]), first[i]) << tags[i];
+  }
+  EXPECT_EQ(index.Find("w-0/99"), 12);
+  for (const char* absent : {"w-0/2", "w-2/1", "w-0/001", "", "w-0/100",
+                             "plain2", "w-0/4294967296"}) {
+    EXPECT_EQ(index.Find(absent), -1) << absent;
+  }
 }
 
 TEST(LostWritesTest, DropRowRangeAfterCommitExcuses) {

@@ -2,8 +2,57 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
 namespace btsim::sim {
 namespace {
+
+// The definition of the hash, one byte at a time (the reference the
+// word-at-a-time implementation must match).
+class ReferenceFingerprint {
+ public:
+  void Add(std::string_view bytes) {
+    Mix(bytes.size());
+    uint64_t word = 0;
+    size_t filled = 0;
+    for (unsigned char c : bytes) {
+      word |= static_cast<uint64_t>(c) << (8 * filled);
+      if (++filled == 8) {
+        Mix(word);
+        word = 0;
+        filled = 0;
+      }
+    }
+    Mix(word);  // the last, partial (possibly empty) word
+  }
+  void AddInt(int64_t value) {
+    Mix(0x1d);
+    Mix(static_cast<uint64_t>(value));
+  }
+  std::string Hex() const {
+    char buf[33];
+    std::snprintf(buf, sizeof(buf), "%016llx%016llx",
+                  static_cast<unsigned long long>(a_),
+                  static_cast<unsigned long long>(b_));
+    return buf;
+  }
+
+ private:
+  static uint64_t Avalanche(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  void Mix(uint64_t word) {
+    a_ = Avalanche(a_ ^ word) + 0x9e3779b97f4a7c15ULL;
+    b_ = Avalanche(b_ + (word * 0xff51afd7ed558ccdULL)) ^ a_;
+  }
+  uint64_t a_ = 0x6a09e667f3bcc908ULL;
+  uint64_t b_ = 0xbb67ae8584caa73bULL;
+};
 
 TEST(FingerprintTest, SameInputsGiveTheSameHex) {
   Fingerprint a, b;
@@ -75,6 +124,36 @@ TEST(FingerprintTest, CopiesToAnotherFingerprint) {
   alone_part.Add("not copied");
   EXPECT_EQ(total, alone_total);
   EXPECT_EQ(part, alone_part);
+}
+
+TEST(FingerprintTest, MatchesTheByteAtATimeDefinitionForEveryLength) {
+  // Every tail length, with and without a copy (one copy, and a chain of
+  // two), including bytes with the high bit set.
+  std::string bytes;
+  for (int n = 0; n < 40; ++n) {
+    Fingerprint alone, part, total, chained_part, chained_mid, chained_total;
+    part.set_copies_to(&total);
+    chained_mid.set_copies_to(&chained_total);
+    chained_part.set_copies_to(&chained_mid);
+    ReferenceFingerprint reference, reference_total;
+    reference_total.Add("head");
+    total.Add("head");
+    for (Fingerprint* f : {&alone, &part, &chained_part}) {
+      f->Add(bytes);
+      f->AddInt(-n);
+    }
+    reference.Add(bytes);
+    reference.AddInt(-n);
+    reference_total.Add(bytes);
+    reference_total.AddInt(-n);
+    EXPECT_EQ(alone.Hex(), reference.Hex()) << n;
+    EXPECT_EQ(part.Hex(), reference.Hex()) << n;
+    EXPECT_EQ(total.Hex(), reference_total.Hex()) << n;
+    EXPECT_EQ(chained_part.Hex(), reference.Hex()) << n;
+    EXPECT_EQ(chained_mid.Hex(), reference.Hex()) << n;
+    EXPECT_EQ(chained_total.Hex(), reference.Hex()) << n;
+    bytes.push_back(static_cast<char>(0x80 + 7 * n));
+  }
 }
 
 }  // namespace
