@@ -397,29 +397,10 @@ int64_t Analysis::WriteOfTag(const std::string& tag) const {
 TagIndex::TagIndex(const std::vector<Operation>& ops)
     : ops_(ops), max_sequence_(4 * ops.size() + 16) {}
 
-bool TagIndex::Parse(std::string_view tag, std::string_view* client,
-                     uint64_t* n) {
-  const size_t slash = tag.rfind('/');
-  if (slash == std::string_view::npos) return false;
-  const std::string_view digits = tag.substr(slash + 1);
-  if (digits.empty() || digits.size() > 9 ||
-      (digits.size() > 1 && digits[0] == '0')) {
-    return false;
-  }
-  uint64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *client = tag.substr(0, slash);
-  *n = value;
-  return true;
-}
-
 void TagIndex::Add(std::string_view tag, uint32_t op) {
   std::string_view client;
   uint64_t n = 0;
-  if (Parse(tag, &client, &n) && n <= max_sequence_) {
+  if (ParseTag(tag, &client, &n) && n <= max_sequence_) {
     std::vector<uint32_t>& by_n = by_client_[client];
     if (by_n.size() <= n) by_n.resize(n + 1, kNone);
     if (by_n[n] == kNone) by_n[n] = op;  // the first one wins
@@ -432,7 +413,7 @@ void TagIndex::Add(std::string_view tag, uint32_t op) {
 int64_t TagIndex::Find(std::string_view tag) const {
   std::string_view client;
   uint64_t n = 0;
-  if (Parse(tag, &client, &n) && n <= max_sequence_) {
+  if (ParseTag(tag, &client, &n) && n <= max_sequence_) {
     auto it = by_client_.find(client);
     if (it == by_client_.end() || n >= it->second.size() ||
         it->second[n] == kNone) {

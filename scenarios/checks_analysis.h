@@ -148,8 +148,6 @@ class TagIndex {
 
  private:
   static constexpr uint32_t kNone = 0xffffffff;
-  static bool Parse(std::string_view tag, std::string_view* client,
-                    uint64_t* n);
 
   const std::vector<Operation>& ops_;
   uint64_t max_sequence_;

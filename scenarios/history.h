@@ -246,6 +246,10 @@ const RowStates& RowsOf(const History& history, size_t cluster);
 // first '|' (the whole value when there is none).
 std::string_view TagOf(std::string_view value);
 
+// Splits a tag of the form simulated clients write, "<client>/<n>" with n in
+// canonical decimal (no leading zero) below 10^9; false for any other tag.
+bool ParseTag(std::string_view tag, std::string_view* client, uint64_t* n);
+
 }  // namespace btsim::scenarios
 
 #endif  // BTSIM_SCENARIOS_HISTORY_H_

@@ -135,7 +135,7 @@ class TagVersions {
       std::string_view client;
       uint64_t n = 0;
       uint64_t* v;
-      if (Parse(op.written, &client, &n) && n <= max_sequence) {
+      if (ParseTag(op.written, &client, &n) && n <= max_sequence) {
         auto it = by_client_.find(client);
         if (it == by_client_.end()) {
           it = by_client_.emplace(std::string(client), std::vector<uint64_t>())
@@ -154,7 +154,7 @@ class TagVersions {
   uint64_t Find(std::string_view tag) const {
     std::string_view client;
     uint64_t n = 0;
-    if (Parse(tag, &client, &n)) {
+    if (ParseTag(tag, &client, &n)) {
       auto it = by_client_.find(client);
       if (it != by_client_.end() && n < it->second.size()) {
         return it->second[n];
@@ -165,27 +165,6 @@ class TagVersions {
   }
 
  private:
-  // "<client>/<n>" with n in canonical decimal (no leading zero) below
-  // 10^9.
-  static bool Parse(std::string_view tag, std::string_view* client,
-                    uint64_t* n) {
-    const size_t slash = tag.rfind('/');
-    if (slash == std::string_view::npos) return false;
-    const std::string_view digits = tag.substr(slash + 1);
-    if (digits.empty() || digits.size() > 9 ||
-        (digits.size() > 1 && digits[0] == '0')) {
-      return false;
-    }
-    uint64_t value = 0;
-    for (char c : digits) {
-      if (c < '0' || c > '9') return false;
-      value = value * 10 + static_cast<uint64_t>(c - '0');
-    }
-    *client = tag.substr(0, slash);
-    *n = value;
-    return true;
-  }
-
   std::map<std::string, std::vector<uint64_t>, std::less<>> by_client_;
   std::unordered_map<std::string_view, uint64_t>  // btsim: order-independent
       others_;

@@ -59,48 +59,35 @@ inline void ForEachWord(std::string_view bytes, MixFn mix) {
 
 }  // namespace
 
-void Fingerprint::Add(std::string_view bytes) {
+template <class ForEachWord>
+void Fingerprint::Feed(const ForEachWord& for_each_word) {
+  State self{a_, b_};
   if (copies_to_ != nullptr && copies_to_->copies_to_ == nullptr) {
     // The common case of one copy: both chains in one pass.
-    State self{a_, b_};
     State copy{copies_to_->a_, copies_to_->b_};
-    ForEachWord(bytes, [&](uint64_t word) {
+    for_each_word([&](uint64_t word) {
       self.Mix(word);
       copy.Mix(word);
     });
-    a_ = self.a;
-    b_ = self.b;
     copies_to_->a_ = copy.a;
     copies_to_->b_ = copy.b;
-    return;
+  } else {
+    if (copies_to_ != nullptr) copies_to_->Feed(for_each_word);
+    for_each_word([&](uint64_t word) { self.Mix(word); });
   }
-  if (copies_to_ != nullptr) copies_to_->Add(bytes);
-  State self{a_, b_};
-  ForEachWord(bytes, [&](uint64_t word) { self.Mix(word); });
   a_ = self.a;
   b_ = self.b;
 }
 
+void Fingerprint::Add(std::string_view bytes) {
+  Feed([bytes](auto mix) { ForEachWord(bytes, mix); });
+}
+
 void Fingerprint::AddInt(int64_t value) {
-  if (copies_to_ != nullptr && copies_to_->copies_to_ == nullptr) {
-    State self{a_, b_};
-    State copy{copies_to_->a_, copies_to_->b_};
-    for (uint64_t word : {uint64_t{0x1d}, static_cast<uint64_t>(value)}) {
-      self.Mix(word);
-      copy.Mix(word);
-    }
-    a_ = self.a;
-    b_ = self.b;
-    copies_to_->a_ = copy.a;
-    copies_to_->b_ = copy.b;
-    return;
-  }
-  if (copies_to_ != nullptr) copies_to_->AddInt(value);
-  State self{a_, b_};
-  self.Mix(0x1d);
-  self.Mix(static_cast<uint64_t>(value));
-  a_ = self.a;
-  b_ = self.b;
+  Feed([value](auto mix) {
+    mix(0x1d);
+    mix(static_cast<uint64_t>(value));
+  });
 }
 
 std::string Fingerprint::Hex() const {

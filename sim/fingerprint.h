@@ -30,6 +30,11 @@ class Fingerprint {
   Fingerprint* copies_to() const { return copies_to_; }
 
  private:
+  // Mixes the words for_each_word(mix) passes to mix into this chain and
+  // those it copies to (defined in the .cc, its only user).
+  template <class ForEachWord>
+  void Feed(const ForEachWord& for_each_word);
+
   uint64_t a_ = 0x6a09e667f3bcc908ULL;
   uint64_t b_ = 0xbb67ae8584caa73bULL;
   Fingerprint* copies_to_ = nullptr;

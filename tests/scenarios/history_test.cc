@@ -41,5 +41,23 @@ TEST(RowsOfTest, FollowsSameAs) {
   EXPECT_EQ(&RowsOf(history, 0), &history.final_state[0].rows);
 }
 
+TEST(ParseTagTest, SplitsClientTagsAndRejectsOthers) {
+  std::string_view client;
+  uint64_t n = 0;
+  ASSERT_TRUE(ParseTag("writer-3/42", &client, &n));
+  EXPECT_EQ(client, "writer-3");
+  EXPECT_EQ(n, 42u);
+  ASSERT_TRUE(ParseTag("a/b/0", &client, &n));  // the last slash splits
+  EXPECT_EQ(client, "a/b");
+  EXPECT_EQ(n, 0u);
+  ASSERT_TRUE(ParseTag("/999999999", &client, &n));
+  EXPECT_EQ(client, "");
+  EXPECT_EQ(n, 999999999u);
+  for (std::string_view other :
+       {"", "w", "w/", "w/01", "w/1x", "w/-1", "w/1000000000"}) {
+    EXPECT_FALSE(ParseTag(other, &client, &n)) << other;
+  }
+}
+
 }  // namespace
 }  // namespace btsim::scenarios
