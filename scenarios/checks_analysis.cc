@@ -394,38 +394,6 @@ int64_t Analysis::WriteOfTag(const std::string& tag) const {
   return tags_.Find(tag);
 }
 
-TagIndex::TagIndex(const std::vector<Operation>& ops)
-    : ops_(ops), max_sequence_(4 * ops.size() + 16) {}
-
-void TagIndex::Add(std::string_view tag, uint32_t op) {
-  std::string_view client;
-  uint64_t n = 0;
-  if (ParseTag(tag, &client, &n) && n <= max_sequence_) {
-    std::vector<uint32_t>& by_n = by_client_[client];
-    if (by_n.size() <= n) by_n.resize(n + 1, kNone);
-    if (by_n[n] == kNone) by_n[n] = op;  // the first one wins
-    return;
-  }
-  others_.Emplace(HashString(tag), op,
-                  [&](uint32_t w) { return ops_[w].written == tag; });
-}
-
-int64_t TagIndex::Find(std::string_view tag) const {
-  std::string_view client;
-  uint64_t n = 0;
-  if (ParseTag(tag, &client, &n) && n <= max_sequence_) {
-    auto it = by_client_.find(client);
-    if (it == by_client_.end() || n >= it->second.size() ||
-        it->second[n] == kNone) {
-      return -1;
-    }
-    return it->second[n];
-  }
-  const uint32_t* id = others_.Find(
-      HashString(tag), [&](uint32_t w) { return ops_[w].written == tag; });
-  return id == nullptr ? int64_t{-1} : int64_t{*id};
-}
-
 const RowState* Analysis::State(int32_t row, size_t cluster) const {
   return states_[static_cast<size_t>(row) * history_.final_state.size() +
                  cluster];

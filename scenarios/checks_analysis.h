@@ -19,6 +19,7 @@
 #include "scenarios/checks.h"
 #include "scenarios/flat_index.h"
 #include "scenarios/history.h"
+#include "scenarios/tag_map.h"
 
 namespace btsim::scenarios::checks_internal {
 
@@ -131,29 +132,28 @@ struct Outage {
   std::vector<uint32_t> failed;  // the failed ops inside it
 };
 
-// Tag -> the write op that wrote it (lookups only, never iterated). Tags of
-// the form "<client>/<n>" (what simulated clients write; n in canonical
-// decimal below 10^9 and not above 4 * ops.size() + 16) are kept by client
-// and n in dense vectors, which fill in op order without hashing; other
-// tags in a hash index.
+// Tag -> the write op that wrote it (lookups only, never iterated): the
+// first one added wins.
 class TagIndex {
  public:
-  // `ops` (the history's operations) must outlive this.
-  explicit TagIndex(const std::vector<Operation>& ops);
-  // Maps `tag` (ops[op].written) to `op`, unless it is mapped already (the
-  // first one wins).
-  void Add(std::string_view tag, uint32_t op);
+  // `ops` are the history's operations, whose tags are added.
+  explicit TagIndex(const std::vector<Operation>& ops)
+      : ops_(4 * ops.size() + 16, kNone) {}
+  // Maps `tag` (which must outlive this) to `op`, unless it is mapped
+  // already.
+  void Add(std::string_view tag, uint32_t op) {
+    uint32_t& mapped = ops_[tag];
+    if (mapped == kNone) mapped = op;
+  }
   // The op `tag` maps to; -1 when none.
-  int64_t Find(std::string_view tag) const;
+  int64_t Find(std::string_view tag) const {
+    const uint32_t op = ops_.Find(tag);
+    return op == kNone ? -1 : int64_t{op};
+  }
 
  private:
   static constexpr uint32_t kNone = 0xffffffff;
-
-  const std::vector<Operation>& ops_;
-  uint64_t max_sequence_;
-  // Client -> op per n (kNone: none). Views the history's tags.
-  LookupMap<std::string_view, std::vector<uint32_t>> by_client_;
-  FlatIndex others_;  // values: ops
+  TagMap<uint32_t> ops_;
 };
 
 class Analysis {

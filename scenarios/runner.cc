@@ -7,7 +7,6 @@
 #include <set>
 #include <span>
 #include <string_view>
-#include <unordered_map>  // btsim: order-independent (lookups only)
 #include <utility>
 
 #include "cluster/filter.h"
@@ -16,6 +15,7 @@
 #include "scenarios/row_reader.h"
 #include "scenarios/run_context.h"
 #include "scenarios/sim_client.h"
+#include "scenarios/tag_map.h"
 
 namespace btsim::scenarios {
 
@@ -119,55 +119,6 @@ class Observer : public instance::InstanceObserver {
   using PeerLinks = std::map<std::string, Link, std::less<>>;
   RunContext& context_;
   std::map<std::string, PeerLinks, std::less<>> links_;  // origin -> peer
-};
-
-// The newest commit version of each tag written in a history (0: none).
-// Tags of the form "<client>/<n>" (what simulated clients write) are
-// looked up by client and n, the rest in a hash map (lookups only, never
-// iterated; its keys view the history's tags, which must outlive it).
-class TagVersions {
- public:
-  explicit TagVersions(const std::vector<Operation>& ops) {
-    // A sequence number above this goes to the hash map (no huge vectors).
-    const uint64_t max_sequence = 4 * ops.size() + 16;
-    for (const Operation& op : ops) {
-      if (op.written.empty() || op.version == 0) continue;
-      std::string_view client;
-      uint64_t n = 0;
-      uint64_t* v;
-      if (ParseTag(op.written, &client, &n) && n <= max_sequence) {
-        auto it = by_client_.find(client);
-        if (it == by_client_.end()) {
-          it = by_client_.emplace(std::string(client), std::vector<uint64_t>())
-                   .first;
-        }
-        std::vector<uint64_t>& versions = it->second;
-        if (versions.size() <= n) versions.resize(n + 1, 0);
-        v = &versions[n];
-      } else {
-        v = &others_[op.written];
-      }
-      *v = std::max(*v, op.version);
-    }
-  }
-
-  uint64_t Find(std::string_view tag) const {
-    std::string_view client;
-    uint64_t n = 0;
-    if (ParseTag(tag, &client, &n)) {
-      auto it = by_client_.find(client);
-      if (it != by_client_.end() && n < it->second.size()) {
-        return it->second[n];
-      }
-    }
-    auto it = others_.find(tag);
-    return it == others_.end() ? 0 : it->second;
-  }
-
- private:
-  std::map<std::string, std::vector<uint64_t>, std::less<>> by_client_;
-  std::unordered_map<std::string_view, uint64_t>  // btsim: order-independent
-      others_;
 };
 
 class Runner {
@@ -758,7 +709,13 @@ void Runner::Settle() {
 void Runner::Snapshot() {
   auto& fabric = instance_->fabric();
   fabric.CompactAll();
-  const TagVersions version_of(history_.operations);
+  // The newest commit version of each tag written (0: none).
+  TagMap<uint64_t> version_of(4 * history_.operations.size() + 16, 0);
+  for (const Operation& op : history_.operations) {
+    if (op.written.empty() || op.version == 0) continue;
+    uint64_t& v = version_of[op.written];
+    v = std::max(v, op.version);
+  }
   // The run's fingerprint: the trace, then what fabric.AddContents adds
   // (each cluster's id and contents, in the fabric's order, which is
   // ClusterIds() order), taken from the same pass as the digests.
