@@ -201,25 +201,25 @@ void Analysis::IndexRows() {
   // For the keys hashes[0, n) (those `used` selects), starts fetching what
   // their lookups in `ids` will compare them with: the row's entry in
   // row_op_, then (a pass later) the op it names.
+  constexpr size_t kBlock = 64;  // operations per block (see below)
+  uint32_t candidates[kBlock];
   auto prefetch_row_ops = [&](const uint64_t* hashes, size_t n, auto used) {
     for (size_t j = 0; j < n; ++j) {
-      if (!used(j)) continue;
-      const uint32_t row = ids.Candidate(hashes[j]);
-      if (row < row_op_.size()) __builtin_prefetch(&row_op_[row]);
+      candidates[j] = used(j) ? ids.Candidate(hashes[j]) : FlatIndex::kNoValue;
+      if (candidates[j] < row_op_.size()) {
+        __builtin_prefetch(&row_op_[candidates[j]]);
+      }
     }
     for (size_t j = 0; j < n; ++j) {
-      if (!used(j)) continue;
-      const uint32_t row = ids.Candidate(hashes[j]);
-      if (row < row_op_.size()) {
-        __builtin_prefetch(&row_op_[row]->table);
-        __builtin_prefetch(&row_op_[row]->row);
+      if (candidates[j] < row_op_.size()) {
+        __builtin_prefetch(&row_op_[candidates[j]]->table);
+        __builtin_prefetch(&row_op_[candidates[j]]->row);
       }
     }
   };
   // Operations go in blocks: each lookup waits for two cache misses (its
   // slot, then the row's first op, whose key `same_row` compares), which
   // the first passes over a block start for all of its ops at once.
-  constexpr size_t kBlock = 64;
   uint64_t hashes[kBlock];
   for (size_t begin = 0; begin < ops.size(); begin += kBlock) {
     const size_t end = std::min(ops.size(), begin + kBlock);
@@ -564,20 +564,19 @@ void Analysis::CountStaleWrites() {
 }
 
 void Analysis::FindLostWrites() {
-  for (uint32_t id : acked_writes_) FindLostWrite(id);
-}
-
-void Analysis::FindLostWrite(uint32_t id) {
-  const Operation& op = history_.operations[id];
-  const int32_t row = row_of_[id];
-  if (DroppedAtOrAfter(row, op.committed)) return;
-  for (size_t c : surviving_) {
-    const RowState* state = State(row, c);
-    const OrderKey have =
-        state == nullptr || state->tag.empty()
-            ? kNothing
-            : OrderKey{state->timestamp_micros, state->version};
-    if (have < KeyOf(op)) lost_writes_.push_back({id, c});
+  const auto& ops = history_.operations;
+  for (uint32_t id : acked_writes_) {
+    const Operation& op = ops[id];
+    const int32_t row = row_of_[id];
+    if (DroppedAtOrAfter(row, op.committed)) continue;
+    for (size_t c : surviving_) {
+      const RowState* state = State(row, c);
+      const OrderKey have =
+          state == nullptr || state->tag.empty()
+              ? kNothing
+              : OrderKey{state->timestamp_micros, state->version};
+      if (have < KeyOf(op)) lost_writes_.push_back({id, c});
+    }
   }
 }
 

@@ -193,8 +193,6 @@ class Analysis {
   // Fills ReadResult::k_stale (called by AnalyzeReads).
   void CountStaleWrites();
   void FindLostWrites();
-  // Adds acked write `id` to lost_writes_ where it is lost.
-  void FindLostWrite(uint32_t id);
 
   const History& history_;
   std::vector<int32_t> row_of_;           // per op; -1: no row
