@@ -18,8 +18,8 @@
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
-#include "cli/huge_pages.h"
 #include "cli/load.h"
+#include "cli/malloc_tunables.h"
 #include "cli/run.h"
 #include "cli/serve_metrics.h"
 #include "cli/sweep.h"
@@ -176,8 +176,8 @@ int main(int argc, char** argv) {
     return code;
   }
 
-  // Virtual-time runs are memory-bound: give them huge pages.
-  if (*run || *sweep) btsim::cli::ReexecWithHugePages(argv);
+  // Virtual-time runs are memory-bound: huge pages and a larger malloc cache.
+  if (*run || *sweep) btsim::cli::ReexecWithMallocTunables(argv);
   if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
   if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
   if (*load) return btsim::cli::RunLoad(load_args, std::cout, std::cerr);

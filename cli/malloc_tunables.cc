@@ -1,4 +1,4 @@
-#include "cli/huge_pages.h"
+#include "cli/malloc_tunables.h"
 
 #include <cstdlib>
 
@@ -6,11 +6,11 @@
 
 namespace btsim::cli {
 
-void ReexecWithHugePages(char** argv) {
+void ReexecWithMallocTunables(char** argv) {
   if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
-  if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1) != 0) return;
+  if (setenv("GLIBC_TUNABLES", kMallocTunables, 1) != 0) return;
   execv("/proc/self/exe", argv);
-  // The exec failed (no /proc?): carry on with ordinary pages.
+  // The exec failed (no /proc?): carry on with glibc's defaults.
   unsetenv("GLIBC_TUNABLES");
 }
 
