@@ -139,8 +139,10 @@ void WriteThroughput(const History& h, const TimeFrame& frame, size_t buckets,
     const size_t b = BucketOf(op.invoke);
     if (b >= buckets) continue;
     if (op.ok()) {
-      auto& c = by_cluster[op.cluster.empty() ? "(refused)" : op.cluster];
-      auto& p = by_profile[op.profile.empty() ? "(default)" : op.profile];
+      auto& c = by_cluster[op.cluster.empty() ? "(refused)"
+                                              : std::string(op.cluster)];
+      auto& p = by_profile[op.profile.empty() ? "(default)"
+                                              : std::string(op.profile)];
       c.resize(buckets, 0);
       p.resize(buckets, 0);
       ++c[b];
@@ -200,7 +202,7 @@ void WriteLatency(const History& h, const TimeFrame& frame, size_t buckets,
   for (const Operation& op : h.operations) {
     const size_t b = BucketOf(op.invoke);
     if (!op.ok() || b >= buckets) continue;
-    auto& v = by_cluster[op.cluster];
+    auto& v = by_cluster[std::string(op.cluster)];
     v.resize(buckets);
     v[b].push_back(op.complete - op.invoke);
   }

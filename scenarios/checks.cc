@@ -131,8 +131,9 @@ Measure LostWrites(const Analysis& analysis, const Filter& filter) {
     previous = entry.op;
     ++lost;
     if (examples.size() < kExamples) {
-      examples.push_back(op.client + " " + op.table + "/" + op.row + " '" +
-                         op.written + "' missing on " + cluster + " (has " +
+      examples.push_back(std::string(op.client) + " " + std::string(op.table) +
+                         "/" + op.row + " '" + op.written + "' missing on " +
+                         cluster + " (has " +
                          RowStateText(analysis.State(analysis.RowOf(entry.op),
                                                      entry.cluster)) +
                          ")");
@@ -283,9 +284,9 @@ Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
     if (row_lost > worst_lost) {
       worst_lost = row_lost;
       const Operation& named = analysis.RowOp(row);
-      worst = "; worst row: " + named.table + "/" + named.row + ", " +
-              std::to_string(counts.acked) + " acknowledged, final counter " +
-              std::to_string(final_counter);
+      worst = "; worst row: " + std::string(named.table) + "/" + named.row +
+              ", " + std::to_string(counts.acked) +
+              " acknowledged, final counter " + std::to_string(final_counter);
     }
   }
   return {static_cast<double>(lost),
@@ -342,7 +343,7 @@ Measure Failovers(const History& history, const Filter& filter) {
   if (!filter.client.empty()) {
     for (const Operation& op : history.operations) {
       if (op.client == filter.client || op.group == filter.client) {
-        profiles.insert(op.profile);
+        profiles.insert(std::string(op.profile));
       }
     }
   }
@@ -682,7 +683,7 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
   Series reads;
   for (const ReadResult& read : analysis.reads()) {
     const Operation& op = history.operations[read.op];
-    reads.Add((uint64_t{clusters[op.cluster]} << 32) |
+    reads.Add((uint64_t{clusters[std::string(op.cluster)]} << 32) |
                   static_cast<uint32_t>(read.row),
               op.invoke, read.effective, read.op);
   }
@@ -706,7 +707,7 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
             reads.FirstAtOrAfter(range, op.complete + buckets[b]);
         if (read == nullptr) break;  // none later either
         if (counts == nullptr) {
-          counts = &pairs[{op.cluster, name}];
+          counts = &pairs[{std::string(op.cluster), name}];
           if (counts->samples.empty()) {
             counts->samples.assign(buckets.size(), 0);
             counts->visible.assign(buckets.size(), 0);

@@ -38,9 +38,10 @@ template <class V>
 class ClientIndex {
  public:
   explicit ClientIndex(std::map<std::string, V>* by_name) : by_name_(by_name) {}
-  V& operator()(const std::string& name) {
+  // `name` must outlive the index.
+  V& operator()(std::string_view name) {
     auto [it, added] = index_.try_emplace(name, nullptr);
-    if (added) it->second = &(*by_name_)[name];
+    if (added) it->second = &(*by_name_)[std::string(name)];
     return *it->second;
   }
 
@@ -424,7 +425,7 @@ void Analysis::AnalyzeReads() {
   // Client ids, in first-seen order (lookups only).
   // Lookups only.
   LookupMap<std::string_view, uint32_t> client_ids;
-  auto client_id = [&](const std::string& client) {
+  auto client_id = [&](std::string_view client) {
     return client_ids.emplace(client, static_cast<uint32_t>(client_ids.size()))
         .first->second;
   };
@@ -657,7 +658,7 @@ std::vector<Failback> FindFailbacks(const History& history,
     std::map<std::string, std::vector<uint32_t>> by_cluster;
     Nanos last_invoke = Nanos::min();  // of any selected operation
     // The cluster of the last success, and its by_cluster entry.
-    const std::string* served_by = nullptr;
+    Name served_by;
     std::vector<uint32_t>* served = nullptr;
   };
   std::map<std::string, ClientOps> clients;  // iterated in name order
@@ -671,9 +672,9 @@ std::vector<Failback> FindFailbacks(const History& history,
     client.successes.push_back(static_cast<uint32_t>(i));
     // A client's successes mostly come from one cluster: look it up only
     // when it changes.
-    if (client.served == nullptr || *client.served_by != op.cluster) {
-      client.served_by = &op.cluster;
-      client.served = &client.by_cluster[op.cluster];
+    if (client.served == nullptr || client.served_by != op.cluster) {
+      client.served_by = op.cluster;
+      client.served = &client.by_cluster[std::string(op.cluster)];
     }
     client.served->push_back(static_cast<uint32_t>(i));
   }
@@ -709,7 +710,7 @@ std::vector<Failback> FindFailbacks(const History& history,
       const auto& successes = client.successes;
       const size_t after = first_invoked_at_or_after(successes, event.at);
       if (after == 0) continue;  // no home
-      const std::string& home = ops[successes[after - 1]].cluster;
+      const Name home = ops[successes[after - 1]].cluster;
       if (home.empty()) continue;
       // Moved: an outage, or (when the fault concerns the home) a success
       // between the fault and the repair served by another cluster.
@@ -726,10 +727,11 @@ std::vector<Failback> FindFailbacks(const History& history,
       Failback failback;
       failback.client = name;
       failback.event = e;
-      failback.home = home;
+      failback.home = std::string(home);
       if (repair) {
         failback.repaired = repaired;
-        const std::vector<uint32_t>& served = client.by_cluster.at(home);
+        const std::vector<uint32_t>& served =
+            client.by_cluster.at(failback.home);
         const size_t back = first_invoked_at_or_after(served, repaired);
         if (back < served.size()) {
           failback.length = ops[served[back]].complete - repaired;
@@ -782,9 +784,9 @@ double Seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 std::string FormatSeconds(Nanos d) { return FormatSeconds(Seconds(d)); }
 
 std::string DescribeOp(const Operation& op) {
-  return "op " + std::to_string(op.id) + " (" + op.client + ", " +
-         std::string(OpTypeName(op.type)) + " " + op.table + "/" + op.row +
-         " at " + FormatSeconds(op.invoke) + ")";
+  return "op " + std::to_string(op.id) + " (" + std::string(op.client) + ", " +
+         std::string(OpTypeName(op.type)) + " " + std::string(op.table) + "/" +
+         op.row + " at " + FormatSeconds(op.invoke) + ")";
 }
 
 std::string DescribeTag(const History& history, int64_t op) {

@@ -17,11 +17,14 @@
 // Times (sim::Nanos) are since the start of the run, except cell
 // timestamps, which are absolute (the virtual clock starts at kRunEpoch).
 //
-// Plain data, no behaviour beyond the helpers below.
+// Plain data, no behaviour beyond the helpers below. Operations name their
+// client, profile, table, cluster and error by Name, interned in the
+// History's pool (scenarios/name_pool.h).
 #ifndef BTSIM_SCENARIOS_HISTORY_H_
 #define BTSIM_SCENARIOS_HISTORY_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "scenarios/name_pool.h"
 #include "sim/clock.h"
 
 namespace btsim::scenarios {
@@ -49,22 +53,23 @@ enum class OpType {
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 
 struct Operation {
-  uint64_t id = 0;     // position in invoke order, from 0
-  std::string client;  // e.g. "writer-3"
-  std::string group;   // the scenario's client name, e.g. "writer"
-  std::string profile;
-  std::string table;
+  uint64_t id = 0;  // position in invoke order, from 0
+  // Names are interned in History::names (see name_pool.h).
+  Name client;  // e.g. "writer-3"
+  Name group;   // the scenario's client name, e.g. "writer"
+  Name profile;
+  Name table;
   std::string row;  // the row key (a scan's start key)
   OpType type = OpType::kReadRow;
-  sim::Nanos invoke{0};    // virtual time the client issued it
-  sim::Nanos complete{0};  // virtual time the client saw the outcome
   // UNKNOWN "still in flight when the run ended" for an operation that
   // never finished (then attempts is 0).
   StatusCode code = StatusCode::kOk;
-  std::string message;  // the error, if any
+  sim::Nanos invoke{0};    // virtual time the client issued it
+  sim::Nanos complete{0};  // virtual time the client saw the outcome
+  Name message;            // the error, if any
   int attempts = 0;
   // The cluster the last attempt was routed to ("" if routing refused it).
-  std::string cluster;
+  Name cluster;
 
   // Writes (kWrite, and kCheckAndMutate whichever branch ran): the tag
   // written, the cell timestamp, and the commit version on the serving
@@ -216,6 +221,9 @@ struct LinkSample {
 };
 
 struct History {
+  // The names operations refer to. Copies of a History share it (names
+  // are only ever added).
+  std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
   std::vector<Operation> operations;      // in invoke order (id == index)
   std::vector<Event> events;              // in time order
   std::vector<ClusterState> final_state;  // clusters in creation order

@@ -152,7 +152,8 @@ std::vector<PhaseStats> Phases(const History& history) {
       ++phase;
     }
     auto& b =
-        buckets[phase][{op.profile, op.cluster.empty() ? "-" : op.cluster}];
+        buckets[phase][{std::string(op.profile),
+                        op.cluster.empty() ? "-" : std::string(op.cluster)}];
     if (op.ok()) {
       b.first.push_back(op.complete - op.invoke);
     } else {

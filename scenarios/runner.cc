@@ -338,8 +338,8 @@ bool Runner::Visible(cluster::Cluster& cluster, const Operation& op) {
   bool visible = false;
   // A newer timestamp supersedes the write; the same one is the same cell
   // (this write, or a later commit of it that won).
-  Status s = ReadRowStates(cluster, op.table, family_of_[op.table], &rows,
-                           [&](std::string_view, const RowState& row) {
+  Status s = ReadRowStates(cluster, op.table, family_of_[std::string(op.table)],
+                           &rows, [&](std::string_view, const RowState& row) {
                              visible =
                                  !row.tag.empty() &&
                                  row.timestamp_micros >= op.timestamp_micros;
@@ -701,7 +701,7 @@ void Runner::Settle() {
     if (op.attempts == 0) {  // finished operations have attempts >= 1
       op.complete = context_.Elapsed();
       op.code = StatusCode::kUnknown;
-      op.message = "still in flight when the run ended";
+      op.message = history_.names->Intern("still in flight when the run ended");
     }
   }
 }

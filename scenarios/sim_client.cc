@@ -121,7 +121,14 @@ Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
 
 SimClient::SimClient(RunContext& context, ClientGroup& group, std::string name,
                      sim::Rng rng)
-    : context_(context), group_(group), name_(std::move(name)), rng_(rng) {}
+    : context_(context),
+      group_(group),
+      name_(std::move(name)),
+      rng_(rng),
+      client_name_(context.history->names->Intern(name_)),
+      group_name_(context.history->names->Intern(group.name)),
+      profile_name_(context.history->names->Intern(group.profile)),
+      table_name_(context.history->names->Intern(group.table)) {}
 
 void SimClient::Start() {
   if (active_) return;
@@ -191,10 +198,10 @@ void SimClient::Issue(uint64_t loop_generation) {
   History& history = *context_.history;
   Operation op;
   op.id = history.operations.size();
-  op.client = name_;
-  op.group = group_.name;
-  op.profile = group_.profile;
-  op.table = group_.table;
+  op.client = client_name_;
+  op.group = group_name_;
+  op.profile = profile_name_;
+  op.table = table_name_;
   op.type = PickOp(group_.workload.mix(), rng_);
   switch (op.type) {
     case OpType::kWrite:
@@ -314,7 +321,10 @@ void SimClient::RunAttempt(uint32_t slot) {
     scheduler.RunAfter(rtt, [this, m] { DeliverReply(m); });
     return;
   }
-  op.cluster = *routed;
+  if (routed_name_ != *routed) {
+    routed_name_ = context_.history->names->Intern(*routed);
+  }
+  op.cluster = routed_name_;
   message.cluster_id = std::move(*routed);
   const sim::LatencyModel link = instance.transport().LatencyOf(
       group_.zone, context_.ZoneOf(message.cluster_id));
@@ -365,7 +375,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
                           sim::Nanos* done) {
   instance::Instance& instance = *context_.instance;
   const std::string& family = group_.family;
-  const std::string cluster_id = op.cluster;
+  const std::string_view cluster_id = op.cluster;
   auto charge = [&](cluster::OpKind kind, int64_t units) {
     *done = std::max(
         *done, instance.Charge(cluster_id, op.table, op.row, kind, units));
@@ -455,7 +465,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
   return Internal("unknown operation");
 }
 
-void SimClient::Committed(const std::string& cluster_id,
+void SimClient::Committed(std::string_view cluster_id,
                           const cluster::Cluster& cluster, Operation& op) {
   op.version = cluster.last_version();
   op.committed = context_.Elapsed();
@@ -494,7 +504,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
   free_attempts_.push_back(slot);
   op.complete = context_.Elapsed();
   op.code = status.code();
-  op.message = status.message();
+  op.message = context_.history->names->Intern(status.message());
   op.attempts = attempts;
   --context_.in_flight;
 

@@ -116,7 +116,7 @@ class SimClient {
   void Finish(uint32_t slot, Status s);
   Status Execute(cluster::Cluster& cluster, Operation& op, sim::Nanos* done);
   // Records the commit of `op`'s write on `cluster_id`.
-  void Committed(const std::string& cluster_id, const cluster::Cluster& cluster,
+  void Committed(std::string_view cluster_id, const cluster::Cluster& cluster,
                  Operation& op);
   // The value written for `tag`: the tag, '|', and padding to a size in
   // the workload's value_bytes range.
@@ -126,6 +126,12 @@ class SimClient {
   ClientGroup& group_;
   std::string name_;
   sim::Rng rng_;
+  // The names operations record, interned in the history once.
+  Name client_name_;
+  Name group_name_;
+  Name profile_name_;
+  Name table_name_;
+  Name routed_name_;  // the cluster last routed to
   bool active_ = false;
   uint64_t generation_ = 0;  // bumped by Stop/Restart
   uint64_t sequence_ = 0;    // tags written

@@ -283,10 +283,11 @@ TEST(ReportHtmlTest, Deterministic) {
   EXPECT_EQ(second.html, first.html);
 }
 
-scenarios::Operation Op(std::string row, int64_t invoke_ms,
+scenarios::Operation Op(const scenarios::History& h, std::string row,
+                        int64_t invoke_ms,
                         scenarios::OpType type = scenarios::OpType::kWrite) {
   scenarios::Operation op;
-  op.table = "t";
+  op.table = h.names->Intern("t");
   op.row = std::move(row);
   op.type = type;
   op.invoke = std::chrono::milliseconds(invoke_ms);
@@ -297,14 +298,14 @@ scenarios::Operation Op(std::string row, int64_t invoke_ms,
 TEST(KeyHeatmapTest, BucketsByRowCountAndCountsPerStep) {
   scenarios::History h;
   // Rows a..j (10 distinct), 4 buckets of 2 or 3 rows.
-  for (char c = 'a'; c <= 'j'; ++c) h.operations.push_back(Op({c}, 100));
+  for (char c = 'a'; c <= 'j'; ++c) h.operations.push_back(Op(h, {c}, 100));
   // Three more on "b" in the second second, a scan starting at "i".
-  h.operations.push_back(Op("b", 1500));
-  h.operations.push_back(Op("b", 1600));
-  h.operations.push_back(Op("b", 1700));
-  h.operations.push_back(Op("i", 1800, scenarios::OpType::kScan));
+  h.operations.push_back(Op(h, "b", 1500));
+  h.operations.push_back(Op(h, "b", 1600));
+  h.operations.push_back(Op(h, "b", 1700));
+  h.operations.push_back(Op(h, "i", 1800, scenarios::OpType::kScan));
   // Outside [0, end): ignored.
-  h.operations.push_back(Op("zzz", 5000));
+  h.operations.push_back(Op(h, "zzz", 5000));
   const KeyHeatmap map = BuildKeyHeatmap(h, std::chrono::seconds(2), 4);
   ASSERT_EQ(map.buckets.size(), 4u);
   EXPECT_EQ(map.step, std::chrono::seconds(1));
@@ -328,7 +329,7 @@ TEST(KeyHeatmapTest, BucketsByRowCountAndCountsPerStep) {
 TEST(KeyHeatmapTest, CapsBucketsAndColumns) {
   scenarios::History h;
   for (int i = 0; i < 5000; ++i) {
-    h.operations.push_back(Op("k" + std::to_string(100000 + i), i * 100));
+    h.operations.push_back(Op(h, "k" + std::to_string(100000 + i), i * 100));
   }
   const KeyHeatmap map = BuildKeyHeatmap(h, std::chrono::seconds(500));
   EXPECT_EQ(map.buckets.size(), 1000u);

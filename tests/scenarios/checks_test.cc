@@ -33,23 +33,25 @@ class Builder {
     history_.events.reserve(64);
     history_.final_state.reserve(8);
   }
+  // A name in the history's pool.
+  Name Intern(std::string_view name) { return history_.names->Intern(name); }
   Operation& Op(OpType type, const std::string& client, const std::string& row,
                 int64_t invoke_ms, int64_t complete_ms,
                 const std::string& cluster = "c1",
                 StatusCode code = StatusCode::kOk) {
     Operation op;
     op.id = history_.operations.size();
-    op.client = client;
-    op.group = client.substr(0, client.find('-'));
-    op.profile = "default";
-    op.table = "t";
+    op.client = Intern(client);
+    op.group = Intern(client.substr(0, client.find('-')));
+    op.profile = Intern("default");
+    op.table = Intern("t");
     op.row = row;
     op.type = type;
     op.invoke = Ms(invoke_ms);
     op.complete = Ms(complete_ms);
     op.code = code;
     op.attempts = 1;
-    op.cluster = cluster;
+    op.cluster = Intern(cluster);
     history_.operations.push_back(op);
     return history_.operations.back();
   }
@@ -102,7 +104,7 @@ class Builder {
   // Sets the final state of "t"/row on `cluster` to what write `id` made.
   void Has(ClusterState& cluster, uint64_t id) {
     const Operation& op = history_.operations[id];
-    RowState& state = cluster.rows[{op.table, op.row}];
+    RowState& state = cluster.rows[{std::string(op.table), op.row}];
     state.tag = op.written;
     state.timestamp_micros = op.timestamp_micros;
     state.version = op.version;
@@ -258,8 +260,8 @@ TEST(LostWritesTest, RowsAreTheirTableAndKeyExactly) {
   // same key in two tables names two rows.
   Builder b;
   const uint64_t w1 = b.Write("w-0", "ab", "w-0/1", 0, 10).id;
-  b.Write("w-0", "b", "w-0/2", 20, 30).table = "ta";
-  b.Write("w-0", "ab", "w-0/3", 40, 50).table = "u";
+  b.Write("w-0", "b", "w-0/2", 20, 30).table = b.Intern("ta");
+  b.Write("w-0", "ab", "w-0/3", 40, 50).table = b.Intern("u");
   const uint64_t w4 = b.Write("w-0", "ab", "w-0/4", 60, 70).id;
   ClusterState& c1 = b.Cluster("c1");
   b.Has(c1, w1);
@@ -872,7 +874,7 @@ TEST(FailoversTest, CountsWithFilters) {
   b.history().failovers = {{Ms(10), "multi", "c1", "c2"},
                            {Ms(20), "multi", "c1", "c3"},
                            {Ms(30), "other", "c2", "c3"}};
-  b.Read("a-0", "r", "", 0, 1).profile = "multi";
+  b.Read("a-0", "r", "", 0, 1).profile = b.Intern("multi");
   const CheckValue check = RunCheck(b.history(), "failovers");
   EXPECT_EQ(check.value, 3);
   EXPECT_EQ(check.detail, "c1->c2 1, c1->c3 1, c2->c3 1");

@@ -1,0 +1,71 @@
+#include "scenarios/name_pool.h"
+
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "scenarios/history.h"
+
+namespace btsim::scenarios {
+namespace {
+
+TEST(NamePoolTest, InterningTheSameTextTwiceKeepsOneCopy) {
+  NamePool pool;
+  const Name a = pool.Intern("writer-1");
+  const Name b = pool.Intern(std::string("writer-") + "1");
+  EXPECT_EQ(pool.size(), 1u);
+  EXPECT_EQ(a.view().data(), b.view().data());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.view(), "writer-1");
+  EXPECT_EQ(a.size(), 8u);
+}
+
+TEST(NamePoolTest, TheEmptyNameNeedsNoPool) {
+  NamePool pool;
+  const Name none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none, "");
+  EXPECT_EQ(pool.Intern(""), none);
+  EXPECT_EQ(pool.size(), 0u);
+  EXPECT_FALSE(pool.Intern("c1").empty());
+}
+
+TEST(NamePoolTest, NamesCompareByContentAcrossPoolsAndWithStrings) {
+  NamePool one;
+  NamePool two;
+  const Name a = one.Intern("c1");
+  const Name b = two.Intern("c1");
+  EXPECT_NE(a.view().data(), b.view().data());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, std::string("c1"));
+  EXPECT_EQ(std::string("c1"), a);
+  EXPECT_NE(a, "c2");
+  EXPECT_LT(a, one.Intern("c2"));
+  EXPECT_LT(Name(), a);
+  EXPECT_GT(one.Intern("c10"), std::string_view("c1"));
+  std::ostringstream out;
+  out << a << "/" << Name();
+  EXPECT_EQ(out.str(), "c1/");
+}
+
+TEST(NamePoolTest, NamesStayValidAsThePoolGrows) {
+  NamePool pool;
+  const Name first = pool.Intern("first");
+  for (int i = 0; i < 1000; ++i) pool.Intern("n" + std::to_string(i));
+  EXPECT_EQ(first.view(), "first");
+  EXPECT_EQ(pool.Intern("first").view().data(), first.view().data());
+}
+
+TEST(NamePoolTest, CopiesOfAHistoryShareItsNames) {
+  History original;
+  Operation op;
+  op.client = original.names->Intern("writer-1");
+  original.operations.push_back(op);
+  History copy = original;
+  original = History();  // the copy keeps the pool alive
+  EXPECT_EQ(copy.operations[0].client, "writer-1");
+  EXPECT_NE(copy.names, original.names);
+}
+
+}  // namespace
+}  // namespace btsim::scenarios
