@@ -7,7 +7,11 @@
 #ifndef BTSIM_CLUSTER_COMMIT_RECORD_H_
 #define BTSIM_CLUSTER_COMMIT_RECORD_H_
 
+#include <cstddef>
+#include <iterator>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster/mutation.h"
@@ -15,6 +19,72 @@
 #include "cluster/version.h"
 
 namespace btsim::cluster {
+
+// The mutations of a row commit: a contiguous list (it converts to
+// std::span<const Mutation>) that holds a single mutation, the common
+// write, inline instead of in an allocation of its own. A moved-from list
+// is empty.
+class MutationList {
+ public:
+  MutationList() = default;
+  MutationList(const MutationList&) = default;
+  MutationList& operator=(const MutationList&) = default;
+  MutationList(MutationList&& other) noexcept
+      : one_(std::move(other.one_)), many_(std::move(other.many_)) {
+    other.clear();
+  }
+  MutationList& operator=(MutationList&& other) noexcept {
+    one_ = std::move(other.one_);
+    many_ = std::move(other.many_);
+    other.clear();
+    return *this;
+  }
+
+  template <typename It>
+  void assign(It first, It last) {
+    clear();
+    if (first == last) return;
+    if (std::next(first) == last) {
+      one_.emplace(*first);
+    } else {
+      many_.assign(first, last);
+    }
+  }
+  void push_back(Mutation m) {
+    if (many_.empty() && !one_.has_value()) {
+      one_.emplace(std::move(m));
+      return;
+    }
+    if (one_.has_value()) {
+      many_.reserve(2);
+      many_.push_back(std::move(*one_));
+      one_.reset();
+    }
+    many_.push_back(std::move(m));
+  }
+  void clear() {
+    one_.reset();
+    many_.clear();
+  }
+
+  size_t size() const { return one_.has_value() ? 1 : many_.size(); }
+  bool empty() const { return size() == 0; }
+  Mutation* data() { return one_.has_value() ? &*one_ : many_.data(); }
+  const Mutation* data() const {
+    return one_.has_value() ? &*one_ : many_.data();
+  }
+  Mutation* begin() { return data(); }
+  Mutation* end() { return data() + size(); }
+  const Mutation* begin() const { return data(); }
+  const Mutation* end() const { return data() + size(); }
+  Mutation& operator[](size_t i) { return data()[i]; }
+  const Mutation& operator[](size_t i) const { return data()[i]; }
+
+ private:
+  // A single mutation is in one_ (many_ is empty); more are in many_.
+  std::optional<Mutation> one_;
+  std::vector<Mutation> many_;
+};
 
 struct CommitRecord {
   enum class Kind {
@@ -28,7 +98,7 @@ struct CommitRecord {
   std::string table;
   Version version = 0;
   std::string row_key;
-  std::vector<Mutation> mutations;
+  MutationList mutations;
   std::string prefix;
   std::vector<FamilyModification> families;
   std::vector<std::string> splits;

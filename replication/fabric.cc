@@ -27,7 +27,8 @@ class ReplicationFabric::Observer : public cluster::CommitObserver {
   Observer(ReplicationFabric& fabric, uint32_t origin)
       : fabric_(fabric), origin_(origin) {}
   void OnCommit(const CommitRecord& record) override {
-    fabric_.OnLocalCommit(origin_, CommitRecord(record));
+    CommitRecord copy = record;
+    fabric_.OnLocalCommit(origin_, std::move(copy));
   }
   void OnCommit(CommitRecord&& record) override {
     fabric_.OnLocalCommit(origin_, std::move(record));
@@ -278,7 +279,7 @@ void ReplicationFabric::SkipLocalCommit(uint32_t origin) {
   m->log.Skip();
 }
 
-void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord record) {
+void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
   // With no peer, no ack would ever truncate the entry: keep only its
@@ -300,16 +301,18 @@ void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
   Shipper& shipper = from->shippers[peer];
   if (shipper.in_flight) return;
   if (from->log.last_position() <= shipper.acked) return;
-  // The batch shares the log's entries: no record is copied per peer.
-  auto batch = std::make_shared<const Batch>(
-      from->log.ReadShared(shipper.acked, options_.batch_entries));
+  // The batch names positions only: no entry is touched or copied until the
+  // peer reads it from the log.
+  const uint64_t after = shipper.acked;
+  const uint64_t count = std::min<uint64_t>(from->log.last_position() - after,
+                                            options_.batch_entries);
   shipper.in_flight = true;
   const uint64_t generation = ++shipper.generation;
   std::weak_ptr<bool> alive = alive_;
   transport_.Send(from->spec.zone, to->spec.zone,
-                  [this, alive, peer, origin, batch] {
+                  [this, alive, peer, origin, after, count] {
                     if (auto a = alive.lock(); !a || !*a) return;
-                    Receive(peer, origin, batch);
+                    Receive(peer, origin, after, count);
                   });
   shipper.retransmit = scheduler_.RunAfter(
       options_.retransmit_after, [this, alive, origin, peer, generation] {
@@ -325,21 +328,30 @@ void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
       });
 }
 
-void ReplicationFabric::Receive(uint32_t peer, uint32_t origin,
-                                std::shared_ptr<const Batch> batch) {
+void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
+                                uint64_t count) {
   Member* m = ByOrigin(peer);
   Member* from = ByOrigin(origin);
   if (m == nullptr || from == nullptr || m->down) return;
   uint64_t& applied = m->applied[origin];
-  for (const std::shared_ptr<const LogEntry>& shared : *batch) {
-    const LogEntry& e = *shared;
-    if (e.position <= applied) continue;   // a duplicate
-    if (e.position != applied + 1) break;  // a gap: wait for a resend
-    m->cluster->ApplyReplicated(e.record);
-    applied = e.position;
-    if (apply_hook_) {
-      apply_hook_(AppliedInfo{from->spec.id, m->spec.id, e.position, e.record,
-                              scheduler_.Now()});
+  // Positions up to `applied` are duplicates. Only those can have left the
+  // log since the batch was sent: an entry is truncated once every peer
+  // acknowledged it, and a peer acknowledges only what it applied (its
+  // watermark never moves back), so a stale or retransmitted batch reads
+  // nothing truncated. A batch starting after applied + 1 is a gap: nothing
+  // is applied until a resend.
+  if (after <= applied) {
+    const uint64_t last = after + count;
+    BTSIM_CHECK(applied >= from->log.truncated_through() &&
+                last <= from->log.last_position());
+    for (uint64_t position = applied + 1; position <= last; ++position) {
+      const LogEntry& e = from->log.At(position);
+      m->cluster->ApplyReplicated(e.record);
+      applied = position;
+      if (apply_hook_) {
+        apply_hook_(AppliedInfo{from->spec.id, m->spec.id, position, e.record,
+                                scheduler_.Now()});
+      }
     }
   }
   const uint64_t ack = applied;

@@ -145,11 +145,11 @@ class ReplicationFabric {
   // still in its log; otherwise its commits only take a log position.
   bool WantsRecords(uint32_t origin) const;
   void SkipLocalCommit(uint32_t origin);
-  void OnLocalCommit(uint32_t origin, cluster::CommitRecord record);
+  void OnLocalCommit(uint32_t origin, cluster::CommitRecord&& record);
   void Ship(uint32_t origin, uint32_t peer);
-  using Batch = std::vector<std::shared_ptr<const LogEntry>>;
-  void Receive(uint32_t peer, uint32_t origin,
-               std::shared_ptr<const Batch> batch);
+  // A batch is the positions (after, after + count] of `origin`'s log,
+  // read from the log when it arrives (see Receive).
+  void Receive(uint32_t peer, uint32_t origin, uint64_t after, uint64_t count);
   void OnAck(uint32_t origin, uint32_t peer, uint64_t applied);
   void Truncate(Member& origin);
   cluster::Version SafeHorizon(const Member& member) const;

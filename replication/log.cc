@@ -1,51 +1,77 @@
 #include "replication/log.h"
 
-#include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "base/check.h"
 
 namespace btsim::replication {
 
+LogEntry& ReplicationLog::Slot(uint64_t position) const {
+  const uint64_t index = position - chunks_start_;
+  return chunks_[index / kChunkEntries][index % kChunkEntries];
+}
+
 uint64_t ReplicationLog::Append(cluster::CommitRecord record) {
-  const uint64_t position = last_position() + 1;
-  entries_.push_back(
-      std::make_shared<const LogEntry>(LogEntry{position, std::move(record)}));
+  const uint64_t position = end_position_;
+  if (position - chunks_start_ == chunks_.size() * kChunkEntries) {
+    chunks_.push_back(spare_ != nullptr
+                          ? std::move(spare_)
+                          : std::make_unique<LogEntry[]>(kChunkEntries));
+  }
+  LogEntry& slot = Slot(position);
+  slot.position = position;
+  slot.record = std::move(record);
+  ++end_position_;
   return position;
+}
+
+const LogEntry& ReplicationLog::At(uint64_t position) const {
+  BTSIM_CHECK(position > truncated_through() && position <= last_position());
+  return Slot(position);
 }
 
 std::vector<const LogEntry*> ReplicationLog::Read(uint64_t after,
                                                   size_t max) const {
   BTSIM_CHECK(after >= truncated_through());
   std::vector<const LogEntry*> out;
-  for (uint64_t p = after + 1; p <= last_position() && out.size() < max; ++p) {
-    out.push_back(entries_[p - first_position_].get());
-  }
-  return out;
-}
-
-std::vector<std::shared_ptr<const LogEntry>> ReplicationLog::ReadShared(
-    uint64_t after, size_t max) const {
-  BTSIM_CHECK(after >= truncated_through());
-  std::vector<std::shared_ptr<const LogEntry>> out;
-  const uint64_t last = last_position();
-  if (last > after) {
-    out.reserve(static_cast<size_t>(std::min<uint64_t>(last - after, max)));
-  }
-  for (uint64_t p = after + 1; p <= last && out.size() < max; ++p) {
-    out.push_back(entries_[p - first_position_]);
+  for (uint64_t p = after + 1; p < end_position_ && out.size() < max; ++p) {
+    out.push_back(&Slot(p));
   }
   return out;
 }
 
 void ReplicationLog::Skip() {
-  BTSIM_CHECK(entries_.empty());
+  BTSIM_CHECK(size() == 0);
   ++first_position_;
+  ++end_position_;
+  // Every slot is empty: the chunks may start anywhere.
+  chunks_start_ = first_position_;
 }
 
 void ReplicationLog::TruncateThrough(uint64_t position) {
-  while (!entries_.empty() && first_position_ <= position) {
-    entries_.pop_front();
+  while (first_position_ < end_position_ && first_position_ <= position) {
+    // Destroyed and default-constructed again: assigning an empty record
+    // would keep the capacity of some of its strings.
+    LogEntry* slot = &Slot(first_position_);
+    std::destroy_at(slot);
+    std::construct_at(slot);
     ++first_position_;
+  }
+  if (first_position_ == end_position_) {
+    // Empty: every slot holds a default entry, so the first chunk can start
+    // at the next position and keep serving.
+    while (chunks_.size() > 1) {
+      spare_ = std::move(chunks_.back());
+      chunks_.pop_back();
+    }
+    chunks_start_ = first_position_;
+    return;
+  }
+  while (first_position_ - chunks_start_ >= kChunkEntries) {
+    spare_ = std::move(chunks_.front());
+    chunks_.pop_front();
+    chunks_start_ += kChunkEntries;
   }
 }
 

@@ -1,12 +1,16 @@
 // ReplicationLog: the changes one cluster committed, in commit order, each
 // at a position (1, 2, 3, ...). Peers fetch entries after the last position
 // they acknowledged; entries every peer has acknowledged are truncated.
-// Entries are shared (ReadShared), so batches in flight to several peers
-// reference one copy of each record, which outlives its truncation for as
-// long as a batch holds it. Not thread-safe.
+//
+// Entries are stored by value in fixed-size chunks, oldest first: appending
+// costs no allocation of its own (one per kChunkEntries entries), reading a
+// run of positions walks contiguous memory, and an entry never moves while
+// it is in the log (appending does not invalidate pointers or references to
+// the entries it keeps). Truncation destroys entries. Not thread-safe.
 #ifndef BTSIM_REPLICATION_LOG_H_
 #define BTSIM_REPLICATION_LOG_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -17,35 +21,47 @@
 namespace btsim::replication {
 
 struct LogEntry {
-  uint64_t position;
+  uint64_t position = 0;
   cluster::CommitRecord record;
 };
 
 class ReplicationLog {
  public:
+  static constexpr size_t kChunkEntries = 256;
+
+  ReplicationLog() = default;
+  ReplicationLog(ReplicationLog&&) = default;
+  ReplicationLog& operator=(ReplicationLog&&) = default;
+
   // Appends a record; returns its position.
   uint64_t Append(cluster::CommitRecord record);
   // Takes the next position for a record no peer will read, storing
   // nothing: the log of a cluster with no peer. Requires size() == 0.
   void Skip();
   // Position of the newest entry (0 when nothing was ever appended).
-  uint64_t last_position() const {
-    return first_position_ + entries_.size() - 1;
-  }
+  uint64_t last_position() const { return end_position_ - 1; }
+  // The entry at `position`. Requires truncated_through() < position <=
+  // last_position(). Valid until it is truncated.
+  const LogEntry& At(uint64_t position) const;
   // Entries with position in (after, after + max], oldest first. Requires
-  // after >= truncated_through().
+  // after >= truncated_through(). Valid until they are truncated.
   std::vector<const LogEntry*> Read(uint64_t after, size_t max) const;
-  // The same entries, shared: valid after they are truncated.
-  std::vector<std::shared_ptr<const LogEntry>> ReadShared(uint64_t after,
-                                                          size_t max) const;
   // Drops entries with position <= `position`.
   void TruncateThrough(uint64_t position);
   uint64_t truncated_through() const { return first_position_ - 1; }
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return end_position_ - first_position_; }
 
  private:
-  uint64_t first_position_ = 1;  // position of entries_.front()
-  std::deque<std::shared_ptr<const LogEntry>> entries_;
+  using Chunk = std::unique_ptr<LogEntry[]>;
+  LogEntry& Slot(uint64_t position) const;
+
+  uint64_t first_position_ = 1;  // the oldest entry kept
+  uint64_t end_position_ = 1;    // last_position() + 1
+  // Position of chunks_.front()[0]; slots before first_position_ and from
+  // end_position_ on hold default (empty) entries.
+  uint64_t chunks_start_ = 1;
+  std::deque<Chunk> chunks_;
+  Chunk spare_;  // the last chunk emptied, reused by the next one needed
 };
 
 }  // namespace btsim::replication

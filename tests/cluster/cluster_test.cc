@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cluster/filter.h"
@@ -1247,6 +1249,99 @@ TEST_F(ClusterTest, TablesAreIndependent) {
   const Cluster& const_cluster = cluster_;
   ASSERT_TRUE(const_cluster.GetTable("u").ok());
   EXPECT_EQ((*const_cluster.GetTable("u"))->id(), "u");
+}
+
+// ---- MutationList (the mutations of a CommitRecord) ----
+
+std::string ValueOf(const Mutation& m) { return std::get<SetCell>(m).value; }
+
+TEST(MutationListTest, HoldsOneMutationInlineAndMoreInOrder) {
+  MutationList list;
+  EXPECT_TRUE(list.empty());
+  EXPECT_EQ(std::span<const Mutation>(list).size(), 0u);
+  list.push_back(SetCell{"cf", "a", 1, std::string(50, 'a')});
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(ValueOf(list[0]), std::string(50, 'a'));
+  list.push_back(DeleteFromFamily{"cf2"});
+  list.push_back(SetCell{"cf", "c", 3, "c"});
+  ASSERT_EQ(list.size(), 3u);
+  const std::span<const Mutation> view = list;
+  ASSERT_EQ(view.size(), 3u);
+  EXPECT_EQ(ValueOf(view[0]), std::string(50, 'a'));
+  EXPECT_EQ(std::get<DeleteFromFamily>(view[1]).family, "cf2");
+  EXPECT_EQ(ValueOf(view[2]), "c");
+  int n = 0;
+  for (const Mutation& m : list) n += static_cast<int>(m.index()) + 1;
+  EXPECT_EQ(n, 1 + 3 + 1);
+}
+
+TEST(MutationListTest, AssignCopyAndMove) {
+  const std::vector<Mutation> one = {SetCell{"cf", "q", 1, "v"}};
+  const std::vector<Mutation> two = {SetCell{"cf", "q", 1, "x"},
+                                     DeleteFromRow{}};
+  MutationList list;
+  list.assign(two.begin(), two.end());
+  ASSERT_EQ(list.size(), 2u);
+  list.assign(one.begin(), one.end());
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(ValueOf(list[0]), "v");
+  list.assign(one.end(), one.end());
+  EXPECT_TRUE(list.empty());
+
+  list.assign(one.begin(), one.end());
+  MutationList copy = list;
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(ValueOf(copy[0]), "v");
+  MutationList moved = std::move(list);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(ValueOf(moved[0]), "v");
+  EXPECT_TRUE(list.empty());  // NOLINT(bugprone-use-after-move)
+  MutationList many;
+  many.assign(two.begin(), two.end());
+  moved = std::move(many);
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(ValueOf(moved[0]), "x");
+  EXPECT_TRUE(many.empty());  // NOLINT(bugprone-use-after-move)
+  copy = moved;
+  ASSERT_EQ(copy.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<DeleteFromRow>(copy[1]));
+}
+
+TEST(MutationListTest, RowCommitRecordsCarryResolvedMutations) {
+  // What a cluster reports for a one-SetCell and a two-mutation commit.
+  struct Outbox : CommitObserver {
+    void OnCommit(const CommitRecord& record) override {
+      records.push_back(record);
+    }
+    std::vector<CommitRecord> records;
+  } outbox;
+  sim::ManualClock clock(test_util::kStartTime);
+  const std::vector<FamilyModification> families = {CreateFamily("cf")};
+  Cluster c(clock, sim::Rng(1), ClusterOptions{});
+  ASSERT_TRUE(c.CreateTable("t", families, {}).ok());
+  c.set_commit_observer(&outbox);
+  const std::vector<Mutation> one = {Set("cf", "q", -1, "v")};
+  ASSERT_TRUE(c.MutateRow("t", "r1", one).ok());
+  const std::vector<Mutation> two = {Set("cf", "q", 5000, "w"), DelFam("cf")};
+  ASSERT_TRUE(c.MutateRow("t", "r2", two).ok());
+  ASSERT_EQ(outbox.records.size(), 2u);
+  const CommitRecord& first = outbox.records[0];
+  EXPECT_EQ(first.row_key, "r1");
+  ASSERT_EQ(first.mutations.size(), 1u);
+  EXPECT_EQ(std::get<SetCell>(first.mutations[0]).timestamp_micros,
+            kStartMicros);
+  ASSERT_EQ(outbox.records[1].mutations.size(), 2u);
+  EXPECT_EQ(std::get<SetCell>(outbox.records[1].mutations[0]).timestamp_micros,
+            5000);
+
+  // Applied elsewhere, they give the same row contents.
+  Cluster peer(clock, sim::Rng(2), ClusterOptions{.origin = 1, .table = {}});
+  ASSERT_TRUE(peer.CreateTable("t", families, {}).ok());
+  for (const CommitRecord& r : outbox.records) peer.ApplyReplicated(r);
+  sim::Fingerprint a, b;
+  c.AddContents(&a);
+  peer.AddContents(&b);
+  EXPECT_EQ(a.Hex(), b.Hex());
 }
 
 }  // namespace

@@ -453,6 +453,69 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
   EXPECT_EQ(applied[0].row, "c");
 }
 
+TEST_F(FabricTest, StaleBatchArrivingAfterTruncationIsSkipped) {
+  // Batches name log positions and are read from the log on arrival. With
+  // an 800 ms link and the 1 s retransmit timer, a batch is resent before
+  // its ack is back; the ack truncates the entries and new entries reuse
+  // their log storage before the resent copy arrives, which must apply
+  // nothing.
+  int applied_rows = 0;
+  std::vector<uint64_t> positions;
+  fabric_->set_apply_hook([&](const AppliedInfo& info) {
+    if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;
+    ++applied_rows;
+    positions.push_back(info.position);
+  });
+  SetLatency(milliseconds(800));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  const int n = static_cast<int>(ReplicationLog::kChunkEntries) + 44;
+  const int64_t sent = transport_.StatsOf(kEastB, kEurope).delivered;
+  const Nanos t0 = scheduler_.Now();
+  // The first batch (the first write alone) is lost; the resends at t0 + 1 s
+  // and t0 + 2 s carry all n writes and arrive at t0 + 1.8 s and 2.8 s.
+  transport_.Partition(kEastB, kEurope, /*one_way=*/true);
+  for (int i = 0; i < n; ++i) Write("c1", "a" + std::to_string(i), "1");
+  RunUntil(t0 + milliseconds(500));
+  transport_.Heal(kEastB, kEurope);
+  RunUntil(t0 + milliseconds(2600));  // the first resend's ack truncates
+  EXPECT_EQ(applied_rows, n);
+  EXPECT_EQ(Backlog("c1", "c2"), 0u);
+  for (int i = 0; i < n; ++i) Write("c1", "b" + std::to_string(i), "2");
+  Write("c1", "a0", "3");
+  EXPECT_EQ(Backlog("c1", "c2"), static_cast<uint64_t>(n + 1));
+  RunUntil(t0 + milliseconds(2800));  // the second resend arrives
+  EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).delivered, sent + 2);
+  EXPECT_EQ(applied_rows, n);
+  RunUntilIdle();
+  EXPECT_EQ(applied_rows, 2 * n + 1);
+  for (size_t i = 1; i < positions.size(); ++i) {
+    EXPECT_EQ(positions[i], positions[i - 1] + 1);
+  }
+  EXPECT_EQ(Get("c2", "a0"), "3");
+  EXPECT_EQ(Get("c2", "b1"), "2");
+  ExpectConverged();
+}
+
+TEST_F(FabricTest, StaleBatchFromARemovedOriginIsDropped) {
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  Add("c3", kAsia);
+  CreateTable("c1");
+  RunUntilIdle();
+  SetLatency(seconds(2));
+  Write("c3", "x", "1");  // in flight to c1 and c2 when c3 goes
+  RunFor(milliseconds(500));
+  ASSERT_TRUE(fabric_->RemoveCluster("c3").ok());
+  RunUntilIdle();
+  EXPECT_EQ(Get("c1", "x"), std::nullopt);
+  EXPECT_EQ(Get("c2", "x"), std::nullopt);
+  ExpectConverged();
+}
+
 // ---- What replicates ----
 
 TEST_F(FabricTest, SchemaChangesReplicate) {

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "cluster/commit_record.h"
@@ -163,6 +165,96 @@ TEST(ReplicationLogTest, InterleavedAppendAndTruncate) {
   EXPECT_EQ(log.last_position(), 1000u);
   EXPECT_EQ(log.truncated_through(), acked);
   EXPECT_LT(log.size(), 1000u);
+}
+
+TEST(ReplicationLogTest, AtReturnsTheEntryAtAPosition) {
+  ReplicationLog log = LogOf(5);
+  log.TruncateThrough(2);
+  for (uint64_t p = 3; p <= 5; ++p) {
+    EXPECT_EQ(log.At(p).position, p);
+    EXPECT_EQ(log.At(p).record.row_key, "row" + std::to_string(p));
+  }
+}
+
+TEST(ReplicationLogTest, RecordsRoundTripWithTheirMutations) {
+  ReplicationLog log;
+  cluster::CommitRecord r = Record(1);
+  r.mutations.push_back(cluster::SetCell{"cf", "q", 7, std::string(50, 'v')});
+  r.mutations.push_back(cluster::DeleteFromFamily{"cf2"});
+  log.Append(std::move(r));
+  cluster::CommitRecord schema;
+  schema.kind = cluster::CommitRecord::Kind::kCreateTable;
+  schema.table = "u";
+  schema.splits = {"m"};
+  log.Append(std::move(schema));
+  const cluster::CommitRecord& row = log.At(1).record;
+  ASSERT_EQ(row.mutations.size(), 2u);
+  const auto& set = std::get<cluster::SetCell>(row.mutations[0]);
+  EXPECT_EQ(set.family, "cf");
+  EXPECT_EQ(set.qualifier, "q");
+  EXPECT_EQ(set.timestamp_micros, 7);
+  EXPECT_EQ(set.value, std::string(50, 'v'));
+  EXPECT_EQ(std::get<cluster::DeleteFromFamily>(row.mutations[1]).family,
+            "cf2");
+  EXPECT_EQ(log.At(2).record.kind, cluster::CommitRecord::Kind::kCreateTable);
+  EXPECT_EQ(log.At(2).record.table, "u");
+  EXPECT_THAT(log.At(2).record.splits, ElementsAre("m"));
+}
+
+TEST(ReplicationLogTest, EntriesDoNotMoveWhileTheLogGrows) {
+  // Appending across many chunks keeps every kept entry where it was.
+  ReplicationLog log;
+  log.Append(Record(1));
+  const LogEntry* first = &log.At(1);
+  const std::string* first_key = &first->record.row_key;
+  std::vector<const LogEntry*> seen = {first};
+  const int n = static_cast<int>(4 * ReplicationLog::kChunkEntries) + 3;
+  for (int i = 2; i <= n; ++i) {
+    log.Append(Record(i));
+    seen.push_back(&log.At(static_cast<uint64_t>(i)));
+  }
+  EXPECT_EQ(&log.At(1), first);
+  EXPECT_EQ(&log.At(1).record.row_key, first_key);
+  EXPECT_EQ(log.At(1).record.row_key, "row1");
+  log.TruncateThrough(ReplicationLog::kChunkEntries + 10);
+  for (int i = static_cast<int>(ReplicationLog::kChunkEntries) + 11; i <= n;
+       ++i) {
+    EXPECT_EQ(&log.At(static_cast<uint64_t>(i)), seen[i - 1]);
+  }
+}
+
+TEST(ReplicationLogTest, ChunksAreReusedAcrossTruncationsAndSkips) {
+  // A sliding window over many chunks, through full truncations and skips:
+  // every read returns the record appended at that position.
+  ReplicationLog log;
+  uint64_t next = 1;
+  for (int round = 0; round < 20; ++round) {
+    const int appends = 37 * (round + 1);
+    for (int i = 0; i < appends; ++i) {
+      ASSERT_EQ(log.Append(Record(static_cast<int>(next))), next);
+      ++next;
+    }
+    const uint64_t keep = round % 3 == 0 ? 0 : 5;
+    log.TruncateThrough(log.last_position() - keep);
+    ASSERT_EQ(log.size(), keep);
+    for (uint64_t p = log.truncated_through() + 1; p <= log.last_position();
+         ++p) {
+      EXPECT_EQ(log.At(p).position, p);
+      EXPECT_EQ(log.At(p).record.row_key, "row" + std::to_string(p));
+    }
+    if (keep == 0) {
+      log.Skip();  // e.g. the cluster lost its peers for a commit
+      ++next;
+    }
+  }
+  EXPECT_EQ(log.last_position(), next - 1);
+}
+
+TEST(ReplicationLogDeathTest, AtOutsideTheKeptEntriesAborts) {
+  ReplicationLog log = LogOf(5);
+  log.TruncateThrough(3);
+  EXPECT_DEATH((void)log.At(3), "truncated_through");
+  EXPECT_DEATH((void)log.At(6), "last_position");
 }
 
 TEST(ReplicationLogDeathTest, ReadBeforeTheTruncatedPrefixAborts) {
