@@ -142,6 +142,21 @@ Status Cluster::ModifyColumnFamilies(std::string_view table,
   return OkStatus();
 }
 
+void Cluster::PrefetchReplicated(std::span<const CommitRecord* const> records) {
+  size_t i = 0;
+  while (i < records.size()) {
+    const std::string& table_id = records[i]->table;
+    prefetch_keys_.clear();
+    for (; i < records.size() && records[i]->table == table_id; ++i) {
+      if (records[i]->kind == CommitRecord::Kind::kMutateRow) {
+        prefetch_keys_.push_back(records[i]->row_key);
+      }
+    }
+    auto it = tables_.find(table_id);
+    if (it != tables_.end()) it->second->PrefetchRows(prefetch_keys_);
+  }
+}
+
 void Cluster::ApplyReplicated(const CommitRecord& record) {
   // Hybrid logical clock: a change seen from another cluster moves this
   // cluster's commit clock past it, so that a write made after reading it

@@ -85,6 +85,9 @@ class Cluster {
   // Applies a record another cluster committed. Idempotent; never fails:
   // changes to a missing table or family are skipped.
   void ApplyReplicated(const CommitRecord& record);
+  // Brings into cache what applying `records` (in this order) will search
+  // for; changes nothing. See Table::PrefetchRows.
+  void PrefetchReplicated(std::span<const CommitRecord* const> records);
   // Replaces every table with a deep copy of `source`'s (seeding a new
   // replica). Nothing is reported to the commit observer.
   void CopyDataFrom(const Cluster& source);
@@ -118,6 +121,7 @@ class Cluster {
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
   uint64_t tables_version_ = 0;
+  std::vector<std::string_view> prefetch_keys_;  // scratch
   CommitObserver* observer_ = nullptr;
 };
 

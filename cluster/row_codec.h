@@ -76,6 +76,11 @@ class RowRecord {
   // Bytes of the allocation (key + encoded row + header).
   size_t bytes() const;
   bool valid() const { return data() != nullptr; }
+  // Asks the CPU to bring the record's first bytes into cache.
+  void Prefetch() const {
+    __builtin_prefetch(data());
+    __builtin_prefetch(data() + 64);
+  }
   // A byte-for-byte copy, unmarked.
   RowRecord Clone() const;
 

@@ -152,6 +152,10 @@ class Table {
   // that older changes arriving later are ignored (until compaction passes
   // the horizon).
   void DropRowRangeAt(std::string_view prefix, Version version);
+  // Brings into cache what searching for each of `keys` reads (see
+  // Tablet::Probe): call before applying a batch of replicated changes.
+  // Changes nothing.
+  void PrefetchRows(std::span<const std::string_view> keys) const;
 
   // ---- Reads ----
   void Read(const ReadOptions& options, sim::Rng& rng,
@@ -229,6 +233,8 @@ class Table {
     Version version;
   };
   std::vector<RangeTombstone> range_tombstones_;
+  // Scratch for PrefetchRows.
+  mutable std::vector<std::pair<const Tablet*, Tablet::Probe>> probes_;
 };
 
 }  // namespace btsim::cluster

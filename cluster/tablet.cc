@@ -161,6 +161,48 @@ Tablet::Slot Tablet::Seek(std::string_view key) const {
   return Slot{c, i, i < chunk.size && chunk.rows[i].key() == key};
 }
 
+Tablet::Probe Tablet::ProbeChunk(std::string_view key) const {
+  if (chunks_.empty()) return Probe{};
+  const Chunk* chunk = chunks_[ChunkFor(key)].get();
+  // The size, the prefix and the summary: three cache lines.
+  __builtin_prefetch(chunk);
+  __builtin_prefetch(&chunk->summary[0]);
+  __builtin_prefetch(&chunk->summary[Chunk::kSummary - 1]);
+  return Probe{chunk, 0};
+}
+
+void Tablet::ProbeHeads(std::string_view key, Probe* probe) const {
+  const Chunk* chunk = probe->chunk;
+  if (chunk == nullptr) return;
+  const std::string_view key_prefix = key.substr(0, chunk->prefix.size());
+  if (key_prefix != chunk->prefix) return;
+  const uint64_t head = KeyHead(key, chunk->prefix.size());
+  const size_t n = (chunk->size + Chunk::kStride - 1) / Chunk::kStride;
+  const size_t j = static_cast<size_t>(
+      std::lower_bound(chunk->summary, chunk->summary + n, head) -
+      chunk->summary);
+  probe->from = j == 0 ? 0 : Chunk::kStride * (j - 1) + 1;
+  // The interval's heads and row pointers: at most two lines each.
+  const size_t last = std::min(probe->from + Chunk::kStride, chunk->size) - 1;
+  __builtin_prefetch(&chunk->heads[probe->from]);
+  __builtin_prefetch(&chunk->heads[last]);
+  __builtin_prefetch(&chunk->rows[probe->from]);
+  __builtin_prefetch(&chunk->rows[last]);
+}
+
+void Tablet::ProbeRow(std::string_view key, const Probe& probe) const {
+  const Chunk* chunk = probe.chunk;
+  if (chunk == nullptr) return;
+  const std::string_view key_prefix = key.substr(0, chunk->prefix.size());
+  if (key_prefix != chunk->prefix) return;
+  const uint64_t head = KeyHead(key, chunk->prefix.size());
+  const size_t to = std::min(chunk->size, probe.from + Chunk::kStride);
+  const size_t i = static_cast<size_t>(
+      std::lower_bound(chunk->heads + probe.from, chunk->heads + to, head) -
+      chunk->heads);
+  if (i < chunk->size) chunk->rows[i].Prefetch();
+}
+
 const RowRecord* Tablet::Find(std::string_view key) const {
   return At(Seek(key));
 }

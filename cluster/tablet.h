@@ -20,6 +20,11 @@
 namespace btsim::cluster {
 
 class Tablet {
+  // A chunk of rows in one allocation holding what a search reads: the
+  // prefix all its keys share, their heads after it (cluster/key_heads.h),
+  // a summary of every eighth head, and the rows. Defined in tablet.cc.
+  struct Chunk;
+
  public:
   Tablet(std::string start, std::string end, bool pinned);
   Tablet(Tablet&&) noexcept;
@@ -70,9 +75,24 @@ class Tablet {
     bool found = false;
   };
   Slot Seek(std::string_view key) const;
+
   // The row at `slot` (from Seek, tablet unchanged since); null when the key
   // was not found.
   const RowRecord* At(const Slot& slot) const;
+
+  // Batched prefetching, for a caller about to Seek many keys (a
+  // replication batch): it calls ProbeChunk for every key, then ProbeHeads
+  // for every probe, then ProbeRow for every probe, and only then searches.
+  // Each step touches only memory the previous one requested, so the cache
+  // misses of different keys overlap instead of following one another.
+  // Changes nothing; a probe is valid until the tablet changes.
+  struct Probe {
+    const Chunk* chunk = nullptr;  // null: empty tablet
+    size_t from = 0;               // first head of the summary interval
+  };
+  Probe ProbeChunk(std::string_view key) const;
+  void ProbeHeads(std::string_view key, Probe* probe) const;
+  void ProbeRow(std::string_view key, const Probe& probe) const;
 
   // Marks the row at `slot` (found; nothing while all_dirty()).
   void Mark(const Slot& slot);
@@ -117,11 +137,6 @@ class Tablet {
   void DropInvalid();
 
  private:
-  // A chunk of rows in one allocation holding what a search reads: the
-  // prefix all its keys share, their heads after it (cluster/key_heads.h),
-  // a summary of every eighth head, and the rows. Defined in tablet.cc.
-  struct Chunk;
-
   // The chunk holding row `i` (requires i < size()) and the row's offset in
   // it.
   std::pair<size_t, size_t> Locate(size_t i) const;

@@ -344,6 +344,11 @@ void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
     const uint64_t last = after + count;
     BTSIM_CHECK(applied >= from->log.truncated_through() &&
                 last <= from->log.last_position());
+    prefetch_records_.clear();
+    for (uint64_t position = applied + 1; position <= last; ++position) {
+      prefetch_records_.push_back(&from->log.At(position).record);
+    }
+    m->cluster->PrefetchReplicated(prefetch_records_);
     for (uint64_t position = applied + 1; position <= last; ++position) {
       const LogEntry& e = from->log.At(position);
       m->cluster->ApplyReplicated(e.record);

@@ -161,6 +161,7 @@ class ReplicationFabric {
   uint32_t next_origin_ = 0;
   std::map<uint32_t, std::unique_ptr<Member>> members_;  // by origin
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
+  std::vector<const cluster::CommitRecord*> prefetch_records_;  // scratch
   ApplyHook apply_hook_;
 };
 

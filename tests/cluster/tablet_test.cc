@@ -43,7 +43,8 @@ TEST(TabletTest, RowsStayOrderedAcrossChunkSplits) {
   EXPECT_EQ(tablet.Find(Key(n)), nullptr);
 }
 
-TEST(TabletTest, SearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
+TEST(TabletTest,
+     ProbesAndSearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
   // Keys with long shared prefixes, keys that are prefixes of others, NUL
   // and 0xff bytes: the per-chunk heads must order them as memcmp does.
   std::mt19937_64 gen(7);
@@ -75,8 +76,22 @@ TEST(TabletTest, SearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
   for (const std::string& key : expected) {
     ASSERT_EQ(tablet.row(i++).key(), key);
   }
+  // Batches of keys are probed in stages first, as a replication batch is
+  // (under ASan, this also checks that probes read only inside the chunks).
+  std::vector<std::string> batch;
+  std::vector<Tablet::Probe> probes;
   for (int probe = 0; probe < 4000; ++probe) {
-    const std::string key = random_key();
+    if (probe % 50 == 0) {
+      batch.clear();
+      probes.clear();
+      for (int k = 0; k < 50; ++k) {
+        batch.push_back(random_key());
+        probes.push_back(tablet.ProbeChunk(batch.back()));
+      }
+      for (int k = 0; k < 50; ++k) tablet.ProbeHeads(batch[k], &probes[k]);
+      for (int k = 0; k < 50; ++k) tablet.ProbeRow(batch[k], probes[k]);
+    }
+    const std::string& key = batch[probe % 50];
     const auto it = expected.lower_bound(key);
     EXPECT_EQ(tablet.LowerBound(key),
               static_cast<size_t>(std::distance(expected.begin(), it)))
@@ -87,6 +102,16 @@ TEST(TabletTest, SearchesAgreeWithASortedSetOnKeysSharingLongPrefixes) {
         << key;
     EXPECT_EQ(tablet.Find(key) != nullptr, expected.count(key) == 1) << key;
   }
+  ASSERT_EQ(tablet.size(), expected.size());
+}
+
+TEST(TabletTest, ProbingAnEmptyTabletFindsNoChunk) {
+  Tablet tablet("", "", false);
+  Tablet::Probe probe = tablet.ProbeChunk("k");
+  EXPECT_EQ(probe.chunk, nullptr);
+  tablet.ProbeHeads("k", &probe);
+  tablet.ProbeRow("k", probe);
+  EXPECT_EQ(tablet.size(), 0u);
 }
 
 TEST(TabletTest, SearchesStayExactWhenTheFirstKeyKeepsChanging) {
