@@ -5,52 +5,20 @@
 #include <string>
 
 #include "base/check.h"
+#include "cluster/row_encoding.h"
 
 namespace btsim::cluster {
+
+using encoding::kHeader;
+using encoding::PtrSink;
+using encoding::PutCell;
+using encoding::PutVarint;
+using encoding::Reader;
+using encoding::SizeSink;
+using encoding::UnZigZag;
+using encoding::ZigZag;
+
 namespace {
-
-// Counts bytes instead of writing them.
-struct SizeSink {
-  size_t n = 0;
-  void Byte(uint8_t) { ++n; }
-  void Bytes(std::string_view s) { n += s.size(); }
-};
-
-struct PtrSink {
-  char* p;
-  void Byte(uint8_t b) { *p++ = static_cast<char>(b); }
-  void Bytes(std::string_view s) {
-    if (!s.empty()) std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  }
-};
-
-template <typename Sink>
-void PutVarint(Sink& sink, uint64_t v) {
-  while (v >= 0x80) {
-    sink.Byte(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  sink.Byte(static_cast<uint8_t>(v));
-}
-
-// Zig-zag keeps small negative numbers small (timestamps may be negative in
-// column tombstone ranges only in principle; cell timestamps never are).
-uint64_t ZigZag(int64_t v) {
-  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
-}
-int64_t UnZigZag(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
-template <typename Sink>
-void PutCell(Sink& sink, int64_t timestamp_micros, Version version,
-             std::string_view value) {
-  PutVarint(sink, ZigZag(timestamp_micros / 1000));
-  PutVarint(sink, version);
-  PutVarint(sink, value.size());
-  sink.Bytes(value);
-}
 
 template <typename Sink>
 void Encode(const RowData& row, Sink& sink) {
@@ -77,53 +45,6 @@ void Encode(const RowData& row, Sink& sink) {
   }
 }
 
-class Reader {
- public:
-  explicit Reader(std::string_view in)
-      : p_(in.data()), end_(in.data() + in.size()) {}
-
-  uint64_t Varint() {
-    uint64_t result = 0;
-    for (int shift = 0; shift <= 63; shift += 7) {
-      BTSIM_CHECK_MSG(p_ < end_, "truncated row encoding");
-      const uint8_t b = static_cast<uint8_t>(*p_++);
-      result |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (b < 0x80) return result;
-    }
-    BTSIM_CHECK_MSG(false, "bad varint in row encoding");
-    return 0;
-  }
-  std::string_view Bytes(size_t n) {
-    BTSIM_CHECK_MSG(static_cast<size_t>(end_ - p_) >= n,
-                    "truncated row encoding");
-    std::string_view out(p_, n);
-    p_ += n;
-    return out;
-  }
-  bool done() const { return p_ == end_; }
-  const char* pos() const { return p_; }
-
- private:
-  const char* p_;
-  const char* end_;
-};
-
-constexpr size_t kHeader = 2 * sizeof(uint32_t);
-
-// Skips a column's tombstones and cells (after its qualifier).
-void SkipColumnRest(Reader& in) {
-  for (uint64_t t = in.Varint(); t > 0; --t) {
-    in.Varint();
-    in.Varint();
-    in.Varint();
-  }
-  for (uint64_t c = in.Varint(); c > 0; --c) {
-    in.Varint();
-    in.Varint();
-    in.Bytes(in.Varint());
-  }
-}
-
 }  // namespace
 
 bool IsCovered(const RowData& row, const FamilyData& family,
@@ -140,79 +61,26 @@ bool IsCovered(const RowData& row, const FamilyData& family,
   return false;
 }
 
-RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
-                         std::string_view qualifier, int64_t timestamp_micros,
-                         Version version, std::string_view value) {
-  if (timestamp_micros < 0) return RowRecord();
-  const std::string_view encoded = old.encoded();
-  Reader in(encoded);
-  in.Varint();  // row tombstone
-  for (uint64_t families = in.Varint(); families > 0; --families) {
-    const uint64_t id = in.Varint();
-    in.Varint();  // family tombstone
-    uint64_t columns = in.Varint();
-    if (id < family_id) {
-      for (; columns > 0; --columns) {
-        in.Bytes(in.Varint());
-        SkipColumnRest(in);
-      }
-      continue;
-    }
-    if (id > family_id) return RowRecord();  // families by id: absent
-    for (; columns > 0; --columns) {
-      const std::string_view q = in.Bytes(in.Varint());
-      if (q < qualifier) {
-        SkipColumnRest(in);
-        continue;
-      }
-      if (q > qualifier) return RowRecord();  // columns in order: absent
-      for (uint64_t t = in.Varint(); t > 0; --t) {
-        in.Varint();
-        in.Varint();
-        in.Varint();
-      }
-      const size_t count_at = static_cast<size_t>(in.pos() - encoded.data());
-      const uint64_t cells = in.Varint();
-      const size_t cells_at = static_cast<size_t>(in.pos() - encoded.data());
-      if (cells > 0 && timestamp_micros / 1000 <= UnZigZag(in.Varint())) {
-        return RowRecord();  // not newer than the newest cell
-      }
-      // The old encoding with the cell count raised and the cell first.
-      SizeSink added;
-      PutVarint(added, cells + 1);
-      PutCell(added, timestamp_micros, version, value);
-      const std::string_view key = old.key();
-      const size_t size = encoded.size() - (cells_at - count_at) + added.n;
-      BTSIM_CHECK(size <= UINT32_MAX);
-      RowRecord out;
-      char* data = out.Allocate(kHeader + key.size() + size);
-      const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
-                                static_cast<uint32_t>(size)};
-      std::memcpy(data, lens, kHeader);
-      PtrSink sink{data + kHeader};
-      sink.Bytes(key);
-      sink.Bytes(encoded.substr(0, count_at));
-      PutVarint(sink, cells + 1);
-      PutCell(sink, timestamp_micros, version, value);
-      sink.Bytes(encoded.substr(cells_at));
-      return out;
-    }
-    return RowRecord();
-  }
-  return RowRecord();
-}
-
 RowRecord::RowRecord(std::string_view key, const RowData& row) {
   SizeSink size;
   Encode(row, size);
-  BTSIM_CHECK(key.size() <= UINT32_MAX && size.n <= UINT32_MAX);
-  char* data = Allocate(kHeader + key.size() + size.n);
-  const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
-                            static_cast<uint32_t>(size.n)};
-  std::memcpy(data, lens, kHeader);
-  PtrSink sink{data + kHeader};
-  sink.Bytes(key);
+  char* encoding = nullptr;
+  *this = Uninitialized(key, size.n, &encoding);
+  PtrSink sink{encoding};
   Encode(row, sink);
+}
+
+RowRecord RowRecord::Uninitialized(std::string_view key, size_t encoded_size,
+                                   char** encoding) {
+  BTSIM_CHECK(key.size() <= UINT32_MAX && encoded_size <= UINT32_MAX);
+  RowRecord out;
+  char* data = out.Allocate(kHeader + key.size() + encoded_size);
+  const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
+                            static_cast<uint32_t>(encoded_size)};
+  std::memcpy(data, lens, kHeader);
+  if (!key.empty()) std::memcpy(data + kHeader, key.data(), key.size());
+  *encoding = data + kHeader + key.size();
+  return out;
 }
 
 RowRecord& RowRecord::operator=(RowRecord&& other) noexcept {

@@ -83,6 +83,10 @@ class RowRecord {
   }
   // A byte-for-byte copy, unmarked.
   RowRecord Clone() const;
+  // A record of `key` whose encoding of `encoded_size` bytes the caller then
+  // writes at *encoding: for edits made on encodings (cluster/row_edits.h).
+  static RowRecord Uninitialized(std::string_view key, size_t encoded_size,
+                                 char** encoding);
 
   // Not part of the row: a flag that moves with the record (the tablet's
   // "compaction may change this row"), kept in the pointer's low bit.
@@ -91,27 +95,12 @@ class RowRecord {
   void set_marked(bool marked);
 
  private:
-  friend RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
-                                  std::string_view qualifier,
-                                  int64_t timestamp_micros, Version version,
-                                  std::string_view value);
   char* data() const { return reinterpret_cast<char*>(bits_ & ~uintptr_t{1}); }
   // Replaces the contents with a new, uninitialized allocation of n bytes.
   char* Allocate(size_t n);
 
   uintptr_t bits_ = 0;  // the allocation's address | mark
 };
-
-// `old` with one more cell, computed on the encoding without decoding it:
-// the common write of a cell newer than every cell of its column. Only when
-// the column (family `family_id`, `qualifier`) exists and `timestamp_micros`
-// (>= 0) is in a later millisecond than its newest cell, so the new cell
-// comes first; otherwise an invalid record (decode, edit and encode
-// instead). The result is byte-for-byte what decoding, adding the cell and
-// encoding give.
-RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
-                         std::string_view qualifier, int64_t timestamp_micros,
-                         Version version, std::string_view value);
 
 // Appends the encoding of `row` to `out`.
 void EncodeRow(const RowData& row, std::string* out);

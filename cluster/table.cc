@@ -10,6 +10,7 @@
 #include "cluster/cluster.h"  // ValidateFamilyName
 #include "cluster/key_heads.h"
 #include "cluster/limits.h"
+#include "cluster/row_edits.h"
 
 namespace btsim::cluster {
 
@@ -379,21 +380,25 @@ Status Table::ApplyToRow(std::string_view key,
   const Version version = commit.version;
   const auto* single =
       mutations.size() == 1 ? std::get_if<SetCell>(&mutations[0]) : nullptr;
-  if (single != nullptr && old != nullptr) {
-    // The commonest write of all: a newer cell in an existing column, added
-    // to the encoded row directly.
-    RowRecord record = WithNewestCell(
-        *old, FindFamily(single->family)->id, single->qualifier,
-        single->timestamp_micros == kServerTimestamp ? commit.server_time_micros
-                                                     : single->timestamp_micros,
-        version, single->value);
+  if (single != nullptr) {
+    // The commonest writes of all, made on the encoding: a row's first cell
+    // (which compaction leaves alone), or a newer cell in an existing column
+    // (two cells in a column: compaction may have something to drop).
+    const uint32_t family_id = FindFamily(single->family)->id;
+    const int64_t ts = single->timestamp_micros == kServerTimestamp
+                           ? commit.server_time_micros
+                           : single->timestamp_micros;
+    RowRecord record = old == nullptr
+                           ? SingleCellRow(key, family_id, single->qualifier,
+                                           ts, version, single->value)
+                           : WithNewestCell(*old, family_id, single->qualifier,
+                                            ts, version, single->value);
     if (record.valid()) {
       const size_t size = record.encoded().size() + key.size();
       if (local && static_cast<int64_t>(size) > kMaxRowBytes) {
         return RowTooLarge(key, size);
       }
-      // Two cells in a column: compaction may have something to drop.
-      tablet.Put(std::move(record), /*dirty=*/true, slot);
+      tablet.Put(std::move(record), /*dirty=*/old != nullptr, slot);
       AfterWrite(ti, key, mutations, commit, local);
       return OkStatus();
     }

@@ -1,4 +1,5 @@
 #include "cluster/row_codec.h"
+#include "cluster/row_edits.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -430,6 +431,104 @@ TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
       FamilyData{0, kNoVersion, {ColumnData{"q", {}, {{1000, 1, "x"}}}}});
   EXPECT_FALSE(
       WithNewestCell(RowRecord("k", one), 0, "q", -5000, 2, "y").valid());
+}
+
+TEST(RowEditsTest, SingleCellRowIsTheEncodingOfAOneCellRow) {
+  const std::string long_value(300, 'v');
+  const std::string binary("\0q\xff", 3);
+  for (uint32_t family : {0u, 5u, 200u, 70000u}) {
+    for (std::string_view qualifier :
+         {std::string_view(""), std::string_view("q"),
+          std::string_view(binary)}) {
+      for (int64_t ts :
+           {int64_t{0}, int64_t{1'700'000'000'123'000}, int64_t{-5000}}) {
+        for (std::string_view value :
+             {std::string_view(""), std::string_view(long_value)}) {
+          RowData row;
+          row.families.push_back(
+              FamilyData{family, kNoVersion, {ColumnData{qualifier, {}, {}}}});
+          row.families[0].columns[0].cells.push_back(
+              CellData{ts, 987654321, value});
+          const RowRecord expected(binary, row);
+          const RowRecord got =
+              SingleCellRow(binary, family, qualifier, ts, 987654321, value);
+          EXPECT_EQ(got.key(), binary);
+          EXPECT_EQ(got.encoded(), expected.encoded())
+              << family << " " << qualifier.size() << " " << ts;
+          EXPECT_EQ(got.bytes(), expected.bytes());
+        }
+      }
+    }
+  }
+}
+
+// Mostly one column without tombstones (0-10 cells, some with long values),
+// sometimes a tombstone, a second column or a second family.
+RowData MostlyLoneColumnRow(sim::Rng& rng) {
+  static const std::string kLong(200, 'x');
+  RowData row;
+  if (rng.Bernoulli(0.05)) row.tombstone = 3;
+  row.families.push_back(
+      FamilyData{static_cast<uint32_t>(rng.Uniform(300)),
+                 rng.Bernoulli(0.05) ? Version{4} : kNoVersion,
+                 {ColumnData{"q", {}, {}}}});
+  ColumnData& c = row.families[0].columns[0];
+  if (rng.Bernoulli(0.05)) c.tombstones.push_back(ColumnTombstone{0, 0, 5});
+  const int cells = static_cast<int>(rng.Uniform(11));
+  for (int k = 0; k < cells; ++k) {
+    c.cells.push_back(CellData{
+        (cells - k) * 1000 + 1'000'000'000, rng.Uniform(1000),
+        rng.Bernoulli(0.3) ? std::string_view(kLong) : std::string_view("v")});
+  }
+  if (rng.Bernoulli(0.05)) {
+    row.families[0].columns.push_back(ColumnData{"r", {}, {{1000, 1, "w"}}});
+  }
+  if (rng.Bernoulli(0.05)) {
+    row.families.push_back(FamilyData{row.families[0].id + 1,
+                                      kNoVersion,
+                                      {ColumnData{"q", {}, {{1000, 1, "w"}}}}});
+  }
+  return row;
+}
+
+TEST(RowEditsTest, KeepNewestCellsIsDecodeTrimEncodeByteForByte) {
+  sim::Rng rng(5);
+  int trimmed = 0;
+  int other = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    const RowData row = MostlyLoneColumnRow(rng);
+    const RowRecord old("key", row);
+    const ColumnData& c = row.families[0].columns[0];
+    const bool lone = row.tombstone == kNoVersion && row.families.size() == 1 &&
+                      row.families[0].tombstone == kNoVersion &&
+                      row.families[0].columns.size() == 1 &&
+                      c.tombstones.empty() && !c.cells.empty() &&
+                      c.cells.size() <= LoneColumn::kMaxCells;
+    LoneColumn column;
+    ASSERT_EQ(ReadLoneColumn(old.encoded(), &column), lone)
+        << "iteration " << iter;
+    if (!lone) {
+      ++other;
+      continue;
+    }
+    EXPECT_EQ(column.family_id, row.families[0].id);
+    ASSERT_EQ(column.cells, c.cells.size());
+    for (size_t k = 0; k < column.cells; ++k) {
+      EXPECT_EQ(column.timestamp_micros[k], c.cells[k].timestamp_micros);
+    }
+    for (size_t keep = 1; keep < column.cells; ++keep) {
+      RowData expected_row = row;
+      expected_row.families[0].columns[0].cells.resize(keep);
+      const RowRecord expected("key", expected_row);
+      const RowRecord got = KeepNewestCells(old, column, keep);
+      EXPECT_EQ(got.key(), "key");
+      EXPECT_EQ(got.encoded(), expected.encoded())
+          << "iteration " << iter << " keep " << keep;
+      ++trimmed;
+    }
+  }
+  EXPECT_GT(trimmed, 1000);  // both outcomes were exercised
+  EXPECT_GT(other, 100);
 }
 
 TEST(RowCodecTest, IsCoveredUsesStrictlyOlderVersions) {

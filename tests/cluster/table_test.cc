@@ -452,6 +452,19 @@ TEST_F(TableTest, CompactionAppliesGcRuleAtTheGivenTime) {
               ElementsAre(Cell{"cf", "q", kNowMicros - 30'000'000, "new", ""}));
 }
 
+TEST_F(TableTest, CompactionRemovesARowWhoseOnlyColumnAgedOut) {
+  ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxAge(60'000'000))}).ok());
+  Put("gone", "a", "q", kNowMicros - 120'000'000);
+  Put("gone", "b", "q", kNowMicros - 90'000'000);
+  Put("kept", "c", "q", kNowMicros - 90'000'000);
+  Put("kept", "d", "q", kNowMicros - 10'000'000);
+  table_.Compact(kNowMicros, last_version());
+  EXPECT_THAT(ReadRow("gone"), IsEmpty());
+  EXPECT_THAT(ReadRow("kept"),
+              ElementsAre(Cell{"cf", "q", kNowMicros - 10'000'000, "d", ""}));
+  EXPECT_EQ(table_.Stats().rows, 1);
+}
+
 TEST_F(TableTest, CompactionReclaimsARowWrittenSinceTheLastOne) {
   ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxVersions(1))}).ok());
   for (int i = 0; i < 10; ++i) Put(Key(i), "old", "q", 1000);

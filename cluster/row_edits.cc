@@ -1,0 +1,148 @@
+#include "cluster/row_edits.h"
+
+#include "base/check.h"
+#include "cluster/row_encoding.h"
+
+namespace btsim::cluster {
+
+using encoding::PtrSink;
+using encoding::PutCell;
+using encoding::PutVarint;
+using encoding::Reader;
+using encoding::SizeSink;
+using encoding::SkipColumnRest;
+using encoding::UnZigZag;
+
+namespace {
+
+// The encoding of a row holding one cell.
+template <typename Sink>
+void EncodeSingleCell(Sink& sink, uint32_t family_id,
+                      std::string_view qualifier, int64_t timestamp_micros,
+                      Version version, std::string_view value) {
+  PutVarint(sink, kNoVersion);  // row tombstone
+  PutVarint(sink, 1);           // families
+  PutVarint(sink, family_id);
+  PutVarint(sink, kNoVersion);  // family tombstone
+  PutVarint(sink, 1);           // columns
+  PutVarint(sink, qualifier.size());
+  sink.Bytes(qualifier);
+  PutVarint(sink, 0);  // column tombstones
+  PutVarint(sink, 1);  // cells
+  PutCell(sink, timestamp_micros, version, value);
+}
+
+}  // namespace
+
+RowRecord SingleCellRow(std::string_view key, uint32_t family_id,
+                        std::string_view qualifier, int64_t timestamp_micros,
+                        Version version, std::string_view value) {
+  SizeSink size;
+  EncodeSingleCell(size, family_id, qualifier, timestamp_micros, version,
+                   value);
+  char* at = nullptr;
+  RowRecord out = RowRecord::Uninitialized(key, size.n, &at);
+  PtrSink sink{at};
+  EncodeSingleCell(sink, family_id, qualifier, timestamp_micros, version,
+                   value);
+  return out;
+}
+
+RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
+                         std::string_view qualifier, int64_t timestamp_micros,
+                         Version version, std::string_view value) {
+  if (timestamp_micros < 0) return RowRecord();
+  const std::string_view encoded = old.encoded();
+  Reader in(encoded);
+  in.Varint();  // row tombstone
+  for (uint64_t families = in.Varint(); families > 0; --families) {
+    const uint64_t id = in.Varint();
+    in.Varint();  // family tombstone
+    uint64_t columns = in.Varint();
+    if (id < family_id) {
+      for (; columns > 0; --columns) {
+        in.Bytes(in.Varint());
+        SkipColumnRest(in);
+      }
+      continue;
+    }
+    if (id > family_id) return RowRecord();  // families by id: absent
+    for (; columns > 0; --columns) {
+      const std::string_view q = in.Bytes(in.Varint());
+      if (q < qualifier) {
+        SkipColumnRest(in);
+        continue;
+      }
+      if (q > qualifier) return RowRecord();  // columns in order: absent
+      for (uint64_t t = in.Varint(); t > 0; --t) {
+        in.Varint();
+        in.Varint();
+        in.Varint();
+      }
+      const size_t count_at = static_cast<size_t>(in.pos() - encoded.data());
+      const uint64_t cells = in.Varint();
+      const size_t cells_at = static_cast<size_t>(in.pos() - encoded.data());
+      if (cells > 0 && timestamp_micros / 1000 <= UnZigZag(in.Varint())) {
+        return RowRecord();  // not newer than the newest cell
+      }
+      // The old encoding with the cell count raised and the cell first.
+      SizeSink added;
+      PutVarint(added, cells + 1);
+      PutCell(added, timestamp_micros, version, value);
+      char* at = nullptr;
+      RowRecord out = RowRecord::Uninitialized(
+          old.key(), encoded.size() - (cells_at - count_at) + added.n, &at);
+      PtrSink sink{at};
+      sink.Bytes(encoded.substr(0, count_at));
+      PutVarint(sink, cells + 1);
+      PutCell(sink, timestamp_micros, version, value);
+      sink.Bytes(encoded.substr(cells_at));
+      return out;
+    }
+    return RowRecord();
+  }
+  return RowRecord();
+}
+
+bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {
+  Reader in(encoded);
+  if (in.Varint() != kNoVersion || in.Varint() != 1) return false;
+  const uint64_t family_id = in.Varint();
+  if (in.Varint() != kNoVersion || in.Varint() != 1) return false;
+  in.Bytes(in.Varint());               // qualifier
+  if (in.Varint() != 0) return false;  // column tombstones
+  out->count_at = static_cast<size_t>(in.pos() - encoded.data());
+  const uint64_t cells = in.Varint();
+  if (cells == 0 || cells > LoneColumn::kMaxCells) return false;
+  out->family_id = static_cast<uint32_t>(family_id);
+  out->cells = static_cast<size_t>(cells);
+  out->cells_at = static_cast<size_t>(in.pos() - encoded.data());
+  for (size_t k = 0; k < out->cells; ++k) {
+    out->timestamp_micros[k] = UnZigZag(in.Varint()) * 1000;
+    in.Varint();  // version
+    in.Bytes(in.Varint());
+    out->end[k] = static_cast<size_t>(in.pos() - encoded.data());
+  }
+  BTSIM_CHECK_MSG(in.done(), "trailing bytes in row encoding");
+  return true;
+}
+
+RowRecord KeepNewestCells(const RowRecord& old, const LoneColumn& column,
+                          size_t keep) {
+  BTSIM_CHECK(keep > 0 && keep < column.cells);
+  const std::string_view encoded = old.encoded();
+  const std::string_view kept =
+      encoded.substr(column.cells_at, column.end[keep - 1] - column.cells_at);
+  SizeSink count;
+  PutVarint(count, keep);
+  char* at = nullptr;
+  RowRecord out = RowRecord::Uninitialized(
+      old.key(), column.count_at + count.n + kept.size(), &at);
+  PtrSink sink{at};
+  sink.Bytes(encoded.substr(0, column.count_at));
+  PutVarint(sink, keep);
+  sink.Bytes(kept);
+  return out;
+}
+
+}  // namespace btsim::cluster
