@@ -17,7 +17,7 @@ void Table::PrefetchRows(std::span<const std::string_view> keys) const {
     probes_.emplace_back(tablet, tablet->ProbeChunk(key));
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    probes_[i].first->ProbeHeads(keys[i], &probes_[i].second);
+    probes_[i].first->ProbeHeads(keys[i], probes_[i].second);
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     probes_[i].first->ProbeRow(keys[i], probes_[i].second);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "base/check.h"
 #include "cluster/key_heads.h"
@@ -64,19 +65,30 @@ struct Tablet::Chunk {
     return std::adjacent_find(heads, heads + size) != heads + size;
   }
 
+  // heads[from, to) hold the first head >= `head`, or heads[to] is it (or
+  // there is none: to == size). summary[k] < head for k < j, and (when
+  // j < n) heads[j * kStride] >= head: that head is in
+  // (kStride * (j - 1), kStride * j].
+  std::pair<size_t, size_t> Interval(uint64_t head) const {
+    const size_t n = (size + kStride - 1) / kStride;
+    const size_t j = static_cast<size_t>(
+        std::lower_bound(summary, summary + n, head) - summary);
+    return {j == 0 ? 0 : kStride * (j - 1) + 1, std::min(size, kStride * j)};
+  }
+
+  // The key's head, or nullopt when the key does not start with the prefix.
+  std::optional<uint64_t> HeadOf(std::string_view key) const {
+    if (key.substr(0, prefix.size()) != prefix) return std::nullopt;
+    return KeyHead(key, prefix.size());
+  }
+
   // Index of the first row with key >= key (`upper` false) or > key.
   size_t Bound(std::string_view key, bool upper) const {
     const std::string_view key_prefix = key.substr(0, prefix.size());
     if (key_prefix < prefix) return 0;
     if (key_prefix > prefix) return size;
     const uint64_t head = KeyHead(key, prefix.size());
-    // summary[k] < head for k < j, and (when j < n) heads[j * kStride] >=
-    // head: the first head >= head is in (kStride * (j - 1), kStride * j].
-    const size_t n = (size + kStride - 1) / kStride;
-    const size_t j = static_cast<size_t>(
-        std::lower_bound(summary, summary + n, head) - summary);
-    const size_t from = j == 0 ? 0 : kStride * (j - 1) + 1;
-    const size_t to = std::min(size, kStride * j);
+    const auto [from, to] = Interval(head);
     size_t first = static_cast<size_t>(
         std::lower_bound(heads + from, heads + to, head) - heads);
     if (first == size || heads[first] != head) return first;
@@ -168,39 +180,32 @@ Tablet::Probe Tablet::ProbeChunk(std::string_view key) const {
   __builtin_prefetch(chunk);
   __builtin_prefetch(&chunk->summary[0]);
   __builtin_prefetch(&chunk->summary[Chunk::kSummary - 1]);
-  return Probe{chunk, 0};
+  return Probe{chunk};
 }
 
-void Tablet::ProbeHeads(std::string_view key, Probe* probe) const {
-  const Chunk* chunk = probe->chunk;
-  if (chunk == nullptr) return;
-  const std::string_view key_prefix = key.substr(0, chunk->prefix.size());
-  if (key_prefix != chunk->prefix) return;
-  const uint64_t head = KeyHead(key, chunk->prefix.size());
-  const size_t n = (chunk->size + Chunk::kStride - 1) / Chunk::kStride;
-  const size_t j = static_cast<size_t>(
-      std::lower_bound(chunk->summary, chunk->summary + n, head) -
-      chunk->summary);
-  probe->from = j == 0 ? 0 : Chunk::kStride * (j - 1) + 1;
+void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
+  if (probe.chunk == nullptr) return;
+  const std::optional<uint64_t> head = probe.chunk->HeadOf(key);
+  if (!head) return;
   // The interval's heads and row pointers: at most two lines each.
-  const size_t last = std::min(probe->from + Chunk::kStride, chunk->size) - 1;
-  __builtin_prefetch(&chunk->heads[probe->from]);
-  __builtin_prefetch(&chunk->heads[last]);
-  __builtin_prefetch(&chunk->rows[probe->from]);
-  __builtin_prefetch(&chunk->rows[last]);
+  const auto [from, to] = probe.chunk->Interval(*head);
+  const size_t last = std::min(from + Chunk::kStride, probe.chunk->size) - 1;
+  __builtin_prefetch(&probe.chunk->heads[from]);
+  __builtin_prefetch(&probe.chunk->heads[last]);
+  __builtin_prefetch(&probe.chunk->rows[from]);
+  __builtin_prefetch(&probe.chunk->rows[last]);
 }
 
 void Tablet::ProbeRow(std::string_view key, const Probe& probe) const {
-  const Chunk* chunk = probe.chunk;
-  if (chunk == nullptr) return;
-  const std::string_view key_prefix = key.substr(0, chunk->prefix.size());
-  if (key_prefix != chunk->prefix) return;
-  const uint64_t head = KeyHead(key, chunk->prefix.size());
-  const size_t to = std::min(chunk->size, probe.from + Chunk::kStride);
-  const size_t i = static_cast<size_t>(
-      std::lower_bound(chunk->heads + probe.from, chunk->heads + to, head) -
-      chunk->heads);
-  if (i < chunk->size) chunk->rows[i].Prefetch();
+  if (probe.chunk == nullptr) return;
+  const std::optional<uint64_t> head = probe.chunk->HeadOf(key);
+  if (!head) return;
+  const auto [from, to] = probe.chunk->Interval(*head);
+  const size_t i =
+      static_cast<size_t>(std::lower_bound(probe.chunk->heads + from,
+                                           probe.chunk->heads + to, *head) -
+                          probe.chunk->heads);
+  if (i < probe.chunk->size) probe.chunk->rows[i].Prefetch();
 }
 
 const RowRecord* Tablet::Find(std::string_view key) const {

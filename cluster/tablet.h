@@ -88,10 +88,9 @@ class Tablet {
   // Changes nothing; a probe is valid until the tablet changes.
   struct Probe {
     const Chunk* chunk = nullptr;  // null: empty tablet
-    size_t from = 0;               // first head of the summary interval
   };
   Probe ProbeChunk(std::string_view key) const;
-  void ProbeHeads(std::string_view key, Probe* probe) const;
+  void ProbeHeads(std::string_view key, const Probe& probe) const;
   void ProbeRow(std::string_view key, const Probe& probe) const;
 
   // Marks the row at `slot` (found; nothing while all_dirty()).

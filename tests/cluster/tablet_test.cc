@@ -88,7 +88,7 @@ TEST(TabletTest,
         batch.push_back(random_key());
         probes.push_back(tablet.ProbeChunk(batch.back()));
       }
-      for (int k = 0; k < 50; ++k) tablet.ProbeHeads(batch[k], &probes[k]);
+      for (int k = 0; k < 50; ++k) tablet.ProbeHeads(batch[k], probes[k]);
       for (int k = 0; k < 50; ++k) tablet.ProbeRow(batch[k], probes[k]);
     }
     const std::string& key = batch[probe % 50];
@@ -109,7 +109,7 @@ TEST(TabletTest, ProbingAnEmptyTabletFindsNoChunk) {
   Tablet tablet("", "", false);
   Tablet::Probe probe = tablet.ProbeChunk("k");
   EXPECT_EQ(probe.chunk, nullptr);
-  tablet.ProbeHeads("k", &probe);
+  tablet.ProbeHeads("k", probe);
   tablet.ProbeRow("k", probe);
   EXPECT_EQ(tablet.size(), 0u);
 }
