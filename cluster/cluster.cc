@@ -305,6 +305,10 @@ Result<std::vector<Status>> Cluster::MutateRows(
   // One commit for the whole batch: entries for the same row still apply
   // in order (see CommitContext).
   const CommitContext commit = Commit();
+  // The rows' searches miss the cache independently: overlap them.
+  prefetch_keys_.clear();
+  for (const RowMutations& r : rows) prefetch_keys_.push_back(r.key);
+  t->PrefetchRows(prefetch_keys_);
   std::vector<Status> out;
   out.reserve(rows.size());
   for (const RowMutations& r : rows) {
