@@ -153,9 +153,9 @@ class Table {
   // the horizon).
   void DropRowRangeAt(std::string_view prefix, Version version);
   // Brings into cache what searching for each of `keys` reads (see
-  // Tablet::Probe): call before applying a batch of replicated changes.
-  // Changes nothing.
-  void PrefetchRows(std::span<const std::string_view> keys) const;
+  // Tablet::Probe): call before applying a batch of writes. Changes no row;
+  // not const (it uses scratch space), so call it where writes are allowed.
+  void PrefetchRows(std::span<const std::string_view> keys);
 
   // ---- Reads ----
   void Read(const ReadOptions& options, sim::Rng& rng,
@@ -234,7 +234,7 @@ class Table {
   };
   std::vector<RangeTombstone> range_tombstones_;
   // Scratch for PrefetchRows.
-  mutable std::vector<std::pair<const Tablet*, Tablet::Probe>> probes_;
+  std::vector<std::pair<const Tablet*, Tablet::Probe>> probes_;
 };
 
 }  // namespace btsim::cluster

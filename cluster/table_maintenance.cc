@@ -10,7 +10,7 @@
 
 namespace btsim::cluster {
 
-void Table::PrefetchRows(std::span<const std::string_view> keys) const {
+void Table::PrefetchRows(std::span<const std::string_view> keys) {
   probes_.clear();
   for (std::string_view key : keys) {
     const Tablet* tablet = tablets_[TabletIndex(key)].get();
