@@ -187,9 +187,10 @@ void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
   if (probe.chunk == nullptr) return;
   const std::optional<uint64_t> head = probe.chunk->HeadOf(key);
   if (!head) return;
-  // The interval's heads and row pointers: at most two lines each.
+  // The interval's heads and row pointers, heads[to] included: at most two
+  // lines each.
   const auto [from, to] = probe.chunk->Interval(*head);
-  const size_t last = std::min(from + Chunk::kStride, probe.chunk->size) - 1;
+  const size_t last = std::min(to, probe.chunk->size - 1);
   __builtin_prefetch(&probe.chunk->heads[from]);
   __builtin_prefetch(&probe.chunk->heads[last]);
   __builtin_prefetch(&probe.chunk->rows[from]);
@@ -198,13 +199,7 @@ void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
 
 void Tablet::ProbeRow(std::string_view key, const Probe& probe) const {
   if (probe.chunk == nullptr) return;
-  const std::optional<uint64_t> head = probe.chunk->HeadOf(key);
-  if (!head) return;
-  const auto [from, to] = probe.chunk->Interval(*head);
-  const size_t i =
-      static_cast<size_t>(std::lower_bound(probe.chunk->heads + from,
-                                           probe.chunk->heads + to, *head) -
-                          probe.chunk->heads);
+  const size_t i = probe.chunk->Bound(key, /*upper=*/false);
   if (i < probe.chunk->size) probe.chunk->rows[i].Prefetch();
 }
 
