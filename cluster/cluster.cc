@@ -102,7 +102,8 @@ Status Cluster::CreateTable(const std::string& id,
 void Cluster::HookTable(Table& table) {
   table.set_commit_hook(
       [this, id = table.id()](std::string_view key, std::span<const Mutation> m,
-                              int64_t server_time_micros, Version version) {
+                              int64_t server_time_micros, Version version,
+                              RowShare share) {
         if (observer_ == nullptr) return;
         if (!observer_->WantsRowRecords()) {
           observer_->OnRowCommitSkipped();
@@ -114,6 +115,7 @@ void Cluster::HookTable(Table& table) {
         record.version = version;
         record.row_key = std::string(key);
         record.mutations.assign(m.begin(), m.end());
+        record.share = std::move(share);
         for (Mutation& mutation : record.mutations) {
           auto* set = std::get_if<SetCell>(&mutation);
           if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
@@ -169,8 +171,8 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
   switch (record.kind) {
     case CommitRecord::Kind::kMutateRow:
       if (table)
-        table->ApplyReplicated(record.row_key, record.mutations,
-                               record.version);
+        table->ApplyReplicated(record.row_key, record.mutations, record.version,
+                               &record.share);
       return;
     case CommitRecord::Kind::kDropRowRange:
       if (table) table->DropRowRangeAt(record.prefix, record.version);

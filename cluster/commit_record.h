@@ -99,6 +99,11 @@ struct CommitRecord {
   Version version = 0;
   std::string row_key;
   MutationList mutations;
+  // kMutateRow of one mutation: the origin's row before and after, which
+  // replicas holding the same row take instead of applying `mutations`
+  // (cluster/row_share.h). Not part of the change's meaning: a record
+  // without it (or a replica that cannot take it) converges the same way.
+  RowShare share;
   std::string prefix;
   std::vector<FamilyModification> families;
   std::vector<std::string> splits;

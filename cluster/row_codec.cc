@@ -85,19 +85,57 @@ RowRecord RowRecord::Uninitialized(std::string_view key, size_t encoded_size,
 
 RowRecord& RowRecord::operator=(RowRecord&& other) noexcept {
   if (this != &other) {
-    delete[] data();
+    Release();
     bits_ = std::exchange(other.bits_, 0);
   }
   return *this;
 }
 
+namespace {
+
+// The reference count sits in front of a record's row bytes.
+constexpr size_t kCountBytes = sizeof(uint32_t);
+
+uint32_t* CountOf(char* data) {
+  return reinterpret_cast<uint32_t*>(data - kCountBytes);
+}
+
+}  // namespace
+
+void RowRecord::Release() {
+  char* const at = data();
+  if (at == nullptr) return;
+  bits_ = 0;
+  if (--*CountOf(at) == 0) delete[](at - kCountBytes);
+}
+
 char* RowRecord::Allocate(size_t n) {
-  delete[] data();
-  char* data = new char[n];
-  // new[] aligns to at least 16 bytes: the low bit is free for the mark.
+  Release();
+  // new[] aligns to at least 16 bytes, so the row bytes start at an even
+  // address: the low bit is free for the mark.
+  char* const block = new char[kCountBytes + n];
+  char* const data = block + kCountBytes;
+  *CountOf(data) = 1;
   bits_ = reinterpret_cast<uintptr_t>(data);
   BTSIM_CHECK((bits_ & 1) == 0);
   return data;
+}
+
+RowRecord RowRecord::Share() const {
+  RowRecord copy;
+  if (char* const at = data()) {
+    BTSIM_CHECK(*CountOf(at) < UINT32_MAX);
+    ++*CountOf(at);
+    copy.bits_ = reinterpret_cast<uintptr_t>(at);
+  }
+  return copy;
+}
+
+bool RowRecord::SameRow(const RowRecord& other) const {
+  if (data() == other.data()) return true;
+  if (!valid() || !other.valid()) return false;
+  const size_t n = bytes();
+  return n == other.bytes() && std::memcmp(data(), other.data(), n) == 0;
 }
 
 void RowRecord::set_marked(bool marked) {

@@ -60,6 +60,12 @@ bool IsCovered(const RowData& row, const FamilyData& family,
 
 // One stored row: key and encoded data in a single allocation, plus one bit
 // its owner may keep with it (mark).
+//
+// The bytes never change once written, so records may share them: Share()
+// returns another reference to the same allocation, which is freed with the
+// last one (replicas that hold the same row version share one copy, see
+// cluster/row_share.h). The count is not atomic: every record sharing an
+// allocation must be used by one thread at a time (an instance's).
 class RowRecord {
  public:
   RowRecord() = default;
@@ -69,11 +75,12 @@ class RowRecord {
   RowRecord& operator=(RowRecord&& other) noexcept;
   RowRecord(const RowRecord&) = delete;
   RowRecord& operator=(const RowRecord&) = delete;
-  ~RowRecord() { delete[] data(); }
+  ~RowRecord() { Release(); }
 
   std::string_view key() const;
   std::string_view encoded() const;
-  // Bytes of the allocation (key + encoded row + header).
+  // The stored row's size: key, encoded row and an 8-byte header (the same
+  // for every record that shares the allocation).
   size_t bytes() const;
   bool valid() const { return data() != nullptr; }
   // Asks the CPU to bring the record's first 128 bytes into cache (a hint:
@@ -83,8 +90,14 @@ class RowRecord {
     __builtin_prefetch(reinterpret_cast<const void*>(at));
     __builtin_prefetch(reinterpret_cast<const void*>(at + 64));
   }
-  // A byte-for-byte copy, unmarked.
+  // A byte-for-byte copy in an allocation of its own, unmarked.
   RowRecord Clone() const;
+  // Another reference to the same allocation, unmarked (invalid when this
+  // one is).
+  RowRecord Share() const;
+  // True when both hold the same key and encoding (or both are invalid):
+  // always when they share an allocation, else by comparing the bytes.
+  bool SameRow(const RowRecord& other) const;
   // A record of `key` whose encoding of `encoded_size` bytes the caller then
   // writes at *encoding: for edits made on encodings (cluster/row_edits.h).
   static RowRecord Uninitialized(std::string_view key, size_t encoded_size,
@@ -97,11 +110,17 @@ class RowRecord {
   void set_marked(bool marked);
 
  private:
+  // The row's bytes (lengths, key, encoding); the reference count is the
+  // uint32_t just before them.
   char* data() const { return reinterpret_cast<char*>(bits_ & ~uintptr_t{1}); }
-  // Replaces the contents with a new, uninitialized allocation of n bytes.
+  // Drops this reference (freeing the allocation with the last one) and
+  // leaves the record invalid.
+  void Release();
+  // Replaces the contents with a new, uninitialized allocation for n bytes
+  // of row.
   char* Allocate(size_t n);
 
-  uintptr_t bits_ = 0;  // the allocation's address | mark
+  uintptr_t bits_ = 0;  // the row bytes' address | mark
 };
 
 // Appends the encoding of `row` to `out`.

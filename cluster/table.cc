@@ -368,11 +368,28 @@ Status ValidRowKey(std::string_view key) {
 
 Status Table::ApplyToRow(std::string_view key,
                          std::span<const Mutation> mutations,
-                         const CommitContext& commit, bool local) {
+                         const CommitContext& commit, bool local,
+                         const RowShare* share) {
   const size_t ti = TabletIndex(key);
   Tablet& tablet = *tablets_[ti];
   const Tablet::Slot slot = tablet.Seek(key);
   const RowRecord* old = tablet.At(slot);
+  if (share != nullptr && CanTake(*share, old, mutations)) {
+    tablet.Put(share->after.Share(), share->dirty, slot);
+    AfterWrite(ti, key, mutations, commit, local, RowShare());
+    return OkStatus();
+  }
+  // What replicas of a local commit may take (see cluster/row_share.h).
+  auto share_for = [&](const RowRecord& after, bool dirty) {
+    RowShare made;
+    if (local && commit_hook_ && mutations.size() == 1) {
+      if (old != nullptr) made.before = old->Share();
+      made.after = after.Share();
+      made.dirty = dirty;
+      made.family_id = *FamilyIdOf(mutations[0]);
+    }
+    return made;
+  };
   // Every mutation commits at commit.version. A tombstone covers only older
   // versions, so a delete also erases the cells that earlier mutations of
   // this request wrote: the request then takes effect in order, and a
@@ -398,8 +415,10 @@ Status Table::ApplyToRow(std::string_view key,
       if (local && static_cast<int64_t>(size) > kMaxRowBytes) {
         return RowTooLarge(key, size);
       }
-      tablet.Put(std::move(record), /*dirty=*/old != nullptr, slot);
-      AfterWrite(ti, key, mutations, commit, local);
+      const bool dirty = old != nullptr;
+      RowShare made = share_for(record, dirty);
+      tablet.Put(std::move(record), dirty, slot);
+      AfterWrite(ti, key, mutations, commit, local, std::move(made));
       return OkStatus();
     }
   }
@@ -501,17 +520,40 @@ Status Table::ApplyToRow(std::string_view key,
       return RowTooLarge(key, size);
     }
   }
-  tablet.Put(RowRecord(key, row), MayNeedCompaction(row), slot);
-  AfterWrite(ti, key, mutations, commit, local);
+  RowRecord record(key, row);
+  const bool dirty = MayNeedCompaction(row);
+  RowShare made = share_for(record, dirty);
+  tablet.Put(std::move(record), dirty, slot);
+  AfterWrite(ti, key, mutations, commit, local, std::move(made));
   return OkStatus();
+}
+
+std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
+  const std::string* name = nullptr;
+  if (const auto* set = std::get_if<SetCell>(&m)) name = &set->family;
+  if (const auto* col = std::get_if<DeleteFromColumn>(&m)) name = &col->family;
+  if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) name = &fam->family;
+  if (name == nullptr) return RowShare::kNoFamily;
+  const FamilyEntry* family = FindFamily(*name);
+  if (family == nullptr) return std::nullopt;
+  return family->id;
+}
+
+bool Table::CanTake(const RowShare& share, const RowRecord* row,
+                    std::span<const Mutation> mutations) const {
+  if (!share.valid() || mutations.size() != 1) return false;
+  if (FamilyIdOf(mutations[0]) != share.family_id) return false;
+  return row == nullptr ? !share.before.valid() : row->SameRow(share.before);
 }
 
 void Table::AfterWrite(size_t ti, std::string_view key,
                        std::span<const Mutation> mutations,
-                       const CommitContext& commit, bool local) {
+                       const CommitContext& commit, bool local,
+                       RowShare share) {
   MaybeSplit(ti);
   if (local && commit_hook_) {
-    commit_hook_(key, mutations, commit.server_time_micros, commit.version);
+    commit_hook_(key, mutations, commit.server_time_micros, commit.version,
+                 std::move(share));
   }
 }
 

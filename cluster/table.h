@@ -22,6 +22,7 @@
 #include "cluster/gc_rule.h"
 #include "cluster/mutation.h"
 #include "cluster/row_set.h"
+#include "cluster/row_share.h"
 #include "cluster/tablet.h"
 #include "cluster/version.h"
 #include "sim/rng.h"
@@ -135,18 +136,21 @@ class Table {
 
   // ---- Replication ----
   // Called after every local row commit with the applied mutations (server
-  // timestamps, -1, not resolved yet: they mean `server_time_micros`) and
-  // their version. Empty by default.
+  // timestamps, -1, not resolved yet: they mean `server_time_micros`), their
+  // version and, for a single mutation, the share replicas may take
+  // (cluster/row_share.h; invalid otherwise). Empty by default.
   using CommitHook =
       std::function<void(std::string_view key, std::span<const Mutation>,
-                         int64_t server_time_micros, Version)>;
+                         int64_t server_time_micros, Version, RowShare)>;
   void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
   // Applies a row change committed elsewhere at `version`: mutations on
   // families this table lacks are skipped, no limit is enforced, and
   // nothing is reported to the commit hook. Changes older than a replicated
-  // DropRowRange covering the row are ignored.
+  // DropRowRange covering the row are ignored. With the origin's `share`
+  // (may be null) the row becomes the origin's when the share applies here.
   void ApplyReplicated(std::string_view key,
-                       std::span<const Mutation> mutations, Version version);
+                       std::span<const Mutation> mutations, Version version,
+                       const RowShare* share = nullptr);
   // DropRowRange committed at `version` (locally or elsewhere): removes the
   // cells older than `version` in the range now, and remembers the range so
   // that older changes arriving later are ignored (until compaction passes
@@ -193,13 +197,23 @@ class Table {
   void LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
                  std::vector<CellView>* out) const;
   // `local`: enforce the row size limit and report to the commit hook.
+  // `share` (replicated writes; may be null): the origin's result, taken
+  // when CanTake.
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
-                    const CommitContext& commit, bool local = true);
+                    const CommitContext& commit, bool local = true,
+                    const RowShare* share = nullptr);
+  // The id of the family `m` names (RowShare::kNoFamily when it names none);
+  // nullopt when this table lacks it.
+  std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
+  // Whether applying `mutations` to `row` (null: absent) here gives exactly
+  // share.after.
+  bool CanTake(const RowShare& share, const RowRecord* row,
+               std::span<const Mutation> mutations) const;
   // What follows every row write in tablet `ti`: a split if it grew too
-  // large, and the commit hook for a local write.
+  // large, and the commit hook (given `share`) for a local write.
   void AfterWrite(size_t ti, std::string_view key,
                   std::span<const Mutation> mutations,
-                  const CommitContext& commit, bool local);
+                  const CommitContext& commit, bool local, RowShare share);
   void MaybeSplit(size_t tablet_index);
   void MergeSmallTablets();
   // Compacts the rows of `tablet` that may need it: every row when

@@ -26,7 +26,7 @@ void Table::PrefetchRows(std::span<const std::string_view> keys) {
 
 void Table::ApplyReplicated(std::string_view key,
                             std::span<const Mutation> mutations,
-                            Version version) {
+                            Version version, const RowShare* share) {
   for (const RangeTombstone& r : range_tombstones_) {
     if (version < r.version && key.starts_with(r.prefix)) return;
   }
@@ -46,7 +46,7 @@ void Table::ApplyReplicated(std::string_view key,
   // Usually every mutation applies: then no copy is made.
   if (std::all_of(mutations.begin(), mutations.end(), applies)) {
     if (!mutations.empty()) {
-      (void)ApplyToRow(key, mutations, commit, /*local=*/false);
+      (void)ApplyToRow(key, mutations, commit, /*local=*/false, share);
     }
     return;
   }

@@ -1,0 +1,183 @@
+// Tests of shared row versions: RowRecord::Share and SameRow, and a replica
+// Table taking its origin's row (cluster/row_share.h) exactly when applying
+// the commit itself would give the same bytes.
+#include "cluster/row_share.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cluster/row_codec.h"
+#include "cluster/table.h"
+#include "cluster/version.h"
+#include "sim/rng.h"
+#include "tests/cluster/engine_test_util.h"
+
+namespace btsim::cluster {
+namespace {
+
+using test_util::Cell;
+using test_util::CreateFamily;
+using test_util::DelRow;
+using test_util::Set;
+
+constexpr int64_t kNowMicros = 1'700'000'000'000'000;
+
+RowData OneCell(std::string_view value) {
+  RowData row;
+  FamilyData family{0, kNoVersion, {}};
+  family.columns.push_back(
+      ColumnData{"q", {}, {CellData{1000, MakeVersion(1, 1), value}}});
+  row.families.push_back(std::move(family));
+  return row;
+}
+
+TEST(RowRecordShareTest, SharedRecordsReadTheSameBytesAndOutliveEachOther) {
+  RowRecord shared;
+  {
+    RowRecord original("key", OneCell("value"));
+    original.set_marked(true);
+    shared = original.Share();
+    EXPECT_EQ(shared.encoded().data(), original.encoded().data());
+    // The mark belongs to the holder, not to the bytes.
+    EXPECT_FALSE(shared.marked());
+    EXPECT_TRUE(original.marked());
+  }
+  // The original is gone; the shared reference still holds the row.
+  EXPECT_EQ(shared.key(), "key");
+  EXPECT_EQ(DecodeRow(shared.encoded()).families[0].columns[0].cells[0].value,
+            "value");
+  EXPECT_FALSE(RowRecord().Share().valid());
+}
+
+TEST(RowRecordShareTest, SameRowComparesBytesWhenNotShared) {
+  const RowRecord a("key", OneCell("value"));
+  EXPECT_TRUE(a.SameRow(a.Share()));
+  EXPECT_TRUE(a.SameRow(a.Clone()));
+  EXPECT_FALSE(a.SameRow(RowRecord("key", OneCell("other"))));
+  EXPECT_FALSE(a.SameRow(RowRecord("kez", OneCell("value"))));
+  EXPECT_FALSE(a.SameRow(RowRecord()));
+  EXPECT_FALSE(RowRecord().SameRow(a));
+  EXPECT_TRUE(RowRecord().SameRow(RowRecord()));
+}
+
+// An origin table whose commit hook keeps the last share, and a replica.
+class ReplicaTest : public ::testing::Test {
+ protected:
+  ReplicaTest() {
+    const FamilyModification mods[] = {CreateFamily("cf"),
+                                       CreateFamily("other")};
+    BTSIM_CHECK(origin_.ModifyColumnFamilies(mods).ok());
+    BTSIM_CHECK(replica_.ModifyColumnFamilies(mods).ok());
+    origin_.set_commit_hook(
+        [this](std::string_view, std::span<const Mutation>, int64_t, Version,
+               RowShare share) { last_share_ = std::move(share); });
+  }
+
+  // Commits `m` on the origin and returns its version.
+  Version Commit(std::vector<Mutation> m) {
+    const Version v = next_;
+    next_ += Version{1} << kOriginBits;
+    BTSIM_CHECK(origin_.MutateRow("k", m, CommitContext{v, kNowMicros}).ok());
+    return v;
+  }
+
+  std::vector<Cell> ReadK(const Table& table) {
+    std::vector<Cell> out;
+    sim::Rng rng(1);
+    table.Read(ReadOptions{}, rng,
+               [&](std::string_view key, std::span<const CellView> cells) {
+                 if (key == "k") out = test_util::CopyRow(key, cells).cells;
+                 return true;
+               });
+    return out;
+  }
+
+  Table origin_{"t", {}, {}};
+  Table replica_{"t", {}, {}};
+  RowShare last_share_;
+  Version next_ = MakeVersion(kNowMicros, 1);
+};
+
+TEST_F(ReplicaTest, OnlySingleMutationCommitsCarryAShare) {
+  Commit({Set("cf", "q", 1000, "a")});
+  ASSERT_TRUE(last_share_.valid());
+  EXPECT_FALSE(last_share_.before.valid());  // the row was new
+  EXPECT_EQ(last_share_.after.key(), "k");
+  Commit({Set("cf", "q", 2000, "b")});
+  ASSERT_TRUE(last_share_.valid());
+  EXPECT_TRUE(last_share_.before.valid());
+  Commit({Set("cf", "q", 3000, "c"), Set("cf", "r", 3000, "d")});
+  EXPECT_FALSE(last_share_.valid());
+}
+
+TEST_F(ReplicaTest, AReplicaHoldingTheOriginsRowTakesTheOriginsResult) {
+  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
+  const Version v = Commit(m);
+  RowShare share = last_share_;
+  // A share is trusted when it applies: give it a result that differs from
+  // what applying `m` would give, to see which one the replica keeps.
+  share.after = RowRecord("k", OneCell("from the share"));
+  replica_.ApplyReplicated("k", m, v, &share);
+  ASSERT_EQ(ReadK(replica_).size(), 1u);
+  EXPECT_EQ(ReadK(replica_)[0].value, "from the share");
+}
+
+TEST_F(ReplicaTest, AReplicaWhoseRowDiffersAppliesTheMutationsItself) {
+  // The replica already holds a cell the origin has not seen.
+  const std::vector<Mutation> own = {Set("cf", "z", 5000, "replica's own")};
+  replica_.ApplyReplicated("k", own, MakeVersion(kNowMicros, 2));
+  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
+  const Version v = Commit(m);
+  RowShare share = last_share_;
+  share.after = RowRecord("k", OneCell("from the share"));
+  replica_.ApplyReplicated("k", m, v, &share);
+  const std::vector<Cell> cells = ReadK(replica_);
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].value, "a");
+  EXPECT_EQ(cells[1].value, "replica's own");
+}
+
+TEST_F(ReplicaTest, DifferentFamilyIdsPreventTakingTheShare) {
+  // The replica's "cf" has another id than the origin's.
+  Table replica("t", {}, {});
+  const FamilyModification mods[] = {CreateFamily("other"), CreateFamily("cf")};
+  ASSERT_TRUE(replica.ModifyColumnFamilies(mods).ok());
+  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
+  const Version v = Commit(m);
+  RowShare share = last_share_;
+  share.after = RowRecord("k", OneCell("from the share"));
+  replica.ApplyReplicated("k", m, v, &share);
+  const std::vector<Cell> cells = ReadK(replica);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].family, "cf");
+  EXPECT_EQ(cells[0].value, "a");
+}
+
+TEST_F(ReplicaTest, ARowDeletedOnTheReplicaDoesNotMatchTheOriginsRow) {
+  const std::vector<Mutation> first = {Set("cf", "q", 1000, "a")};
+  const Version v1 = Commit(first);
+  replica_.ApplyReplicated("k", first, v1, &last_share_);
+  EXPECT_EQ(ReadK(replica_).size(), 1u);
+  // The replica drops the row and compacts it away; then the origin, which
+  // has not seen the drop, writes the row again.
+  const std::vector<Mutation> drop = {DelRow()};
+  replica_.ApplyReplicated("k", drop, MakeVersion(kNowMicros + 1, 2));
+  replica_.Compact(kNowMicros + 2, MakeVersion(kNowMicros + 2, 0));
+  EXPECT_TRUE(ReadK(replica_).empty());
+  next_ = MakeVersion(kNowMicros + 10, 1);
+  const std::vector<Mutation> m = {Set("cf", "q", 2000, "b")};
+  const Version v = Commit(m);
+  RowShare share = last_share_;
+  share.after = RowRecord("k", OneCell("from the share"));
+  replica_.ApplyReplicated("k", m, v, &share);
+  const std::vector<Cell> cells = ReadK(replica_);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0].value, "b");
+}
+
+}  // namespace
+}  // namespace btsim::cluster
