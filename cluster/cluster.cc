@@ -358,10 +358,10 @@ Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
 
 void Cluster::Compact() { Compact(last_version_); }
 
-void Cluster::Compact(Version tombstone_horizon) {
+void Cluster::Compact(Version tombstone_horizon, CompactionShares* shares) {
   const int64_t now_micros = clock_.Now().count() / 1000;
   for (auto& [id, table] : tables_) {
-    table->Compact(now_micros, tombstone_horizon);
+    table->Compact(now_micros, tombstone_horizon, shares);
   }
 }
 

@@ -76,7 +76,8 @@ class Cluster {
   void Compact();
   // Compacts, dropping only tombstones with version <= `horizon`: the
   // oldest version some other cluster may still send changes older than.
-  void Compact(Version tombstone_horizon);
+  // `shares` (may be null): see Table::Compact.
+  void Compact(Version tombstone_horizon, CompactionShares* shares = nullptr);
 
   // ---- Replication ----
   // Receives every local commit (rows and schema), or nothing when null.

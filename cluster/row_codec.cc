@@ -131,6 +131,11 @@ RowRecord RowRecord::Share() const {
   return copy;
 }
 
+bool RowRecord::shared() const {
+  char* const at = data();
+  return at != nullptr && *CountOf(at) > 1;
+}
+
 bool RowRecord::SameRow(const RowRecord& other) const {
   if (data() == other.data()) return true;
   if (!valid() || !other.valid()) return false;

@@ -95,6 +95,11 @@ class RowRecord {
   // Another reference to the same allocation, unmarked (invalid when this
   // one is).
   RowRecord Share() const;
+  // Identifies the allocation (equal for records that share it; null when
+  // invalid). Not for ordering anything.
+  const void* allocation() const { return data(); }
+  // True when another record refers to the same allocation.
+  bool shared() const;
   // True when both hold the same key and encoding (or both are invalid):
   // always when they share an allocation, else by comparing the bytes.
   bool SameRow(const RowRecord& other) const;

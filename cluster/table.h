@@ -18,6 +18,7 @@
 
 #include "base/result.h"
 #include "cluster/cell_view.h"
+#include "cluster/compaction_shares.h"
 #include "cluster/filter.h"
 #include "cluster/gc_rule.h"
 #include "cluster/mutation.h"
@@ -172,8 +173,11 @@ class Table {
   // horizon, or subject to an age-based GC rule; every tablet after a schema
   // change): drops cells hidden by tombstones, tombstones with version <=
   // `tombstone_horizon`, data of dropped families, and cells the GC rules
-  // delete at `now_micros`; then merges small tablets.
-  void Compact(int64_t now_micros, Version tombstone_horizon);
+  // delete at `now_micros`; then merges small tablets. With `shares` (may
+  // be null), results are shared with the other clusters compacting in the
+  // same round (cluster/compaction_shares.h).
+  void Compact(int64_t now_micros, Version tombstone_horizon,
+               CompactionShares* shares = nullptr);
 
   TableStats Stats() const;
   // The start key of the tablet that holds `key` now ("" for the first
@@ -220,12 +224,12 @@ class Table {
   // `every_row`, else those MayNeedCompaction accepts among every row
   // (all_dirty()) or the marked ones.
   void CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
-                     Version tombstone_horizon);
+                     Version tombstone_horizon, CompactionShares* shares);
   // Compacts the row at `slot` in place. A row left with nothing is added to
   // `*emptied` instead (for the caller to remove once done with the slots);
   // one that keeps tombstones newer than the horizon stays marked.
   void CompactRow(Tablet& tablet, const Tablet::Slot& slot, int64_t now_micros,
-                  Version tombstone_horizon,
+                  Version tombstone_horizon, CompactionShares* shares,
                   std::vector<Tablet::Slot>* emptied);
 
   std::string id_;

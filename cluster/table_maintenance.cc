@@ -135,14 +135,15 @@ bool HasAgeRule(const GcRule& rule) {
 
 }  // namespace
 
-void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
+void Table::Compact(int64_t now_micros, Version tombstone_horizon,
+                    CompactionShares* shares) {
   bool age_rules = false;
   for (const auto& [name, entry] : families_) {
     age_rules = age_rules || HasAgeRule(entry->gc_rule);
   }
   for (auto& tablet : tablets_) {
     CompactTablet(*tablet, schema_dirty_ || age_rules, now_micros,
-                  tombstone_horizon);
+                  tombstone_horizon, shares);
   }
   schema_dirty_ = false;
   std::erase_if(range_tombstones_, [&](const RangeTombstone& r) {
@@ -153,7 +154,7 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon) {
 }
 
 void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
-                          Version tombstone_horizon) {
+                          Version tombstone_horizon, CompactionShares* shares) {
   if (!every_row && !tablet.dirty()) return;
   std::vector<Tablet::Slot> emptied;
   // Taken in both cases: the full walk covers the marked rows too.
@@ -163,7 +164,8 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
     for (size_t i = 0; i < tablet.size(); ++i) {
       const Tablet::Slot slot = tablet.SlotAt(i);
       if (every_row || MayNeedCompaction(tablet.At(slot)->encoded())) {
-        CompactRow(tablet, slot, now_micros, tombstone_horizon, &emptied);
+        CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
+                   &emptied);
       }
     }
   } else {
@@ -174,7 +176,8 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
       if (k + kAhead < marked.size()) tablet.At(marked[k + kAhead])->Prefetch();
       const Tablet::Slot& slot = marked[k];
       if (MayNeedCompaction(tablet.At(slot)->encoded())) {
-        CompactRow(tablet, slot, now_micros, tombstone_horizon, &emptied);
+        CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
+                   &emptied);
       }
     }
   }
@@ -185,6 +188,7 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
 
 void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
                        int64_t now_micros, Version tombstone_horizon,
+                       CompactionShares* shares,
                        std::vector<Tablet::Slot>* emptied) {
   const RowRecord& record = *tablet.At(slot);
   // The commonest case, on the encoding: one column and no tombstone, whose
@@ -208,7 +212,18 @@ void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
       if (keep == 0) {
         emptied->push_back(slot);
       } else if (keep < lone.cells) {
-        tablet.Rewrite(slot, KeepNewestCells(record, lone, keep));
+        const RowRecord* known = shares != nullptr
+                                     ? shares->Find(record, rule, now_micros)
+                                     : nullptr;
+        if (known != nullptr) {
+          tablet.Rewrite(slot, known->Share());
+        } else {
+          RowRecord kept = KeepNewestCells(record, lone, keep);
+          if (shares != nullptr && record.shared()) {
+            shares->Add(record, rule, now_micros, kept);
+          }
+          tablet.Rewrite(slot, std::move(kept));
+        }
       }
       return;
     }

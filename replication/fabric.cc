@@ -480,7 +480,10 @@ Version ReplicationFabric::SafeHorizon(const Member& member) const {
 }
 
 void ReplicationFabric::CompactAll() {
-  for (auto& [origin, m] : members_) m->cluster->Compact(SafeHorizon(*m));
+  cluster::CompactionShares shares;
+  for (auto& [origin, m] : members_) {
+    m->cluster->Compact(SafeHorizon(*m), &shares);
+  }
 }
 
 void ReplicationFabric::AddContents(sim::Fingerprint* out) const {

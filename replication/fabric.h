@@ -127,7 +127,8 @@ class ReplicationFabric {
   void set_apply_hook(ApplyHook hook) { apply_hook_ = std::move(hook); }
 
   // Compacts every cluster, dropping only tombstones no pending entry can
-  // still need.
+  // still need. Replicas holding one shared row version share its
+  // compacted form too (cluster/compaction_shares.h).
   void CompactAll();
   // Adds every cluster's id and contents, in creation order.
   void AddContents(sim::Fingerprint* out) const;

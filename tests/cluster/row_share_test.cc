@@ -1,6 +1,6 @@
-// Tests of shared row versions: RowRecord::Share and SameRow, and a replica
+// Tests of shared row versions: RowRecord::Share and SameRow, a replica
 // Table taking its origin's row (cluster/row_share.h) exactly when applying
-// the commit itself would give the same bytes.
+// the commit itself would give the same bytes, and CompactionShares.
 #include "cluster/row_share.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/compaction_shares.h"
+#include "cluster/gc_rule.h"
 #include "cluster/row_codec.h"
 #include "cluster/table.h"
 #include "cluster/version.h"
@@ -62,6 +64,45 @@ TEST(RowRecordShareTest, SameRowComparesBytesWhenNotShared) {
   EXPECT_FALSE(a.SameRow(RowRecord()));
   EXPECT_FALSE(RowRecord().SameRow(a));
   EXPECT_TRUE(RowRecord().SameRow(RowRecord()));
+}
+
+RowData TwoCells() {
+  RowData row = OneCell("new");
+  row.families[0].columns[0].cells.push_back(
+      CellData{0, MakeVersion(0, 1), "old"});
+  return row;
+}
+
+TEST(CompactionSharesTest, FindsAResultForTheSameAllocationRuleAndTime) {
+  CompactionShares shares;
+  const RowRecord row("key", TwoCells());
+  const RowRecord result("key", OneCell("new"));
+  const GcRule one = GcRule::MaxVersions(1);
+  EXPECT_EQ(shares.Find(row, one, 5), nullptr);
+  shares.Add(row, one, 5, result);
+  const RowRecord* found = shares.Find(row.Share(), GcRule::MaxVersions(1), 5);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->allocation(), result.allocation());
+  // Anything else is not the same compaction.
+  EXPECT_EQ(shares.Find(row, one, 6), nullptr);
+  EXPECT_EQ(shares.Find(row, GcRule::MaxVersions(2), 5), nullptr);
+  EXPECT_EQ(shares.Find(row.Clone(), one, 5), nullptr);
+}
+
+TEST(CompactionSharesTest, KeepsItsRowsAlive) {
+  CompactionShares shares;
+  const GcRule one = GcRule::MaxVersions(1);
+  const void* address = nullptr;
+  {
+    const RowRecord row("key", TwoCells());
+    address = row.allocation();
+    shares.Add(row, one, 5, RowRecord("key", OneCell("new")));
+    EXPECT_TRUE(row.shared());
+  }
+  // The row is gone from its holder but not freed, so no new row can take
+  // its address (and its recorded result) while the round lasts.
+  const RowRecord other("key", OneCell("other"));
+  EXPECT_NE(other.allocation(), address);
 }
 
 // An origin table whose commit hook keeps the last share, and a replica.

@@ -1,0 +1,49 @@
+// CompactionShares: compaction results that the clusters of an instance,
+// compacting one after another at the same moment, share.
+//
+// Replicas often hold one shared row version (cluster/row_share.h).
+// Compacting it gives the same bytes on every replica that compacts it with
+// the same GC rule at the same time, so the first computes the result and
+// the others take a reference to it: the row stays shared instead of
+// becoming one copy per cluster. Covers compaction's splice of a row with
+// one column and no tombstone (Table::CompactRow), nearly every compaction
+// of a replicated write.
+//
+// Lives for one round (ReplicationFabric::CompactAll). The GC rules it
+// points to must not change while it lives. Not thread-safe.
+#ifndef BTSIM_CLUSTER_COMPACTION_SHARES_H_
+#define BTSIM_CLUSTER_COMPACTION_SHARES_H_
+
+#include <cstdint>
+#include <unordered_map>  // btsim: order-independent (lookups only)
+
+#include "cluster/gc_rule.h"
+#include "cluster/row_codec.h"
+
+namespace btsim::cluster {
+
+class CompactionShares {
+ public:
+  // The result recorded for compacting `row` (the same allocation) with an
+  // equal `rule` at `now_micros`; null when there is none.
+  const RowRecord* Find(const RowRecord& row, const GcRule& rule,
+                        int64_t now_micros) const;
+  // Records `result` as what compacting `row` with `rule` at `now_micros`
+  // gives. Only rows that other records share are worth recording.
+  void Add(const RowRecord& row, const GcRule& rule, int64_t now_micros,
+           const RowRecord& result);
+
+ private:
+  struct Entry {
+    RowRecord row;  // keeps the allocation (the key) from being reused
+    const GcRule* rule;
+    int64_t now_micros;
+    RowRecord result;
+  };
+  // Only looked up, never iterated.
+  std::unordered_map<const void*, Entry> entries_;  // btsim: order-independent
+};
+
+}  // namespace btsim::cluster
+
+#endif  // BTSIM_CLUSTER_COMPACTION_SHARES_H_
