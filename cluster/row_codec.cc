@@ -70,14 +70,36 @@ RowRecord::RowRecord(std::string_view key, const RowData& row) {
   Encode(row, sink);
 }
 
+namespace {
+
+// A record's allocation starts with an 8-byte header (kHeader): the
+// reference count and the key's length (uint16_t each), then the
+// encoding's length (uint32_t).
+constexpr size_t kKeyLengthAt = 2;
+constexpr size_t kEncodedLengthAt = 4;
+
+uint16_t Load16(const char* at) {
+  uint16_t v;
+  std::memcpy(&v, at, sizeof(v));
+  return v;
+}
+uint32_t Load32(const char* at) {
+  uint32_t v;
+  std::memcpy(&v, at, sizeof(v));
+  return v;
+}
+void Store16(char* at, uint16_t v) { std::memcpy(at, &v, sizeof(v)); }
+
+}  // namespace
+
 RowRecord RowRecord::Uninitialized(std::string_view key, size_t encoded_size,
                                    char** encoding) {
-  BTSIM_CHECK(key.size() <= UINT32_MAX && encoded_size <= UINT32_MAX);
+  BTSIM_CHECK(key.size() <= UINT16_MAX && encoded_size <= UINT32_MAX);
   RowRecord out;
   char* data = out.Allocate(kHeader + key.size() + encoded_size);
-  const uint32_t lens[2] = {static_cast<uint32_t>(key.size()),
-                            static_cast<uint32_t>(encoded_size)};
-  std::memcpy(data, lens, kHeader);
+  Store16(data + kKeyLengthAt, static_cast<uint16_t>(key.size()));
+  const uint32_t encoded_length = static_cast<uint32_t>(encoded_size);
+  std::memcpy(data + kEncodedLengthAt, &encoded_length, sizeof(uint32_t));
   if (!key.empty()) std::memcpy(data + kHeader, key.data(), key.size());
   *encoding = data + kHeader + key.size();
   return out;
@@ -91,56 +113,52 @@ RowRecord& RowRecord::operator=(RowRecord&& other) noexcept {
   return *this;
 }
 
-namespace {
-
-// The reference count sits in front of a record's row bytes.
-constexpr size_t kCountBytes = sizeof(uint32_t);
-
-uint32_t* CountOf(char* data) {
-  return reinterpret_cast<uint32_t*>(data - kCountBytes);
-}
-
-}  // namespace
-
 void RowRecord::Release() {
   char* const at = data();
   if (at == nullptr) return;
   bits_ = 0;
-  if (--*CountOf(at) == 0) delete[](at - kCountBytes);
+  const uint16_t count = Load16(at);
+  if (count == 1) {
+    delete[] at;
+  } else {
+    Store16(at, count - 1);
+  }
 }
 
 char* RowRecord::Allocate(size_t n) {
   Release();
-  // new[] aligns to at least 16 bytes, so the row bytes start at an even
-  // address: the low bit is free for the mark.
-  char* const block = new char[kCountBytes + n];
-  char* const data = block + kCountBytes;
-  *CountOf(data) = 1;
+  char* const data = new char[n];
+  Store16(data, 1);
+  // new[] aligns to at least 16 bytes: the low bit is free for the mark.
   bits_ = reinterpret_cast<uintptr_t>(data);
   BTSIM_CHECK((bits_ & 1) == 0);
   return data;
 }
 
 RowRecord RowRecord::Share() const {
+  char* const at = data();
+  if (at == nullptr) return RowRecord();
+  const uint16_t count = Load16(at);
+  if (count == UINT16_MAX) return Clone();
+  Store16(at, count + 1);
   RowRecord copy;
-  if (char* const at = data()) {
-    BTSIM_CHECK(*CountOf(at) < UINT32_MAX);
-    ++*CountOf(at);
-    copy.bits_ = reinterpret_cast<uintptr_t>(at);
-  }
+  copy.bits_ = reinterpret_cast<uintptr_t>(at);
   return copy;
 }
 
 bool RowRecord::shared() const {
   char* const at = data();
-  return at != nullptr && *CountOf(at) > 1;
+  return at != nullptr && Load16(at) > 1;
 }
 
 bool RowRecord::SameRow(const RowRecord& other) const {
   if (data() == other.data()) return true;
   if (!valid() || !other.valid()) return false;
+  // Everything after the reference counts: lengths, key and encoding.
   const size_t n = bytes();
-  return n == other.bytes() && std::memcmp(data(), other.data(), n) == 0;
+  return n == other.bytes() &&
+         std::memcmp(data() + kKeyLengthAt, other.data() + kKeyLengthAt,
+                     n - kKeyLengthAt) == 0;
 }
 
 void RowRecord::set_marked(bool marked) {
@@ -149,27 +167,27 @@ void RowRecord::set_marked(bool marked) {
 }
 
 std::string_view RowRecord::key() const {
-  uint32_t len;
-  std::memcpy(&len, data(), sizeof(len));
-  return {data() + kHeader, len};
+  return {data() + kHeader, Load16(data() + kKeyLengthAt)};
 }
 
 std::string_view RowRecord::encoded() const {
-  uint32_t lens[2];
-  std::memcpy(lens, data(), kHeader);
-  return {data() + kHeader + lens[0], lens[1]};
+  return {data() + kHeader + Load16(data() + kKeyLengthAt),
+          Load32(data() + kEncodedLengthAt)};
 }
 
 RowRecord RowRecord::Clone() const {
   RowRecord copy;
-  if (valid()) std::memcpy(copy.Allocate(bytes()), data(), bytes());
+  if (valid()) {
+    char* const at = copy.Allocate(bytes());
+    std::memcpy(at + kKeyLengthAt, data() + kKeyLengthAt,
+                bytes() - kKeyLengthAt);
+  }
   return copy;
 }
 
 size_t RowRecord::bytes() const {
-  uint32_t lens[2];
-  std::memcpy(lens, data(), kHeader);
-  return kHeader + lens[0] + lens[1];
+  return kHeader + Load16(data() + kKeyLengthAt) +
+         Load32(data() + kEncodedLengthAt);
 }
 
 size_t EncodedSize(const RowData& row) {

@@ -65,7 +65,8 @@ bool IsCovered(const RowData& row, const FamilyData& family,
 // returns another reference to the same allocation, which is freed with the
 // last one (replicas that hold the same row version share one copy, see
 // cluster/row_share.h). The count is not atomic: every record sharing an
-// allocation must be used by one thread at a time (an instance's).
+// allocation must be used by one thread at a time (an instance's). Keys are
+// at most 65,535 bytes (Bigtable's limit is 4 KiB).
 class RowRecord {
  public:
   RowRecord() = default;
@@ -93,7 +94,7 @@ class RowRecord {
   // A byte-for-byte copy in an allocation of its own, unmarked.
   RowRecord Clone() const;
   // Another reference to the same allocation, unmarked (invalid when this
-  // one is).
+  // one is); a Clone when 65,535 records already share it.
   RowRecord Share() const;
   // Identifies the allocation (equal for records that share it; null when
   // invalid). Not for ordering anything.
@@ -115,8 +116,8 @@ class RowRecord {
   void set_marked(bool marked);
 
  private:
-  // The row's bytes (lengths, key, encoding); the reference count is the
-  // uint32_t just before them.
+  // The allocation: a header holding the reference count and the lengths,
+  // then the key and the encoding.
   char* data() const { return reinterpret_cast<char*>(bits_ & ~uintptr_t{1}); }
   // Drops this reference (freeing the allocation with the last one) and
   // leaves the record invalid.
@@ -125,7 +126,7 @@ class RowRecord {
   // of row.
   char* Allocate(size_t n);
 
-  uintptr_t bits_ = 0;  // the row bytes' address | mark
+  uintptr_t bits_ = 0;  // the allocation's address | mark
 };
 
 // Appends the encoding of `row` to `out`.

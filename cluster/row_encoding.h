@@ -88,8 +88,8 @@ class Reader {
   const char* end_;
 };
 
-// A RowRecord's allocation starts with the key's and the encoding's
-// lengths (two uint32_t).
+// A RowRecord's allocation starts with a header of this size (its
+// reference count and the key's and the encoding's lengths).
 inline constexpr size_t kHeader = 2 * sizeof(uint32_t);
 
 // Skips a column's tombstones and cells (after its qualifier).

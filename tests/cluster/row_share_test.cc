@@ -55,6 +55,19 @@ TEST(RowRecordShareTest, SharedRecordsReadTheSameBytesAndOutliveEachOther) {
   EXPECT_FALSE(RowRecord().Share().valid());
 }
 
+TEST(RowRecordShareTest, SharingPastTheCountLimitCopiesInstead) {
+  const RowRecord original("key", OneCell("value"));
+  std::vector<RowRecord> shares;
+  for (int i = 1; i < 65535; ++i) shares.push_back(original.Share());
+  EXPECT_EQ(shares.back().allocation(), original.allocation());
+  const RowRecord copy = original.Share();  // the 65,536th
+  EXPECT_NE(copy.allocation(), original.allocation());
+  EXPECT_TRUE(copy.SameRow(original));
+  shares.clear();
+  EXPECT_FALSE(original.shared());
+  EXPECT_EQ(original.Share().allocation(), original.allocation());
+}
+
 TEST(RowRecordShareTest, SameRowComparesBytesWhenNotShared) {
   const RowRecord a("key", OneCell("value"));
   EXPECT_TRUE(a.SameRow(a.Share()));
