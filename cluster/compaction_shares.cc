@@ -1,21 +1,64 @@
 #include "cluster/compaction_shares.h"
 
+#include <bit>
+#include <utility>
+
 namespace btsim::cluster {
+
+size_t CompactionShares::Home(const void* allocation) const {
+  // Fibonacci hashing of the address (allocations are 16-byte aligned).
+  const uint64_t h =
+      (reinterpret_cast<uintptr_t>(allocation) >> 4) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(h >> (64 - std::countr_zero(slots_.size())));
+}
 
 const RowRecord* CompactionShares::Find(const RowRecord& row,
                                         const GcRule& rule,
                                         int64_t now_micros) const {
-  auto it = entries_.find(row.allocation());
-  if (it == entries_.end()) return nullptr;
-  const Entry& e = it->second;
-  if (e.now_micros != now_micros || !(*e.rule == rule)) return nullptr;
-  return &e.result;
+  // A recorded row is shared at least with this table's own reference.
+  if (slots_.empty() || !row.shared()) return nullptr;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Home(row.allocation());; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (!slot.row.valid()) return nullptr;
+    if (slot.row.allocation() == row.allocation()) {
+      if (slot.now_micros != now_micros || !(*slot.rule == rule)) {
+        return nullptr;
+      }
+      return &slot.result;
+    }
+  }
 }
 
 void CompactionShares::Add(const RowRecord& row, const GcRule& rule,
                            int64_t now_micros, const RowRecord& result) {
-  entries_.insert_or_assign(
-      row.allocation(), Entry{row.Share(), &rule, now_micros, result.Share()});
+  if ((used_ + 1) * 2 > slots_.size()) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Home(row.allocation());
+  while (slots_[i].row.valid() &&
+         slots_[i].row.allocation() != row.allocation()) {
+    i = (i + 1) & mask;
+  }
+  Slot& slot = slots_[i];
+  if (!slot.row.valid()) {
+    slot.row = row.Share();
+    ++used_;
+  }
+  slot.result = result.Share();
+  slot.rule = &rule;
+  slot.now_micros = now_micros;
+}
+
+void CompactionShares::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_ = std::vector<Slot>(old.empty() ? 1024 : old.size() * 2);
+  const size_t mask = slots_.size() - 1;
+  for (Slot& slot : old) {
+    if (!slot.row.valid()) continue;
+    size_t i = Home(slot.row.allocation());
+    while (slots_[i].row.valid()) i = (i + 1) & mask;
+    slots_[i] = std::move(slot);
+  }
 }
 
 }  // namespace btsim::cluster

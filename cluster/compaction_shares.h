@@ -14,8 +14,9 @@
 #ifndef BTSIM_CLUSTER_COMPACTION_SHARES_H_
 #define BTSIM_CLUSTER_COMPACTION_SHARES_H_
 
+#include <cstddef>
 #include <cstdint>
-#include <unordered_map>  // btsim: order-independent (lookups only)
+#include <vector>
 
 #include "cluster/gc_rule.h"
 #include "cluster/row_codec.h"
@@ -34,14 +35,21 @@ class CompactionShares {
            const RowRecord& result);
 
  private:
-  struct Entry {
+  // An open-addressing table keyed by the row's allocation (linear
+  // probing; a slot with an invalid `row` is empty), so that a lookup
+  // usually touches one cache line. Only looked up, never iterated.
+  struct Slot {
     RowRecord row;  // keeps the allocation (the key) from being reused
-    const GcRule* rule;
-    int64_t now_micros;
     RowRecord result;
+    const GcRule* rule = nullptr;
+    int64_t now_micros = 0;
   };
-  // Only looked up, never iterated.
-  std::unordered_map<const void*, Entry> entries_;  // btsim: order-independent
+  size_t Home(const void* allocation) const;
+  // Doubles the table (at least 1,024 slots), moving every entry.
+  void Grow();
+
+  std::vector<Slot> slots_;  // a power of two in size, at most half used
+  size_t used_ = 0;
 };
 
 }  // namespace btsim::cluster

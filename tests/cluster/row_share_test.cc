@@ -102,6 +102,28 @@ TEST(CompactionSharesTest, FindsAResultForTheSameAllocationRuleAndTime) {
   EXPECT_EQ(shares.Find(row.Clone(), one, 5), nullptr);
 }
 
+TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
+  CompactionShares shares;
+  const GcRule one = GcRule::MaxVersions(1);
+  std::vector<RowRecord> rows;
+  std::vector<RowRecord> results;
+  for (int i = 0; i < 5000; ++i) {
+    rows.emplace_back("key" + std::to_string(i), TwoCells());
+    results.emplace_back("key" + std::to_string(i), OneCell("new"));
+    shares.Add(rows.back(), one, 5, results.back());
+  }
+  for (int i = 0; i < 5000; ++i) {
+    const RowRecord* found = shares.Find(rows[i], one, 5);
+    ASSERT_NE(found, nullptr) << i;
+    EXPECT_EQ(found->allocation(), results[i].allocation()) << i;
+  }
+  // Recording a row again replaces its result.
+  const RowRecord other("key7", OneCell("other"));
+  shares.Add(rows[7], one, 6, other);
+  EXPECT_EQ(shares.Find(rows[7], one, 5), nullptr);
+  EXPECT_EQ(shares.Find(rows[7], one, 6)->allocation(), other.allocation());
+}
+
 TEST(CompactionSharesTest, KeepsItsRowsAlive) {
   CompactionShares shares;
   const GcRule one = GcRule::MaxVersions(1);
