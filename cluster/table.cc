@@ -382,12 +382,13 @@ Status Table::ApplyToRow(std::string_view key,
   // What replicas of a local commit may take (see cluster/row_share.h).
   auto share_for = [&](const RowRecord& after, bool dirty) {
     RowShare made;
-    if (local && commit_hook_ && mutations.size() == 1) {
-      if (old != nullptr) made.before = old->Share();
-      made.after = after.Share();
-      made.dirty = dirty;
-      made.family_id = *FamilyIdOf(mutations[0]);
-    }
+    if (!local || !commit_hook_ || mutations.size() != 1) return made;
+    const std::optional<uint32_t> family_id = FamilyIdOf(mutations[0]);
+    if (!family_id) return made;  // validated writes name known families
+    if (old != nullptr) made.before = old->Share();
+    made.after = after.Share();
+    made.dirty = dirty;
+    made.family_id = *family_id;
     return made;
   };
   // Every mutation commits at commit.version. A tombstone covers only older

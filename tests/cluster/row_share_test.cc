@@ -161,6 +161,17 @@ class ReplicaTest : public ::testing::Test {
     return v;
   }
 
+  // Commits `m` on the origin and delivers it to `replica` with the
+  // origin's share, its result replaced by a marker row holding one cell
+  // "from the share". A share is trusted when it applies, so the marker
+  // shows whether the replica took it or applied `m` itself.
+  void DeliverMarked(Table& replica, const std::vector<Mutation>& m) {
+    const Version v = Commit(m);
+    RowShare share = last_share_;
+    share.after = RowRecord("k", OneCell("from the share"));
+    replica.ApplyReplicated("k", m, v, &share);
+  }
+
   std::vector<Cell> ReadK(const Table& table) {
     std::vector<Cell> out;
     sim::Rng rng(1);
@@ -191,13 +202,7 @@ TEST_F(ReplicaTest, OnlySingleMutationCommitsCarryAShare) {
 }
 
 TEST_F(ReplicaTest, AReplicaHoldingTheOriginsRowTakesTheOriginsResult) {
-  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
-  const Version v = Commit(m);
-  RowShare share = last_share_;
-  // A share is trusted when it applies: give it a result that differs from
-  // what applying `m` would give, to see which one the replica keeps.
-  share.after = RowRecord("k", OneCell("from the share"));
-  replica_.ApplyReplicated("k", m, v, &share);
+  DeliverMarked(replica_, {Set("cf", "q", 1000, "a")});
   ASSERT_EQ(ReadK(replica_).size(), 1u);
   EXPECT_EQ(ReadK(replica_)[0].value, "from the share");
 }
@@ -206,11 +211,7 @@ TEST_F(ReplicaTest, AReplicaWhoseRowDiffersAppliesTheMutationsItself) {
   // The replica already holds a cell the origin has not seen.
   const std::vector<Mutation> own = {Set("cf", "z", 5000, "replica's own")};
   replica_.ApplyReplicated("k", own, MakeVersion(kNowMicros, 2));
-  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
-  const Version v = Commit(m);
-  RowShare share = last_share_;
-  share.after = RowRecord("k", OneCell("from the share"));
-  replica_.ApplyReplicated("k", m, v, &share);
+  DeliverMarked(replica_, {Set("cf", "q", 1000, "a")});
   const std::vector<Cell> cells = ReadK(replica_);
   ASSERT_EQ(cells.size(), 2u);
   EXPECT_EQ(cells[0].value, "a");
@@ -222,11 +223,7 @@ TEST_F(ReplicaTest, DifferentFamilyIdsPreventTakingTheShare) {
   Table replica("t", {}, {});
   const FamilyModification mods[] = {CreateFamily("other"), CreateFamily("cf")};
   ASSERT_TRUE(replica.ModifyColumnFamilies(mods).ok());
-  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
-  const Version v = Commit(m);
-  RowShare share = last_share_;
-  share.after = RowRecord("k", OneCell("from the share"));
-  replica.ApplyReplicated("k", m, v, &share);
+  DeliverMarked(replica, {Set("cf", "q", 1000, "a")});
   const std::vector<Cell> cells = ReadK(replica);
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].family, "cf");
@@ -245,11 +242,7 @@ TEST_F(ReplicaTest, ARowDeletedOnTheReplicaDoesNotMatchTheOriginsRow) {
   replica_.Compact(kNowMicros + 2, MakeVersion(kNowMicros + 2, 0));
   EXPECT_TRUE(ReadK(replica_).empty());
   next_ = MakeVersion(kNowMicros + 10, 1);
-  const std::vector<Mutation> m = {Set("cf", "q", 2000, "b")};
-  const Version v = Commit(m);
-  RowShare share = last_share_;
-  share.after = RowRecord("k", OneCell("from the share"));
-  replica_.ApplyReplicated("k", m, v, &share);
+  DeliverMarked(replica_, {Set("cf", "q", 2000, "b")});
   const std::vector<Cell> cells = ReadK(replica_);
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].value, "b");
