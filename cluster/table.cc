@@ -529,24 +529,6 @@ Status Table::ApplyToRow(std::string_view key,
   return OkStatus();
 }
 
-std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
-  const std::string* name = nullptr;
-  if (const auto* set = std::get_if<SetCell>(&m)) name = &set->family;
-  if (const auto* col = std::get_if<DeleteFromColumn>(&m)) name = &col->family;
-  if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) name = &fam->family;
-  if (name == nullptr) return RowShare::kNoFamily;
-  const FamilyEntry* family = FindFamily(*name);
-  if (family == nullptr) return std::nullopt;
-  return family->id;
-}
-
-bool Table::CanTake(const RowShare& share, const RowRecord* row,
-                    std::span<const Mutation> mutations) const {
-  if (!share.valid() || mutations.size() != 1) return false;
-  if (FamilyIdOf(mutations[0]) != share.family_id) return false;
-  return row == nullptr ? !share.before.valid() : row->SameRow(share.before);
-}
-
 void Table::AfterWrite(size_t ti, std::string_view key,
                        std::span<const Mutation> mutations,
                        const CommitContext& commit, bool local,

@@ -2,6 +2,7 @@
 // clusters, versioned row-range drops, compaction and tablet merging. The
 // rest of Table is in table.cc.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,16 +31,9 @@ void Table::ApplyReplicated(std::string_view key,
   for (const RangeTombstone& r : range_tombstones_) {
     if (version < r.version && key.starts_with(r.prefix)) return;
   }
+  // A mutation applies unless it names a family this table lacks.
   auto applies = [this](const Mutation& m) {
-    const std::string* family = nullptr;
-    if (const auto* set = std::get_if<SetCell>(&m)) family = &set->family;
-    if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-      family = &col->family;
-    }
-    if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-      family = &fam->family;
-    }
-    return family == nullptr || HasFamily(*family);
+    return FamilyIdOf(m).has_value();
   };
   const int64_t micros = VersionMicros(version);
   const CommitContext commit{version, micros - micros % 1000};
@@ -56,6 +50,24 @@ void Table::ApplyReplicated(std::string_view key,
   }
   if (applicable.empty()) return;
   (void)ApplyToRow(key, applicable, commit, /*local=*/false);
+}
+
+std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
+  const std::string* name = nullptr;
+  if (const auto* set = std::get_if<SetCell>(&m)) name = &set->family;
+  if (const auto* col = std::get_if<DeleteFromColumn>(&m)) name = &col->family;
+  if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) name = &fam->family;
+  if (name == nullptr) return RowShare::kNoFamily;
+  const FamilyEntry* family = FindFamily(*name);
+  if (family == nullptr) return std::nullopt;
+  return family->id;
+}
+
+bool Table::CanTake(const RowShare& share, const RowRecord* row,
+                    std::span<const Mutation> mutations) const {
+  if (!share.valid() || mutations.size() != 1) return false;
+  if (FamilyIdOf(mutations[0]) != share.family_id) return false;
+  return row == nullptr ? !share.before.valid() : row->SameRow(share.before);
 }
 
 void Table::DropRowRangeAt(std::string_view prefix, Version version) {
