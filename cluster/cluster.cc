@@ -144,22 +144,35 @@ Status Cluster::ModifyColumnFamilies(std::string_view table,
   return OkStatus();
 }
 
-void Cluster::PrefetchReplicated(std::span<const CommitRecord* const> records) {
+void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
+                                   const std::function<void(size_t)>& applied) {
+  auto row_write_to = [&](size_t i, const std::string& table) {
+    return records[i]->kind == CommitRecord::Kind::kMutateRow &&
+           records[i]->table == table;
+  };
   size_t i = 0;
   while (i < records.size()) {
     const std::string& table_id = records[i]->table;
-    prefetch_keys_.clear();
-    for (; i < records.size() && records[i]->table == table_id; ++i) {
-      if (records[i]->kind == CommitRecord::Kind::kMutateRow) {
-        prefetch_keys_.push_back(records[i]->row_key);
-      }
-    }
     auto it = tables_.find(table_id);
-    if (it != tables_.end()) it->second->PrefetchRows(prefetch_keys_);
+    if (!row_write_to(i, table_id) || it == tables_.end()) {
+      ApplyReplicated(*records[i], Table::kNoProbe);
+      applied(i++);
+      continue;
+    }
+    size_t end = i;
+    prefetch_keys_.clear();
+    for (; end < records.size() && row_write_to(end, table_id); ++end) {
+      prefetch_keys_.push_back(records[end]->row_key);
+    }
+    it->second->PrefetchRows(prefetch_keys_);
+    for (size_t probe = 0; i < end; ++i, ++probe) {
+      ApplyReplicated(*records[i], probe);
+      applied(i);
+    }
   }
 }
 
-void Cluster::ApplyReplicated(const CommitRecord& record) {
+void Cluster::ApplyReplicated(const CommitRecord& record, size_t probe) {
   // Hybrid logical clock: a change seen from another cluster moves this
   // cluster's commit clock past it, so that a write made after reading it
   // wins over it even if that cluster's clock ran ahead.
@@ -172,7 +185,7 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
     case CommitRecord::Kind::kMutateRow:
       if (table)
         table->ApplyReplicated(record.row_key, record.mutations, record.version,
-                               &record.share);
+                               &record.share, probe);
       return;
     case CommitRecord::Kind::kDropRowRange:
       if (table) table->DropRowRangeAt(record.prefix, record.version);
@@ -313,8 +326,8 @@ Result<std::vector<Status>> Cluster::MutateRows(
   t->PrefetchRows(prefetch_keys_);
   std::vector<Status> out;
   out.reserve(rows.size());
-  for (const RowMutations& r : rows) {
-    out.push_back(t->MutateRow(r.key, r.mutations, commit));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out.push_back(t->MutateRow(rows[i].key, rows[i].mutations, commit, i));
   }
   return out;
 }

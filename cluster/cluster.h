@@ -85,10 +85,15 @@ class Cluster {
   void set_commit_observer(CommitObserver* observer) { observer_ = observer; }
   // Applies a record another cluster committed. Idempotent; never fails:
   // changes to a missing table or family are skipped.
-  void ApplyReplicated(const CommitRecord& record);
-  // Brings into cache what applying `records` (in this order) will search
-  // for; changes nothing. See Table::PrefetchRows.
-  void PrefetchReplicated(std::span<const CommitRecord* const> records);
+  void ApplyReplicated(const CommitRecord& record) {
+    ApplyReplicated(record, Table::kNoProbe);
+  }
+  // ApplyReplicated for each of `records` in order, calling `applied(i)`
+  // after records[i]. The rows of each run of row writes to one table are
+  // searched for together first (Table::PrefetchRows), so that their cache
+  // misses overlap. `applied` must not change this cluster.
+  void ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
+                            const std::function<void(size_t)>& applied);
   // Replaces every table with a deep copy of `source`'s (seeding a new
   // replica). Nothing is reported to the commit observer.
   void CopyDataFrom(const Cluster& source);
@@ -123,6 +128,8 @@ class Cluster {
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
   uint64_t tables_version_ = 0;
   std::vector<std::string_view> prefetch_keys_;  // scratch
+  // `probe`: see Table::PrefetchRows.
+  void ApplyReplicated(const CommitRecord& record, size_t probe);
   CommitObserver* observer_ = nullptr;
 };
 

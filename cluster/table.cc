@@ -369,10 +369,9 @@ Status ValidRowKey(std::string_view key) {
 Status Table::ApplyToRow(std::string_view key,
                          std::span<const Mutation> mutations,
                          const CommitContext& commit, bool local,
-                         const RowShare* share) {
-  const size_t ti = TabletIndex(key);
+                         const RowShare* share, size_t probe) {
+  const auto [ti, slot] = Locate(key, probe);
   Tablet& tablet = *tablets_[ti];
-  const Tablet::Slot slot = tablet.Seek(key);
   const RowRecord* old = tablet.At(slot);
   if (share != nullptr && CanTake(*share, old, mutations)) {
     tablet.Put(share->after.Share(), share->dirty, slot);
@@ -542,13 +541,14 @@ void Table::AfterWrite(size_t ti, std::string_view key,
 
 Status Table::MutateRow(std::string_view key,
                         std::span<const Mutation> mutations,
-                        const CommitContext& commit) {
+                        const CommitContext& commit, size_t probe) {
   BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
   if (mutations.empty()) {
     return InvalidArgument("mutations: at least one mutation is required");
   }
   BTSIM_RETURN_IF_ERROR(ValidateMutations(mutations));
-  return ApplyToRow(key, mutations, commit);
+  return ApplyToRow(key, mutations, commit, /*local=*/true,
+                    /*share=*/nullptr, probe);
 }
 
 Result<bool> Table::CheckAndMutateRow(std::string_view key,

@@ -118,9 +118,10 @@ class Table {
   // INVALID_ARGUMENT / NOT_FOUND when a mutation is invalid, naming
   // `mutations[i]`; then nothing changes.
   Status ValidateMutations(std::span<const Mutation> mutations) const;
-  // Applies mutations atomically (validates first).
+  // Applies mutations atomically (validates first). `probe`: the index of
+  // `key` among the keys of the last PrefetchRows call, or kNoProbe.
   Status MutateRow(std::string_view key, std::span<const Mutation> mutations,
-                   const CommitContext& commit);
+                   const CommitContext& commit, size_t probe = kNoProbe);
   // Evaluates `predicate` (null: "row has any cell") on the row, then applies
   // the matching list. Returns whether the predicate matched.
   Result<bool> CheckAndMutateRow(std::string_view key, const Filter* predicate,
@@ -149,17 +150,24 @@ class Table {
   // nothing is reported to the commit hook. Changes older than a replicated
   // DropRowRange covering the row are ignored. With the origin's `share`
   // (may be null) the row becomes the origin's when the share applies here.
+  // `probe` as for MutateRow.
   void ApplyReplicated(std::string_view key,
                        std::span<const Mutation> mutations, Version version,
-                       const RowShare* share = nullptr);
+                       const RowShare* share = nullptr,
+                       size_t probe = kNoProbe);
   // DropRowRange committed at `version` (locally or elsewhere): removes the
   // cells older than `version` in the range now, and remembers the range so
   // that older changes arriving later are ignored (until compaction passes
   // the horizon).
   void DropRowRangeAt(std::string_view prefix, Version version);
   // Brings into cache what searching for each of `keys` reads (see
-  // Tablet::Probe): call before applying a batch of writes. Changes no row;
-  // not const (it uses scratch space), so call it where writes are allowed.
+  // Tablet::Probe), and remembers where each key was found: call before
+  // applying a batch of writes, passing each write its key's index as
+  // `probe`. A write uses what was found only after checking it against the
+  // rows, so a probe made stale by earlier writes (or a wrong index) costs a
+  // search, never a wrong result. Changes no row; not const (it uses
+  // scratch space), so call it where writes are allowed.
+  static constexpr size_t kNoProbe = static_cast<size_t>(-1);
   void PrefetchRows(std::span<const std::string_view> keys);
 
   // ---- Reads ----
@@ -202,10 +210,14 @@ class Table {
                  std::vector<CellView>* out) const;
   // `local`: enforce the row size limit and report to the commit hook.
   // `share` (replicated writes; may be null): the origin's result, taken
-  // when CanTake.
+  // when CanTake. `probe`: see PrefetchRows.
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
                     const CommitContext& commit, bool local = true,
-                    const RowShare* share = nullptr);
+                    const RowShare* share = nullptr, size_t probe = kNoProbe);
+  // The tablet holding (or to hold) `key` and the key's slot in it, from
+  // probes_[probe] when that is still exact.
+  std::pair<size_t, Tablet::Slot> Locate(std::string_view key,
+                                         size_t probe) const;
   // The id of the family `m` names (RowShare::kNoFamily when it names none);
   // nullopt when this table lacks it.
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
@@ -251,8 +263,13 @@ class Table {
     Version version;
   };
   std::vector<RangeTombstone> range_tombstones_;
-  // Scratch for PrefetchRows.
-  std::vector<std::pair<const Tablet*, Tablet::Probe>> probes_;
+  // What PrefetchRows found: tablets_[index] held `tablet`.
+  struct RowProbe {
+    const Tablet* tablet = nullptr;
+    size_t index = 0;
+    Tablet::Probe probe;
+  };
+  std::vector<RowProbe> probes_;
 };
 
 }  // namespace btsim::cluster

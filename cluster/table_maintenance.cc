@@ -14,20 +14,38 @@ namespace btsim::cluster {
 void Table::PrefetchRows(std::span<const std::string_view> keys) {
   probes_.clear();
   for (std::string_view key : keys) {
-    const Tablet* tablet = tablets_[TabletIndex(key)].get();
-    probes_.emplace_back(tablet, tablet->ProbeChunk(key));
+    const size_t ti = TabletIndex(key);
+    const Tablet* tablet = tablets_[ti].get();
+    probes_.push_back(RowProbe{tablet, ti, tablet->ProbeChunk(key)});
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    probes_[i].first->ProbeHeads(keys[i], probes_[i].second);
+    probes_[i].tablet->ProbeHeads(keys[i], probes_[i].probe);
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    probes_[i].first->ProbeRow(keys[i], probes_[i].second);
+    probes_[i].tablet->ProbeRow(keys[i], &probes_[i].probe);
   }
+}
+
+std::pair<size_t, Tablet::Slot> Table::Locate(std::string_view key,
+                                              size_t probe) const {
+  if (probe < probes_.size()) {
+    // Compared as a pointer before it is followed: the tablet may be gone.
+    const RowProbe& p = probes_[probe];
+    if (p.index < tablets_.size() && tablets_[p.index].get() == p.tablet) {
+      if (std::optional<Tablet::Slot> slot =
+              p.tablet->SeekProbed(key, p.probe)) {
+        return {p.index, *slot};
+      }
+    }
+  }
+  const size_t ti = TabletIndex(key);
+  return {ti, tablets_[ti]->Seek(key)};
 }
 
 void Table::ApplyReplicated(std::string_view key,
                             std::span<const Mutation> mutations,
-                            Version version, const RowShare* share) {
+                            Version version, const RowShare* share,
+                            size_t probe) {
   for (const RangeTombstone& r : range_tombstones_) {
     if (version < r.version && key.starts_with(r.prefix)) return;
   }
@@ -40,7 +58,7 @@ void Table::ApplyReplicated(std::string_view key,
   // Usually every mutation applies: then no copy is made.
   if (std::all_of(mutations.begin(), mutations.end(), applies)) {
     if (!mutations.empty()) {
-      (void)ApplyToRow(key, mutations, commit, /*local=*/false, share);
+      (void)ApplyToRow(key, mutations, commit, /*local=*/false, share, probe);
     }
     return;
   }
@@ -49,7 +67,8 @@ void Table::ApplyReplicated(std::string_view key,
     if (applies(m)) applicable.push_back(m);
   }
   if (applicable.empty()) return;
-  (void)ApplyToRow(key, applicable, commit, /*local=*/false);
+  (void)ApplyToRow(key, applicable, commit, /*local=*/false,
+                   /*share=*/nullptr, probe);
 }
 
 std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {

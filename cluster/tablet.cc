@@ -82,6 +82,15 @@ struct Tablet::Chunk {
     return KeyHead(key, prefix.size());
   }
 
+  // Whether rows[i] sorts before `key`. Requires i < size. Reads the row
+  // only when the heads do not decide.
+  bool Before(size_t i, std::string_view key) const {
+    if (const std::optional<uint64_t> head = HeadOf(key)) {
+      if (heads[i] != *head) return heads[i] < *head;
+    }
+    return rows[i].key() < key;
+  }
+
   // Index of the first row with key >= key (`upper` false) or > key.
   size_t Bound(std::string_view key, bool upper) const {
     const std::string_view key_prefix = key.substr(0, prefix.size());
@@ -175,12 +184,13 @@ Tablet::Slot Tablet::Seek(std::string_view key) const {
 
 Tablet::Probe Tablet::ProbeChunk(std::string_view key) const {
   if (chunks_.empty()) return Probe{};
-  const Chunk* chunk = chunks_[ChunkFor(key)].get();
+  const size_t c = ChunkFor(key);
+  const Chunk* chunk = chunks_[c].get();
   // The size, the prefix and the summary: three cache lines.
   __builtin_prefetch(chunk);
   __builtin_prefetch(&chunk->summary[0]);
   __builtin_prefetch(&chunk->summary[Chunk::kSummary - 1]);
-  return Probe{chunk};
+  return Probe{chunk, c, 0};
 }
 
 void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
@@ -197,10 +207,40 @@ void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
   __builtin_prefetch(&probe.chunk->rows[last]);
 }
 
-void Tablet::ProbeRow(std::string_view key, const Probe& probe) const {
-  if (probe.chunk == nullptr) return;
-  const size_t i = probe.chunk->Bound(key, /*upper=*/false);
-  if (i < probe.chunk->size) probe.chunk->rows[i].Prefetch();
+void Tablet::ProbeRow(std::string_view key, Probe* probe) const {
+  if (probe->chunk == nullptr) return;
+  const size_t i = probe->chunk->Bound(key, /*upper=*/false);
+  probe->offset = i;
+  if (i < probe->chunk->size) probe->chunk->rows[i].Prefetch();
+}
+
+std::optional<Tablet::Slot> Tablet::SeekProbed(std::string_view key,
+                                               const Probe& probe) const {
+  // Compared as a pointer before it is followed: the probe's chunk may be
+  // gone.
+  const size_t c = probe.index;
+  if (probe.chunk == nullptr || c >= chunks_.size() ||
+      chunks_[c].get() != probe.chunk) {
+    return std::nullopt;
+  }
+  const Chunk& chunk = *probe.chunk;
+  const size_t i = probe.offset;
+  if (i > chunk.size) return std::nullopt;
+  // Keys are unique: the key at rows[i] is the key's row.
+  if (i < chunk.size) {
+    const std::string_view at = chunk.rows[i].key();
+    if (at == key) return Slot{c, i, true};
+    if (at < key) return std::nullopt;
+  } else if (c + 1 < chunks_.size() ? !(key < first_key_[c + 1])
+                                    : !(end_.empty() || key < end_)) {
+    return std::nullopt;  // it goes after this chunk
+  }
+  // Absent: it goes at i when the row before sorts before it (in this
+  // chunk, or, at the tablet's first position, when the tablet covers it).
+  if (i > 0 ? !chunk.Before(i - 1, key) : c > 0 || key < start_) {
+    return std::nullopt;
+  }
+  return Slot{c, i, false};
 }
 
 const RowRecord* Tablet::Find(std::string_view key) const {

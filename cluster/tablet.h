@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,16 +83,25 @@ class Tablet {
 
   // Batched prefetching, for a caller about to Seek many keys (a
   // replication batch): it calls ProbeChunk for every key, then ProbeHeads
-  // for every probe, then ProbeRow for every probe, and only then searches.
-  // Each step touches only memory the previous one requested, so the cache
-  // misses of different keys overlap instead of following one another.
-  // Changes nothing; a probe is valid until the tablet changes.
+  // for every probe, then ProbeRow for every probe, and only then searches
+  // (SeekProbed). Each step touches only memory the previous one requested,
+  // so the cache misses of different keys overlap instead of following one
+  // another. Changes nothing.
   struct Probe {
     const Chunk* chunk = nullptr;  // null: empty tablet
+    size_t index = 0;              // chunks_[index] held `chunk`
+    size_t offset = 0;  // ProbeRow: the key's lower bound in the chunk
   };
   Probe ProbeChunk(std::string_view key) const;
   void ProbeHeads(std::string_view key, const Probe& probe) const;
-  void ProbeRow(std::string_view key, const Probe& probe) const;
+  void ProbeRow(std::string_view key, Probe* probe) const;
+  // Seek(key) from a probe ProbeRow made (usually for `key`, but any key
+  // will do) possibly before later changes to this tablet: the slot when
+  // the probe still gives it (checked against the rows and the tablet's
+  // bounds, never trusted), nullopt when it does not. A slot returned here
+  // also means that this tablet covers `key`; after nullopt, it may not.
+  std::optional<Slot> SeekProbed(std::string_view key,
+                                 const Probe& probe) const;
 
   // Marks the row at `slot` (found; nothing while all_dirty()).
   void Mark(const Slot& slot);

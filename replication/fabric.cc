@@ -348,16 +348,14 @@ void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
     for (uint64_t position = applied + 1; position <= last; ++position) {
       prefetch_records_.push_back(&from->log.At(position).record);
     }
-    m->cluster->PrefetchReplicated(prefetch_records_);
-    for (uint64_t position = applied + 1; position <= last; ++position) {
-      const LogEntry& e = from->log.At(position);
-      m->cluster->ApplyReplicated(e.record);
-      applied = position;
+    const uint64_t first = applied + 1;
+    m->cluster->ApplyReplicatedBatch(prefetch_records_, [&](size_t i) {
+      applied = first + i;
       if (apply_hook_) {
-        apply_hook_(AppliedInfo{from->spec.id, m->spec.id, position, e.record,
-                                scheduler_.Now()});
+        apply_hook_(AppliedInfo{from->spec.id, m->spec.id, applied,
+                                *prefetch_records_[i], scheduler_.Now()});
       }
-    }
+    });
   }
   const uint64_t ack = applied;
   std::weak_ptr<bool> alive = alive_;

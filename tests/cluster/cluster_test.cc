@@ -1337,14 +1337,15 @@ TEST(MutationListTest, RowCommitRecordsCarryResolvedMutations) {
   // Applied elsewhere, they give the same row contents.
   Cluster peer(clock, sim::Rng(2), ClusterOptions{.origin = 1, .table = {}});
   ASSERT_TRUE(peer.CreateTable("t", families, {}).ok());
-  // Prefetched first, as a replication batch is, with a record of a table
-  // the peer lacks in between: that changes nothing.
+  // As one batch, with a record of a table the peer lacks in between: that
+  // changes nothing.
   CommitRecord elsewhere = outbox.records[0];
   elsewhere.table = "absent";
   const std::vector<const CommitRecord*> batch = {
       &outbox.records[0], &elsewhere, &outbox.records[1]};
-  peer.PrefetchReplicated(batch);
-  for (const CommitRecord& r : outbox.records) peer.ApplyReplicated(r);
+  std::vector<size_t> applied;
+  peer.ApplyReplicatedBatch(batch, [&](size_t i) { applied.push_back(i); });
+  EXPECT_EQ(applied, (std::vector<size_t>{0, 1, 2}));
   sim::Fingerprint a, b;
   c.AddContents(&a);
   peer.AddContents(&b);

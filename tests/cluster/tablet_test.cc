@@ -1,6 +1,7 @@
 #include "cluster/tablet.h"
 
 #include <iterator>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -89,7 +90,7 @@ TEST(TabletTest,
         probes.push_back(tablet.ProbeChunk(batch.back()));
       }
       for (int k = 0; k < 50; ++k) tablet.ProbeHeads(batch[k], probes[k]);
-      for (int k = 0; k < 50; ++k) tablet.ProbeRow(batch[k], probes[k]);
+      for (int k = 0; k < 50; ++k) tablet.ProbeRow(batch[k], &probes[k]);
     }
     const std::string& key = batch[probe % 50];
     const auto it = expected.lower_bound(key);
@@ -110,7 +111,7 @@ TEST(TabletTest, ProbingAnEmptyTabletFindsNoChunk) {
   Tablet::Probe probe = tablet.ProbeChunk("k");
   EXPECT_EQ(probe.chunk, nullptr);
   tablet.ProbeHeads("k", probe);
-  tablet.ProbeRow("k", probe);
+  tablet.ProbeRow("k", &probe);
   EXPECT_EQ(tablet.size(), 0u);
 }
 
@@ -295,6 +296,156 @@ TEST(TabletTest, RewriteBySlotKeepsOtherSlotsValid) {
   EXPECT_EQ(tablet.size(), 299u);
   EXPECT_EQ(tablet.bytes(), bytes - static_cast<int64_t>(Row(Key(1)).bytes()));
   EXPECT_EQ(tablet.Find(Key(1)), nullptr);
+}
+
+// Probes a batch of keys in stages, as Table::PrefetchRows does.
+std::vector<Tablet::Probe> ProbeAll(const Tablet& tablet,
+                                    const std::vector<std::string>& keys) {
+  std::vector<Tablet::Probe> probes;
+  for (const std::string& k : keys) probes.push_back(tablet.ProbeChunk(k));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    tablet.ProbeHeads(keys[i], probes[i]);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    tablet.ProbeRow(keys[i], &probes[i]);
+  }
+  return probes;
+}
+
+TEST(TabletTest, AFreshProbeGivesTheSlotSeekGives) {
+  Tablet tablet("", "", false);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 5;
+  for (int i = 0; i < n; ++i) tablet.Put(Row("k" + Key(2 * i)));
+  // Present keys, absent ones between, before and after every row.
+  std::vector<std::string> keys = {"a", "k", "z"};
+  for (int i = 0; i < n; i += 37) {
+    keys.push_back("k" + Key(2 * i));
+    keys.push_back("k" + Key(2 * i + 1));
+  }
+  const std::vector<Tablet::Probe> probes = ProbeAll(tablet, keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::optional<Tablet::Slot> slot =
+        tablet.SeekProbed(keys[i], probes[i]);
+    ASSERT_TRUE(slot.has_value()) << keys[i];
+    const Tablet::Slot seek = tablet.Seek(keys[i]);
+    EXPECT_EQ(slot->chunk, seek.chunk) << keys[i];
+    EXPECT_EQ(slot->offset, seek.offset) << keys[i];
+    EXPECT_EQ(slot->found, seek.found) << keys[i];
+  }
+}
+
+TEST(TabletTest, AProbeMadeStaleByAnInsertBeforeItIsRefused) {
+  Tablet tablet("", "", false);
+  for (int i = 0; i < 10; ++i) tablet.Put(Row("k" + Key(2 * i)));
+  const std::vector<std::string> keys = {"k" + Key(10), "k" + Key(11)};
+  const std::vector<Tablet::Probe> probes = ProbeAll(tablet, keys);
+  tablet.Put(Row("k" + Key(3)));  // shifts both keys' slots by one
+  EXPECT_FALSE(tablet.SeekProbed(keys[0], probes[0]).has_value());
+  EXPECT_FALSE(tablet.SeekProbed(keys[1], probes[1]).has_value());
+  // An empty tablet's probe is always refused.
+  Tablet empty("", "", false);
+  EXPECT_FALSE(empty.SeekProbed("k", empty.ProbeChunk("k")).has_value());
+}
+
+TEST(TabletTest, AProbePastASplitIsRefused) {
+  // After SplitAt the tablet keeps [start, at): a key now past its end must
+  // not get a slot here, even where its probe's chunk survived.
+  Tablet tablet("", "", false);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 4;
+  for (int i = 0; i < n; ++i) tablet.Put(Row("k" + Key(2 * i)));
+  std::vector<std::string> keys;
+  for (int i = 0; i < n; i += 5) {
+    keys.push_back("k" + Key(2 * i));
+    keys.push_back("k" + Key(2 * i + 1));
+  }
+  keys.push_back("z");
+  const std::vector<Tablet::Probe> probes = ProbeAll(tablet, keys);
+  Tablet right = tablet.SplitAt(tablet.size() / 2);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::optional<Tablet::Slot> slot =
+        tablet.SeekProbed(keys[i], probes[i]);
+    if (!tablet.Covers(keys[i])) {
+      EXPECT_FALSE(slot.has_value()) << keys[i];
+    } else if (slot) {
+      const Tablet::Slot seek = tablet.Seek(keys[i]);
+      EXPECT_EQ(slot->chunk, seek.chunk) << keys[i];
+      EXPECT_EQ(slot->offset, seek.offset) << keys[i];
+      EXPECT_EQ(slot->found, seek.found) << keys[i];
+    }
+  }
+  EXPECT_FALSE(tablet.SeekProbed("z", probes.back()).has_value());
+}
+
+TEST(TabletTest, ProbesUsedAfterRandomChangesGiveSeeksSlotOrNothing) {
+  // Probes of a batch, then the batch's own writes (inserts that shift
+  // slots and split chunks, erases), as a replication batch applies them:
+  // every probe used must give exactly Seek's slot.
+  std::mt19937_64 gen(11);
+  auto random_key = [&] { return "k" + Key(static_cast<int>(gen() % 20000)); };
+  Tablet tablet("k", "l", false);
+  for (int i = 0; i < 3000; ++i) tablet.Put(Row(random_key()));
+  size_t used = 0, refused = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> keys;
+    for (int k = 0; k < 50; ++k) keys.push_back(random_key());
+    const std::vector<Tablet::Probe> probes = ProbeAll(tablet, keys);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const std::optional<Tablet::Slot> slot =
+          tablet.SeekProbed(keys[i], probes[i]);
+      const Tablet::Slot seek = tablet.Seek(keys[i]);
+      if (slot) {
+        ++used;
+        ASSERT_EQ(slot->chunk, seek.chunk) << keys[i];
+        ASSERT_EQ(slot->offset, seek.offset) << keys[i];
+        ASSERT_EQ(slot->found, seek.found) << keys[i];
+      } else {
+        ++refused;
+      }
+      if (gen() % 10 == 0) {
+        tablet.Erase(keys[i]);
+      } else {
+        tablet.Put(Row(keys[i]), /*dirty=*/true, seek);
+      }
+    }
+  }
+  // Both outcomes are common here: one tablet takes every write, so each
+  // chunk split moves the later chunks of every probe after it.
+  EXPECT_GT(used, 1000u);
+  EXPECT_GT(refused, 1000u);
+}
+
+TEST(TabletTest, AProbeMadeForAnotherKeyNeverGivesAWrongSlot) {
+  // Table::PrefetchRows' callers may pass a wrong probe: it must give
+  // Seek's slot or nothing, also for keys outside the tablet.
+  Tablet tablet("f", "p", false);
+  for (int i = 0; i < 400; ++i) tablet.Put(Row("h" + Key(3 * i)));
+  // Past the last row, before the first: slots at the tablet's ends.
+  const std::vector<std::string> edges = {"o", "g"};
+  const std::vector<Tablet::Probe> edge_probes = ProbeAll(tablet, edges);
+  EXPECT_FALSE(tablet.SeekProbed("x", edge_probes[0]).has_value());
+  EXPECT_FALSE(tablet.SeekProbed("a", edge_probes[1]).has_value());
+  std::mt19937_64 gen(5);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) {
+    const char first = static_cast<char>('a' + gen() % 26);
+    keys.push_back(first + Key(static_cast<int>(gen() % 1500)));
+    if (i % 3 == 0) keys.back() = "h" + Key(static_cast<int>(gen() % 1200));
+  }
+  const std::vector<Tablet::Probe> probes = ProbeAll(tablet, keys);
+  size_t used = 0;
+  for (const std::string& key : keys) {
+    for (const Tablet::Probe& probe : probes) {
+      const std::optional<Tablet::Slot> slot = tablet.SeekProbed(key, probe);
+      if (!slot) continue;
+      ++used;
+      ASSERT_TRUE(tablet.Covers(key)) << key;
+      const Tablet::Slot seek = tablet.Seek(key);
+      ASSERT_EQ(slot->chunk, seek.chunk) << key;
+      ASSERT_EQ(slot->offset, seek.offset) << key;
+      ASSERT_EQ(slot->found, seek.found) << key;
+    }
+  }
+  EXPECT_GT(used, keys.size());
 }
 
 }  // namespace
