@@ -155,20 +155,30 @@ int NodeModel::LeastLoadedNode(const std::vector<int64_t>& work,
 }
 
 NodeModel::TabletState& NodeModel::Assign(sim::Nanos now, uint64_t tablet_id) {
+  auto& [recent_id, recent] = recent_.For(tablet_id);
+  if (recent != nullptr && recent_id == tablet_id) return *recent;
   auto it = tablets_.find(tablet_id);
-  if (it != tablets_.end()) return it->second;
-  const int node = LeastLoadedNode(NodeWork(BucketOf(now)), NodeTabletCounts());
-  TabletState& t = tablets_[tablet_id];
-  t.node = node;
-  last_bucket_ = std::max(last_bucket_, BucketOf(now));
-  return t;
+  if (it == tablets_.end()) {
+    const int node =
+        LeastLoadedNode(NodeWork(BucketOf(now)), NodeTabletCounts());
+    it = tablets_.try_emplace(tablet_id).first;
+    it->second.node = node;
+    last_bucket_ = std::max(last_bucket_, BucketOf(now));
+  }
+  recent_id = tablet_id;
+  recent = &it->second;
+  return it->second;
 }
 
 int NodeModel::AddTablet(sim::Nanos now, uint64_t tablet_id) {
   return Assign(now, tablet_id).node;
 }
 
-void NodeModel::RemoveTablet(uint64_t tablet_id) { tablets_.erase(tablet_id); }
+void NodeModel::RemoveTablet(uint64_t tablet_id) {
+  auto& [recent_id, recent] = recent_.For(tablet_id);
+  if (recent_id == tablet_id) recent = nullptr;
+  tablets_.erase(tablet_id);
+}
 
 int NodeModel::NodeOf(uint64_t tablet_id) const {
   auto it = tablets_.find(tablet_id);

@@ -171,6 +171,23 @@ class NodeModel {
   int64_t denominator_;  // sub-nanosecond units per nanosecond
   std::vector<NodeState> nodes_;
   std::map<uint64_t, TabletState> tablets_;
+  // A direct-mapped cache of tablets_ for Assign (map nodes never move);
+  // RemoveTablet clears an entry it removes, and a copied or moved model
+  // starts with it empty (its pointers are the source's).
+  struct Recent {
+    static constexpr size_t kSize = 256;
+    std::array<std::pair<uint64_t, TabletState*>, kSize> entries{};
+    Recent() = default;
+    Recent(const Recent&) {}
+    Recent& operator=(const Recent&) {
+      entries = {};
+      return *this;
+    }
+    std::pair<uint64_t, TabletState*>& For(uint64_t id) {
+      return entries[id % kSize];
+    }
+  };
+  Recent recent_;
   // The latest bucket seen by Submit, AddTablet or Rebalance (SetNodes has no
   // `now` of its own).
   int64_t last_bucket_ = std::numeric_limits<int64_t>::min() / 2;

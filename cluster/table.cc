@@ -532,6 +532,7 @@ void Table::AfterWrite(size_t ti, std::string_view key,
                        std::span<const Mutation> mutations,
                        const CommitContext& commit, bool local,
                        RowShare share) {
+  written_tablet_ = ti;
   MaybeSplit(ti);
   if (local && commit_hook_) {
     commit_hook_(key, mutations, commit.server_time_micros, commit.version,
@@ -853,6 +854,10 @@ const Tablet& Table::TabletFor(std::string_view key) const {
 }
 
 const std::string& Table::TabletStartOf(std::string_view key) const {
+  if (written_tablet_ < tablets_.size()) {
+    const Tablet& written = *tablets_[written_tablet_];
+    if (written.Covers(key)) return written.start();
+  }
   return TabletFor(key).start();
 }
 

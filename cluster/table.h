@@ -270,6 +270,9 @@ class Table {
     Tablet::Probe probe;
   };
   std::vector<RowProbe> probes_;
+  // The tablet of the last write: a hint for TabletStartOf (the node model
+  // charges each write right after it).
+  size_t written_tablet_ = 0;
 };
 
 }  // namespace btsim::cluster

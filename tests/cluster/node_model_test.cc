@@ -238,6 +238,34 @@ TEST(NodeModelTest, NewTabletsGoToTheLeastLoadedNode) {
   EXPECT_EQ(m.AddTablet(Nanos(0), 40), 1);
 }
 
+TEST(NodeModelTest, TabletsSharingACacheEntryRemovedOrCopiedKeepTheirOwnLoad) {
+  NodeModel m(StorageType::kSsd, 2);
+  // 1 and 257 share an entry of the model's lookup cache.
+  m.Submit(Nanos(0), 1, OpKind::kRead, 1'000);
+  m.Submit(Nanos(0), 257, OpKind::kRead, 3'000);
+  m.Submit(Nanos(0), 1, OpKind::kRead, 1'000);
+  auto load_of = [](const NodeModel& model, uint64_t id) {
+    for (const auto& [tablet, load] : model.TabletLoads(Nanos(0))) {
+      if (tablet == id) return load;
+    }
+    return -1.0;
+  };
+  const double one = load_of(m, 1), other = load_of(m, 257);
+  EXPECT_GT(one, 0);
+  EXPECT_DOUBLE_EQ(other, 1.5 * one);
+  // A copy charges its own tablets, not the original's.
+  NodeModel copy = m;
+  copy.Submit(Nanos(0), 1, OpKind::kRead, 2'000);
+  EXPECT_DOUBLE_EQ(load_of(m, 1), one);
+  EXPECT_DOUBLE_EQ(load_of(copy, 1), 2 * one);
+  // A removed tablet that comes back starts with no load.
+  m.RemoveTablet(1);
+  EXPECT_EQ(load_of(m, 1), -1.0);
+  m.Submit(Nanos(0), 1, OpKind::kRead, 500);
+  EXPECT_DOUBLE_EQ(load_of(m, 1), one / 4);
+  EXPECT_DOUBLE_EQ(load_of(m, 257), other);
+}
+
 TEST(NodeModelTest, ShrinkingReassignsRemovedNodesTabletsDeterministically) {
   auto run = [] {
     NodeModel m(StorageType::kSsd, 4);

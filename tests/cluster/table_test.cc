@@ -769,6 +769,27 @@ TEST_F(PresplitTableTest, TabletStartOfNamesTheTabletHoldingTheKey) {
   EXPECT_LE(upper, "n" + Key(19));
 }
 
+TEST_F(PresplitTableTest, TabletStartOfIsExactWhateverTabletWasWrittenLast) {
+  // TabletStartOf tries the last written tablet first: after writes to
+  // every tablet (splitting some), every key must still get its own.
+  std::vector<std::string> keys = {"", "a", "czzz", "d", "e", "m", "s", "t"};
+  for (int i = 0; i < 40; ++i) keys.push_back("n" + Key(i));
+  for (int i = 0; i < 40; ++i) {
+    // Every key but "" (not a valid row key).
+    Put(keys[1 + static_cast<size_t>(i * 7) % (keys.size() - 1)]);
+    // The tablets' starts: "" and every tablet's end but the last's.
+    std::vector<std::string> starts = {""};
+    for (const KeySample& s : table_.SampleRowKeys()) {
+      if (!s.row_key.empty()) starts.push_back(s.row_key);
+    }
+    for (const std::string& key : keys) {
+      const auto after = std::upper_bound(starts.begin(), starts.end(), key);
+      EXPECT_EQ(table_.TabletStartOf(key), *std::prev(after)) << key;
+    }
+  }
+  EXPECT_GT(table_.Stats().tablets, 4);
+}
+
 TEST_F(PresplitTableTest, ReadsStartingOrEndingOnSplitKeys) {
   for (const char* k : {"a", "d", "da", "l", "m", "s", "t", "z"}) Put(k);
   RowSet set;
