@@ -49,6 +49,19 @@ void CompactionShares::Add(const RowRecord& row, const GcRule& rule,
   slot.now_micros = now_micros;
 }
 
+void CompactionShares::Clear() {
+  if (used_ == 0) return;
+  // The size Grow reaches for used_ results.
+  size_t wanted = 1024;
+  while (used_ * 2 > wanted) wanted *= 2;
+  if (slots_.size() > 2 * wanted) {
+    slots_ = std::vector<Slot>(wanted);
+  } else {
+    for (Slot& slot : slots_) slot = Slot();
+  }
+  used_ = 0;
+}
+
 void CompactionShares::Grow() {
   std::vector<Slot> old = std::move(slots_);
   slots_ = std::vector<Slot>(old.empty() ? 1024 : old.size() * 2);

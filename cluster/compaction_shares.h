@@ -9,8 +9,9 @@
 // one column and no tombstone (Table::CompactRow), nearly every compaction
 // of a replicated write.
 //
-// Lives for one round (ReplicationFabric::CompactAll). The GC rules it
-// points to must not change while it lives. Not thread-safe.
+// Holds one round's results (ReplicationFabric::CompactAll), then Clear()
+// readies it for the next. The GC rules it points to must not change during
+// a round. Not thread-safe.
 #ifndef BTSIM_CLUSTER_COMPACTION_SHARES_H_
 #define BTSIM_CLUSTER_COMPACTION_SHARES_H_
 
@@ -33,6 +34,10 @@ class CompactionShares {
   // gives. Only rows that other records share are worth recording.
   void Add(const RowRecord& row, const GcRule& rule, int64_t now_micros,
            const RowRecord& result);
+  // Forgets every result, dropping its references (a row's allocation, the
+  // key, may then be reused), and keeps room for about as many results as
+  // this round had: the next round reuses memory already touched.
+  void Clear();
 
  private:
   // An open-addressing table keyed by the row's allocation (linear

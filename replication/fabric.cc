@@ -478,10 +478,10 @@ Version ReplicationFabric::SafeHorizon(const Member& member) const {
 }
 
 void ReplicationFabric::CompactAll() {
-  cluster::CompactionShares shares;
   for (auto& [origin, m] : members_) {
-    m->cluster->Compact(SafeHorizon(*m), &shares);
+    m->cluster->Compact(SafeHorizon(*m), &compaction_shares_);
   }
+  compaction_shares_.Clear();
 }
 
 void ReplicationFabric::AddContents(sim::Fingerprint* out) const {

@@ -31,6 +31,7 @@
 #include "base/result.h"
 #include "cluster/cluster.h"
 #include "cluster/commit_record.h"
+#include "cluster/compaction_shares.h"
 #include "cluster/version.h"
 #include "replication/log.h"
 #include "sim/scheduler.h"
@@ -163,6 +164,8 @@ class ReplicationFabric {
   std::map<uint32_t, std::unique_ptr<Member>> members_;  // by origin
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
   std::vector<const cluster::CommitRecord*> prefetch_records_;  // scratch
+  // CompactAll's, empty between rounds (kept for its memory).
+  cluster::CompactionShares compaction_shares_;
   ApplyHook apply_hook_;
 };
 

@@ -140,6 +140,37 @@ TEST(CompactionSharesTest, KeepsItsRowsAlive) {
   EXPECT_NE(other.allocation(), address);
 }
 
+TEST(CompactionSharesTest, ClearForgetsEveryResultAndDropsItsReferences) {
+  CompactionShares shares;
+  const GcRule one = GcRule::MaxVersions(1);
+  std::vector<RowRecord> rows;
+  for (int i = 0; i < 5000; ++i) {
+    rows.emplace_back("key" + std::to_string(i), TwoCells());
+    shares.Add(rows.back(), one, 5, RowRecord("key", OneCell("new")));
+    ASSERT_TRUE(rows.back().shared());
+  }
+  shares.Clear();
+  for (const RowRecord& row : rows) {
+    EXPECT_FALSE(row.shared());  // only the holder's reference is left
+    EXPECT_EQ(shares.Find(row, one, 5), nullptr);
+  }
+  // The next rounds, smaller (the table shrinks) and empty, work alike.
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 10; ++i) {
+      shares.Add(rows[i], one, 6 + round, rows[i + 1]);
+    }
+    for (int i = 0; i < 10; ++i) {
+      const RowRecord* found = shares.Find(rows[i], one, 6 + round);
+      ASSERT_NE(found, nullptr);
+      EXPECT_EQ(found->allocation(), rows[i + 1].allocation());
+    }
+    EXPECT_EQ(shares.Find(rows[20], one, 6 + round), nullptr);
+    shares.Clear();
+    shares.Clear();
+    EXPECT_FALSE(rows[0].shared());
+  }
+}
+
 // An origin table whose commit hook keeps the last share, and a replica.
 class ReplicaTest : public ::testing::Test {
  protected:
