@@ -75,6 +75,17 @@ class TableTest : public ::testing::Test {
     return out;
   }
 
+  // Every row of `table`, in order.
+  std::vector<Row> Contents(const Table& table) {
+    std::vector<Row> out;
+    table.Read(ReadOptions{}, rng_,
+               [&](std::string_view key, std::span<const CellView> cells) {
+                 out.push_back(test_util::CopyRow(key, cells));
+                 return true;
+               });
+    return out;
+  }
+
   std::vector<Cell> ReadRow(std::string_view key) {
     RowSet set;
     set.AddKey(std::string(key));
@@ -512,15 +523,6 @@ TEST_F(TableTest, CompactingCandidatesMatchesCompactingEveryRow) {
   const FamilyModification mods[] = {
       CreateFamily("cf", GcRule::MaxVersions(2))};
   ASSERT_TRUE(table.ModifyColumnFamilies(mods).ok());
-  auto read_all = [this](const Table& t) {
-    std::vector<Row> out;
-    t.Read(ReadOptions{}, rng_,
-           [&](std::string_view key, std::span<const CellView> cells) {
-             out.push_back(test_util::CopyRow(key, cells));
-             return true;
-           });
-    return out;
-  };
   sim::Rng rng(42);
   std::vector<Version> versions;
   for (int step = 0; step < 60; ++step) {
@@ -555,7 +557,7 @@ TEST_F(TableTest, CompactingCandidatesMatchesCompactingEveryRow) {
     std::unique_ptr<Table> every_row = table.Clone();
     table.Compact(kNowMicros, horizon);
     every_row->Compact(kNowMicros, horizon);
-    ASSERT_EQ(read_all(table), read_all(*every_row)) << "step " << step;
+    ASSERT_EQ(Contents(table), Contents(*every_row)) << "step " << step;
     const TableStats a = table.Stats();
     const TableStats b = every_row->Stats();
     ASSERT_EQ(a.rows, b.rows) << "step " << step;
@@ -639,15 +641,6 @@ TEST_F(SmallTabletTest, WritesGivenProbesMatchWritesWithout) {
   };
   std::unique_ptr<Table> plain = make("plain");
   std::unique_ptr<Table> reversed = make("reversed");
-  auto contents = [&](const Table& t) {
-    std::vector<Row> out;
-    t.Read(ReadOptions{}, rng_,
-           [&](std::string_view key, std::span<const CellView> cells) {
-             out.push_back(test_util::CopyRow(key, cells));
-             return true;
-           });
-    return out;
-  };
   for (int round = 0; round < 3; ++round) {
     std::vector<std::string> keys;
     for (int i = 0; i < 150; ++i) keys.push_back(Key((i * 37 + round) % 200));
@@ -665,10 +658,10 @@ TEST_F(SmallTabletTest, WritesGivenProbesMatchWritesWithout) {
     }
   }
   EXPECT_GT(table_.Stats().tablets, 10);
-  const std::vector<Row> want = contents(*plain);
+  const std::vector<Row> want = Contents(*plain);
   EXPECT_GE(want.size(), 150u);
   EXPECT_EQ(Read(), want);
-  EXPECT_EQ(contents(*reversed), want);
+  EXPECT_EQ(Contents(*reversed), want);
 }
 
 TEST_F(SmallTabletTest, SplitsOnBytesToo) {
