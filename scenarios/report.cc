@@ -54,14 +54,6 @@ std::string JsonNumber(double v) {
   return std::isfinite(v) ? Number(v) : "null";
 }
 
-sim::Nanos Percentile(std::vector<sim::Nanos>& values, double p) {
-  if (values.empty()) return sim::Nanos(0);
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
-  rank = std::clamp<size_t>(rank, 1, values.size());
-  return values[rank - 1];
-}
-
 }  // namespace
 
 std::string JsonString(std::string_view bytes) {
@@ -142,7 +134,8 @@ std::vector<PhaseStats> Phases(const History& history) {
   }
   phases.back().end = history.duration;
   // Per phase, per (profile, cluster): latencies of successes, errors.
-  std::vector<std::map<std::pair<std::string, std::string>,
+  // Keys view the history's names.
+  std::vector<std::map<std::pair<std::string_view, std::string_view>,
                        std::pair<std::vector<sim::Nanos>, int64_t>>>
       buckets(phases.size());
   size_t phase = 0;
@@ -151,9 +144,9 @@ std::vector<PhaseStats> Phases(const History& history) {
     while (phase + 1 < phases.size() && op.invoke >= phases[phase].end) {
       ++phase;
     }
-    auto& b =
-        buckets[phase][{std::string(op.profile),
-                        op.cluster.empty() ? "-" : std::string(op.cluster)}];
+    auto& b = buckets[phase][{op.profile.view(), op.cluster.empty()
+                                                     ? std::string_view("-")
+                                                     : op.cluster.view()}];
     if (op.ok()) {
       b.first.push_back(op.complete - op.invoke);
     } else {
@@ -163,12 +156,14 @@ std::vector<PhaseStats> Phases(const History& history) {
   for (size_t i = 0; i < phases.size(); ++i) {
     for (auto& [key, value] : buckets[i]) {
       PhaseStats::Line line;
-      line.profile = key.first;
-      line.cluster = key.second;
+      line.profile = std::string(key.first);
+      line.cluster = std::string(key.second);
       line.errors = value.second;
       line.ops = static_cast<int64_t>(value.first.size()) + value.second;
-      line.p50 = Percentile(value.first, 50);
-      line.p99 = Percentile(value.first, 99);
+      if (!value.first.empty()) {
+        line.p50 = checks_internal::Percentile(value.first, 50);
+        line.p99 = checks_internal::Percentile(std::move(value.first), 99);
+      }
       phases[i].lines.push_back(line);
     }
   }
