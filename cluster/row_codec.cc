@@ -89,6 +89,7 @@ uint32_t Load32(const char* at) {
   return v;
 }
 void Store16(char* at, uint16_t v) { std::memcpy(at, &v, sizeof(v)); }
+void Store32(char* at, uint32_t v) { std::memcpy(at, &v, sizeof(v)); }
 
 }  // namespace
 
@@ -98,8 +99,7 @@ RowRecord RowRecord::Uninitialized(std::string_view key, size_t encoded_size,
   RowRecord out;
   char* data = out.Allocate(kHeader + key.size() + encoded_size);
   Store16(data + kKeyLengthAt, static_cast<uint16_t>(key.size()));
-  const uint32_t encoded_length = static_cast<uint32_t>(encoded_size);
-  std::memcpy(data + kEncodedLengthAt, &encoded_length, sizeof(uint32_t));
+  Store32(data + kEncodedLengthAt, static_cast<uint32_t>(encoded_size));
   if (!key.empty()) std::memcpy(data + kHeader, key.data(), key.size());
   *encoding = data + kHeader + key.size();
   return out;
