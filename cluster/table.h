@@ -222,7 +222,8 @@ class Table {
   // nullopt when this table lacks it.
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
   // Whether applying `mutations` to `row` (null: absent) here gives exactly
-  // share.after.
+  // share.after. Requires the share's family id to be this table's for the
+  // mutation's family (ApplyReplicated passes only such shares).
   bool CanTake(const RowShare& share, const RowRecord* row,
                std::span<const Mutation> mutations) const;
   // What follows every row write in tablet `ti`: a split if it grew too

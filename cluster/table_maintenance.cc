@@ -55,10 +55,21 @@ void Table::ApplyReplicated(std::string_view key,
   };
   const int64_t micros = VersionMicros(version);
   const CommitContext commit{version, micros - micros % 1000};
+  if (mutations.size() == 1) {
+    // The commonest record, the only one that carries a share: its family
+    // found once, both to apply and to check the share's family id.
+    const std::optional<uint32_t> family_id = FamilyIdOf(mutations[0]);
+    if (!family_id) return;
+    const bool same_id = share != nullptr && share->family_id == *family_id;
+    (void)ApplyToRow(key, mutations, commit, /*local=*/false,
+                     same_id ? share : nullptr, probe);
+    return;
+  }
   // Usually every mutation applies: then no copy is made.
   if (std::all_of(mutations.begin(), mutations.end(), applies)) {
     if (!mutations.empty()) {
-      (void)ApplyToRow(key, mutations, commit, /*local=*/false, share, probe);
+      (void)ApplyToRow(key, mutations, commit, /*local=*/false,
+                       /*share=*/nullptr, probe);
     }
     return;
   }
@@ -85,7 +96,6 @@ std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
 bool Table::CanTake(const RowShare& share, const RowRecord* row,
                     std::span<const Mutation> mutations) const {
   if (!share.valid() || mutations.size() != 1) return false;
-  if (FamilyIdOf(mutations[0]) != share.family_id) return false;
   return row == nullptr ? !share.before.valid() : row->SameRow(share.before);
 }
 
