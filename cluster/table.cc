@@ -370,7 +370,10 @@ Status Table::ApplyToRow(std::string_view key,
                          std::span<const Mutation> mutations,
                          const CommitContext& commit, bool local,
                          const RowShare* share, size_t probe) {
-  const auto [ti, slot] = Locate(key, probe);
+  const auto [ti, slot] =
+      Locate(key, probe < probes_.size()       ? &probes_[probe]
+                  : local && probe == kNoProbe ? TakeHint(key)
+                                               : nullptr);
   Tablet& tablet = *tablets_[ti];
   const RowRecord* old = tablet.At(slot);
   if (share != nullptr && CanTake(*share, old, mutations)) {
@@ -548,6 +551,7 @@ Status Table::MutateRow(std::string_view key,
     return InvalidArgument("mutations: at least one mutation is required");
   }
   BTSIM_RETURN_IF_ERROR(ValidateMutations(mutations));
+  AdvanceHints();
   return ApplyToRow(key, mutations, commit, /*local=*/true,
                     /*share=*/nullptr, probe);
 }

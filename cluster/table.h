@@ -6,6 +6,7 @@
 #ifndef BTSIM_CLUSTER_TABLE_H_
 #define BTSIM_CLUSTER_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -169,6 +170,15 @@ class Table {
   // scratch space), so call it where writes are allowed.
   static constexpr size_t kNoProbe = static_cast<size_t>(-1);
   void PrefetchRows(std::span<const std::string_view> keys);
+  // Says that a write of `key` is probably on its way (a simulated request
+  // in flight): starts bringing what searching for it reads into cache.
+  // Every later ExpectRow, MutateRow and PrefetchRows takes each pending
+  // hint one step further (see Tablet::Probe), so that its cache misses
+  // overlap with other work, and the next MutateRow of `key` without a
+  // probe of its own starts from the hint, checked against the rows like
+  // PrefetchRows' probes. The newest kHints hints are kept. Changes no row.
+  static constexpr size_t kHints = 16;
+  void ExpectRow(std::string_view key);
 
   // ---- Reads ----
   void Read(const ReadOptions& options, sim::Rng& rng,
@@ -214,10 +224,21 @@ class Table {
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
                     const CommitContext& commit, bool local = true,
                     const RowShare* share = nullptr, size_t probe = kNoProbe);
+  // What PrefetchRows or ExpectRow found: tablets_[index] held `tablet`.
+  struct RowProbe {
+    const Tablet* tablet = nullptr;
+    size_t index = 0;
+    Tablet::Probe probe;
+  };
   // The tablet holding (or to hold) `key` and the key's slot in it, from
-  // probes_[probe] when that is still exact.
+  // `probe` (may be null) when that is still exact.
   std::pair<size_t, Tablet::Slot> Locate(std::string_view key,
-                                         size_t probe) const;
+                                         const RowProbe* probe) const;
+  // Takes every pending hint one step further.
+  void AdvanceHints();
+  // The hint for `key`, its steps completed and the hint freed (valid until
+  // the next ExpectRow); null when there is none.
+  const RowProbe* TakeHint(std::string_view key);
   // The id of the family `m` names (RowShare::kNoFamily when it names none);
   // nullopt when this table lacks it.
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
@@ -264,13 +285,16 @@ class Table {
     Version version;
   };
   std::vector<RangeTombstone> range_tombstones_;
-  // What PrefetchRows found: tablets_[index] held `tablet`.
-  struct RowProbe {
-    const Tablet* tablet = nullptr;
-    size_t index = 0;
-    Tablet::Probe probe;
+  std::vector<RowProbe> probes_;  // PrefetchRows'
+  struct Hint {
+    uint64_t hash = 0;  // of key
+    std::string key;
+    RowProbe probe;
+    int steps = 0;  // 0: free; 1, 2, 3: ProbeChunk, ProbeHeads, ProbeRow done
   };
-  std::vector<RowProbe> probes_;
+  std::array<Hint, kHints> hints_;
+  size_t next_hint_ = 0;   // the slot the next ExpectRow takes
+  size_t live_hints_ = 0;  // hints with steps > 0
   // The tablet of the last write: a hint for TabletStartOf (the node model
   // charges each write right after it).
   size_t written_tablet_ = 0;

@@ -2,6 +2,7 @@
 // clusters, versioned row-range drops, compaction and tablet merging. The
 // rest of Table is in table.cc.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 namespace btsim::cluster {
 
 void Table::PrefetchRows(std::span<const std::string_view> keys) {
+  AdvanceHints();
   probes_.clear();
   for (std::string_view key : keys) {
     const size_t ti = TabletIndex(key);
@@ -26,11 +28,67 @@ void Table::PrefetchRows(std::span<const std::string_view> keys) {
   }
 }
 
-std::pair<size_t, Tablet::Slot> Table::Locate(std::string_view key,
-                                              size_t probe) const {
-  if (probe < probes_.size()) {
+namespace {
+
+uint64_t HintHash(std::string_view key) {
+  return std::hash<std::string_view>{}(key);
+}
+
+}  // namespace
+
+void Table::ExpectRow(std::string_view key) {
+  AdvanceHints();
+  Hint& hint = hints_[next_hint_];
+  next_hint_ = (next_hint_ + 1) % kHints;
+  if (hint.steps == 0) ++live_hints_;
+  hint.hash = HintHash(key);
+  hint.key.assign(key);
+  const size_t ti = TabletIndex(key);
+  const Tablet* tablet = tablets_[ti].get();
+  hint.probe = RowProbe{tablet, ti, tablet->ProbeChunk(key)};
+  hint.steps = 1;
+}
+
+void Table::AdvanceHints() {
+  if (live_hints_ == 0) return;
+  for (Hint& hint : hints_) {
+    if (hint.steps == 0 || hint.steps == 3) continue;
     // Compared as a pointer before it is followed: the tablet may be gone.
-    const RowProbe& p = probes_[probe];
+    const RowProbe& p = hint.probe;
+    if (p.index >= tablets_.size() || tablets_[p.index].get() != p.tablet ||
+        !p.tablet->Current(p.probe)) {
+      hint.steps = 3;  // stale: Locate will search
+      continue;
+    }
+    if (hint.steps == 1) {
+      p.tablet->ProbeHeads(hint.key, p.probe);
+    } else {
+      p.tablet->ProbeRow(hint.key, &hint.probe.probe);
+    }
+    ++hint.steps;
+  }
+}
+
+const Table::RowProbe* Table::TakeHint(std::string_view key) {
+  if (live_hints_ == 0) return nullptr;
+  const uint64_t hash = HintHash(key);
+  for (Hint& hint : hints_) {
+    if (hint.steps == 0 || hint.hash != hash || hint.key != key) continue;
+    while (hint.steps < 3) {
+      AdvanceHints();  // at most two rounds
+    }
+    hint.steps = 0;
+    --live_hints_;
+    return &hint.probe;
+  }
+  return nullptr;
+}
+
+std::pair<size_t, Tablet::Slot> Table::Locate(std::string_view key,
+                                              const RowProbe* probe) const {
+  if (probe != nullptr) {
+    // Compared as a pointer before it is followed: the tablet may be gone.
+    const RowProbe& p = *probe;
     if (p.index < tablets_.size() && tablets_[p.index].get() == p.tablet) {
       if (std::optional<Tablet::Slot> slot =
               p.tablet->SeekProbed(key, p.probe)) {

@@ -216,13 +216,9 @@ void Tablet::ProbeRow(std::string_view key, Probe* probe) const {
 
 std::optional<Tablet::Slot> Tablet::SeekProbed(std::string_view key,
                                                const Probe& probe) const {
-  // Compared as a pointer before it is followed: the probe's chunk may be
-  // gone.
+  // The probe's chunk may be gone.
+  if (!Current(probe)) return std::nullopt;
   const size_t c = probe.index;
-  if (probe.chunk == nullptr || c >= chunks_.size() ||
-      chunks_[c].get() != probe.chunk) {
-    return std::nullopt;
-  }
   const Chunk& chunk = *probe.chunk;
   const size_t i = probe.offset;
   if (i > chunk.size) return std::nullopt;

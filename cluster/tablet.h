@@ -93,8 +93,15 @@ class Tablet {
     size_t offset = 0;  // ProbeRow: the key's lower bound in the chunk
   };
   Probe ProbeChunk(std::string_view key) const;
+  // Both require Current(probe) (true with no change since ProbeChunk).
   void ProbeHeads(std::string_view key, const Probe& probe) const;
   void ProbeRow(std::string_view key, Probe* probe) const;
+  // Whether the probe's chunk is still this tablet's chunk at its index
+  // (compared as a pointer before it is followed).
+  bool Current(const Probe& probe) const {
+    return probe.chunk != nullptr && probe.index < chunks_.size() &&
+           chunks_[probe.index].get() == probe.chunk;
+  }
   // Seek(key) from a probe ProbeRow made (usually for `key`, but any key
   // will do) possibly before later changes to this tablet: the slot when
   // the probe still gives it (checked against the rows and the tablet's

@@ -330,6 +330,12 @@ void SimClient::RunAttempt(uint32_t slot) {
       group_.zone, context_.ZoneOf(message.cluster_id));
   const sim::Nanos there = link.Sample(rng_);
   message.back = link.Sample(rng_);
+  if (op.type == OpType::kWrite) {
+    // Its search starts now, overlapping with what runs until it arrives.
+    if (auto cluster = instance.ClusterIfUp(message.cluster_id); cluster.ok()) {
+      (*cluster)->ExpectRow(op.table, op.row);
+    }
+  }
   scheduler.RunAfter(there, [this, m] { Arrive(m); });
 }
 

@@ -99,6 +99,15 @@ class TableTest : public ::testing::Test {
 
   void CompactAll() { table_.Compact(kNowMicros, last_version()); }
 
+  // Writes `count` rows to table_ (made with `options`) and to a table
+  // without hints, each write announced (ExpectRow) some writes ahead, more
+  // than kHints ahead for some, while the writes split chunks and tablets,
+  // and a range drop and compactions change the rows under the hints; some
+  // keys are announced twice and some never written. Expects the same
+  // contents in both.
+  void ExpectHintsChangeNothing(TableOptions options, int count,
+                                int keys_in_use);
+
   Table table_;
   sim::Rng rng_{7};
   Version next_version_ = MakeVersion(kNowMicros, 0);
@@ -108,6 +117,40 @@ std::string Key(int i) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "row%05d", i);
   return buf;
+}
+
+void TableTest::ExpectHintsChangeNothing(TableOptions options, int count,
+                                         int keys_in_use) {
+  Table plain("plain", options, {});
+  const FamilyModification mods[] = {CreateFamily("cf")};
+  ASSERT_TRUE(plain.ModifyColumnFamilies(mods).ok());
+  std::vector<std::string> keys;
+  for (int i = 0; i < count; ++i) keys.push_back(Key((i * 53) % keys_in_use));
+  const size_t ahead[] = {0, 1, 3, 9, Table::kHints - 1, Table::kHints + 4};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t lead = ahead[(i / 50) % std::size(ahead)];
+    if (i + lead < keys.size()) table_.ExpectRow(keys[i + lead]);
+    if (i % 7 == 0) table_.ExpectRow(keys[i]);                    // twice
+    if (i % 11 == 0) table_.ExpectRow(Key(keys_in_use + 1 + i));  // unused
+    if (i == keys.size() / 2) {
+      table_.DropRowRange("row001");
+      plain.DropRowRange("row001");
+    }
+    if (i % 97 == 0) {
+      table_.Compact(kNowMicros, last_version());
+      plain.Compact(kNowMicros, last_version());
+    }
+    // Every other write deletes the row: compaction then removes rows.
+    std::vector<Mutation> m = {
+        Set("cf", "q", 1000 * static_cast<int64_t>(i + 1), "v" + keys[i])};
+    if (i % 2 == 1) m = {DelRow()};
+    const CommitContext commit = Commit();
+    ASSERT_TRUE(table_.MutateRow(keys[i], m, commit).ok());
+    ASSERT_TRUE(plain.MutateRow(keys[i], m, commit).ok());
+  }
+  const std::vector<Row> want = Contents(plain);
+  EXPECT_GE(want.size(), static_cast<size_t>(keys_in_use / 4));
+  EXPECT_EQ(Read(), want);
 }
 
 // ------------------------------------------------------------------ Basics
@@ -662,6 +705,17 @@ TEST_F(SmallTabletTest, WritesGivenProbesMatchWritesWithout) {
   EXPECT_GE(want.size(), 150u);
   EXPECT_EQ(Read(), want);
   EXPECT_EQ(Contents(*reversed), want);
+}
+
+TEST_F(SmallTabletTest, HintedWritesMatchWritesWithout) {
+  ExpectHintsChangeNothing(TableOptions{1 << 20, 8, 4}, 600, 230);
+  EXPECT_GT(table_.Stats().tablets, 10);
+}
+
+TEST_F(TableTest, HintedWritesInOneTabletMatchWritesWithout) {
+  // Many chunks of one tablet: rows move under the hints' offsets.
+  ExpectHintsChangeNothing(TableOptions{}, 4000, 1500);
+  EXPECT_EQ(table_.Stats().tablets, 1);
 }
 
 TEST_F(SmallTabletTest, SplitsOnBytesToo) {
