@@ -30,6 +30,12 @@ class CompactionShares {
   // equal `rule` at `now_micros`; null when there is none.
   const RowRecord* Find(const RowRecord& row, const GcRule& rule,
                         int64_t now_micros) const;
+  // Brings into cache what Find(row, ...) and Add(row, ...) look at first,
+  // reading only the record, not the row's bytes: for a caller about to
+  // compact rows one after another. Changes nothing.
+  void Prefetch(const RowRecord& row) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(row.allocation())]);
+  }
   // Records `result` as what compacting `row` with `rule` at `now_micros`
   // gives. Only rows that other records share are worth recording.
   void Add(const RowRecord& row, const GcRule& rule, int64_t now_micros,

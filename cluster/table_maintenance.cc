@@ -268,11 +268,16 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
       }
     }
   } else {
-    // The marked rows are scattered over the heap: each is requested a few
-    // rows ahead so that their cache misses overlap (Rewrite keeps slots).
+    // The marked rows (and their entries in `shares`) are scattered over
+    // the heap: each is requested a few rows ahead so that their cache
+    // misses overlap (Rewrite keeps slots).
     constexpr size_t kAhead = 8;
     for (size_t k = 0; k < marked.size(); ++k) {
-      if (k + kAhead < marked.size()) tablet.At(marked[k + kAhead])->Prefetch();
+      if (k + kAhead < marked.size()) {
+        const RowRecord& ahead = *tablet.At(marked[k + kAhead]);
+        ahead.Prefetch();
+        if (shares != nullptr) shares->Prefetch(ahead);
+      }
       const Tablet::Slot& slot = marked[k];
       if (MayNeedCompaction(tablet.At(slot)->encoded())) {
         CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
