@@ -177,7 +177,7 @@ class Table {
   // overlap with other work, and the next MutateRow of `key` without a
   // probe of its own starts from the hint, checked against the rows like
   // PrefetchRows' probes. The newest kHints hints are kept. Changes no row.
-  static constexpr size_t kHints = 16;
+  static constexpr size_t kHints = 16;  // at most 32 (bit masks)
   void ExpectRow(std::string_view key);
 
   // ---- Reads ----
@@ -234,7 +234,8 @@ class Table {
   // `probe` (may be null) when that is still exact.
   std::pair<size_t, Tablet::Slot> Locate(std::string_view key,
                                          const RowProbe* probe) const;
-  // Takes every pending hint one step further.
+  // Takes hints_[i] (pending), or every pending hint, one step further.
+  void AdvanceHint(size_t i);
   void AdvanceHints();
   // The hint for `key`, its steps completed and the hint freed (valid until
   // the next ExpectRow); null when there is none.
@@ -287,14 +288,17 @@ class Table {
   std::vector<RangeTombstone> range_tombstones_;
   std::vector<RowProbe> probes_;  // PrefetchRows'
   struct Hint {
-    uint64_t hash = 0;  // of key
     std::string key;
     RowProbe probe;
-    int steps = 0;  // 0: free; 1, 2, 3: ProbeChunk, ProbeHeads, ProbeRow done
+    int steps = 0;  // 1, 2, 3: ProbeChunk, ProbeHeads, ProbeRow done
   };
   std::array<Hint, kHints> hints_;
-  size_t next_hint_ = 0;   // the slot the next ExpectRow takes
-  size_t live_hints_ = 0;  // hints with steps > 0
+  std::array<uint64_t, kHints> hint_hashes_{};  // of hints_[i].key
+  size_t next_hint_ = 0;  // the slot the next ExpectRow takes
+  // Bit i: hints_[i] holds a hint (live), one with steps < 3 (pending).
+  uint32_t live_hints_ = 0;
+  uint32_t pending_hints_ = 0;
+  static_assert(kHints <= 32);
   // The tablet of the last write: a hint for TabletStartOf (the node model
   // charges each write right after it).
   size_t written_tablet_ = 0;

@@ -2,6 +2,7 @@
 // clusters, versioned row-range drops, compaction and tablet merging. The
 // rest of Table is in table.cc.
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <optional>
 #include <string>
@@ -38,48 +39,51 @@ uint64_t HintHash(std::string_view key) {
 
 void Table::ExpectRow(std::string_view key) {
   AdvanceHints();
-  Hint& hint = hints_[next_hint_];
+  const size_t i = next_hint_;
   next_hint_ = (next_hint_ + 1) % kHints;
-  if (hint.steps == 0) ++live_hints_;
-  hint.hash = HintHash(key);
+  Hint& hint = hints_[i];
+  hint_hashes_[i] = HintHash(key);
   hint.key.assign(key);
   const size_t ti = TabletIndex(key);
   const Tablet* tablet = tablets_[ti].get();
   hint.probe = RowProbe{tablet, ti, tablet->ProbeChunk(key)};
   hint.steps = 1;
+  live_hints_ |= 1u << i;
+  pending_hints_ |= 1u << i;
+}
+
+void Table::AdvanceHint(size_t i) {
+  Hint& hint = hints_[i];
+  // Compared as a pointer before it is followed: the tablet may be gone.
+  const RowProbe& p = hint.probe;
+  if (p.index >= tablets_.size() || tablets_[p.index].get() != p.tablet ||
+      !p.tablet->Current(p.probe)) {
+    hint.steps = 3;  // stale: Locate will search
+  } else if (hint.steps == 1) {
+    p.tablet->ProbeHeads(hint.key, p.probe);
+    hint.steps = 2;
+  } else {
+    p.tablet->ProbeRow(hint.key, &hint.probe.probe);
+    hint.steps = 3;
+  }
+  if (hint.steps == 3) pending_hints_ &= ~(1u << i);
 }
 
 void Table::AdvanceHints() {
-  if (live_hints_ == 0) return;
-  for (Hint& hint : hints_) {
-    if (hint.steps == 0 || hint.steps == 3) continue;
-    // Compared as a pointer before it is followed: the tablet may be gone.
-    const RowProbe& p = hint.probe;
-    if (p.index >= tablets_.size() || tablets_[p.index].get() != p.tablet ||
-        !p.tablet->Current(p.probe)) {
-      hint.steps = 3;  // stale: Locate will search
-      continue;
-    }
-    if (hint.steps == 1) {
-      p.tablet->ProbeHeads(hint.key, p.probe);
-    } else {
-      p.tablet->ProbeRow(hint.key, &hint.probe.probe);
-    }
-    ++hint.steps;
+  for (uint32_t m = pending_hints_; m != 0; m &= m - 1) {
+    AdvanceHint(static_cast<size_t>(std::countr_zero(m)));
   }
 }
 
 const Table::RowProbe* Table::TakeHint(std::string_view key) {
   if (live_hints_ == 0) return nullptr;
   const uint64_t hash = HintHash(key);
-  for (Hint& hint : hints_) {
-    if (hint.steps == 0 || hint.hash != hash || hint.key != key) continue;
-    while (hint.steps < 3) {
-      AdvanceHints();  // at most two rounds
-    }
-    hint.steps = 0;
-    --live_hints_;
-    return &hint.probe;
+  for (uint32_t m = live_hints_; m != 0; m &= m - 1) {
+    const size_t i = static_cast<size_t>(std::countr_zero(m));
+    if (hint_hashes_[i] != hash || hints_[i].key != key) continue;
+    while (hints_[i].steps < 3) AdvanceHint(i);
+    live_hints_ &= ~(1u << i);
+    return &hints_[i].probe;
   }
   return nullptr;
 }
