@@ -9,7 +9,9 @@
 
 namespace btsim::cluster {
 
-struct Tablet::Chunk {
+// Aligned to cache lines, so that what a search reads first (the size, the
+// prefix and the summary) fills as few lines as possible (see ProbeChunk).
+struct alignas(64) Tablet::Chunk {
   static constexpr size_t kCapacity = kMaxChunkRows + 1;
   static constexpr size_t kStride = 8;  // heads per summary entry
   static constexpr size_t kSummary = (kCapacity + kStride - 1) / kStride;
@@ -186,10 +188,14 @@ Tablet::Probe Tablet::ProbeChunk(std::string_view key) const {
   if (chunks_.empty()) return Probe{};
   const size_t c = ChunkFor(key);
   const Chunk* chunk = chunks_[c].get();
-  // The size, the prefix and the summary: three cache lines.
-  __builtin_prefetch(chunk);
-  __builtin_prefetch(&chunk->summary[0]);
-  __builtin_prefetch(&chunk->summary[Chunk::kSummary - 1]);
+  // The size, the prefix and the summary: every line up to the summary's
+  // end (three).
+  const char* const base = reinterpret_cast<const char*>(chunk);
+  const char* const end =
+      reinterpret_cast<const char*>(&chunk->summary[Chunk::kSummary]);
+  for (const char* line = base; line < end; line += 64) {
+    __builtin_prefetch(line);
+  }
   return Probe{chunk, c, 0};
 }
 
