@@ -174,9 +174,11 @@ class Table {
   // in flight): starts bringing what searching for it reads into cache.
   // Every later ExpectRow, MutateRow and PrefetchRows takes each pending
   // hint one step further (see Tablet::Probe), so that its cache misses
-  // overlap with other work, and the next MutateRow of `key` without a
-  // probe of its own starts from the hint, checked against the rows like
-  // PrefetchRows' probes. The newest kHints hints are kept. Changes no row.
+  // overlap with other work, and the next local write of `key` without a
+  // probe of its own (MutateRow, or the write of a CheckAndMutateRow or
+  // ReadModifyWriteRow) starts from the hint, checked against the rows
+  // like PrefetchRows' probes. The newest kHints hints are kept. Changes no
+  // row.
   static constexpr size_t kHints = 16;  // at most 32 (bit masks)
   void ExpectRow(std::string_view key);
 
