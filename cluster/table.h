@@ -232,6 +232,12 @@ class Table {
     size_t index = 0;
     Tablet::Probe probe;
   };
+  // Whether tablets_[probe.index] is still the probe's tablet (compared as
+  // a pointer before it is followed: the tablet may be gone).
+  bool Current(const RowProbe& probe) const {
+    return probe.index < tablets_.size() &&
+           tablets_[probe.index].get() == probe.tablet;
+  }
   // The tablet holding (or to hold) `key` and the key's slot in it, from
   // `probe` (may be null) when that is still exact.
   std::pair<size_t, Tablet::Slot> Locate(std::string_view key,

@@ -54,10 +54,8 @@ void Table::ExpectRow(std::string_view key) {
 
 void Table::AdvanceHint(size_t i) {
   Hint& hint = hints_[i];
-  // Compared as a pointer before it is followed: the tablet may be gone.
   const RowProbe& p = hint.probe;
-  if (p.index >= tablets_.size() || tablets_[p.index].get() != p.tablet ||
-      !p.tablet->Current(p.probe)) {
+  if (!Current(p) || !p.tablet->Current(p.probe)) {
     hint.steps = 3;  // stale: Locate will search
   } else if (hint.steps == 1) {
     p.tablet->ProbeHeads(hint.key, p.probe);
@@ -91,9 +89,8 @@ const Table::RowProbe* Table::TakeHint(std::string_view key) {
 std::pair<size_t, Tablet::Slot> Table::Locate(std::string_view key,
                                               const RowProbe* probe) const {
   if (probe != nullptr) {
-    // Compared as a pointer before it is followed: the tablet may be gone.
     const RowProbe& p = *probe;
-    if (p.index < tablets_.size() && tablets_[p.index].get() == p.tablet) {
+    if (Current(p)) {
       if (std::optional<Tablet::Slot> slot =
               p.tablet->SeekProbed(key, p.probe)) {
         return {p.index, *slot};
