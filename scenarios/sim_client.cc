@@ -176,7 +176,18 @@ void SimClient::ScheduleArrival() {
   });
 }
 
-std::string SimClient::Value(const std::string& tag) const {
+cluster::Mutation SimClient::ValueWrite(const Operation& op) {
+  cluster::SetCell set{group_.family, std::string(kValueColumn),
+                       op.timestamp_micros, std::move(value_buffer_)};
+  FillValue(op.written, &set.value);
+  return set;
+}
+
+void SimClient::KeepValueBuffer(cluster::Mutation& write) {
+  value_buffer_ = std::move(std::get<cluster::SetCell>(write).value);
+}
+
+void SimClient::FillValue(std::string_view tag, std::string* value) const {
   int64_t min = kDefaultValueBytes, max = kDefaultValueBytes;
   if (group_.workload.has_value_bytes()) {
     min = group_.workload.value_bytes().min();
@@ -186,10 +197,9 @@ std::string SimClient::Value(const std::string& tag) const {
   const int64_t size =
       min + static_cast<int64_t>(sim::StableHash(tag) %
                                  static_cast<uint64_t>(max - min + 1));
-  std::string value = tag;
-  value.push_back('|');
-  if (static_cast<int64_t>(value.size()) < size) value.resize(size, 'x');
-  return value;
+  value->assign(tag);
+  value->push_back('|');
+  if (static_cast<int64_t>(value->size()) < size) value->resize(size, 'x');
 }
 
 void SimClient::Issue(uint64_t loop_generation) {
@@ -386,7 +396,6 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     *done = std::max(
         *done, instance.Charge(cluster_id, op.table, op.row, kind, units));
   };
-  auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
   switch (op.type) {
     case OpType::kReadRow: {
       cluster::RowSet rows;
@@ -404,6 +413,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       cluster::RowSet rows;
       rows.AddRange(cluster::Interval{cluster::Bound::Closed(op.row),
                                       cluster::Bound::Unbounded()});
+      const auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
       cluster::ReadOptions options;
       options.rows = &rows;
       options.filter = &*newest_only;
@@ -427,10 +437,9 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       return s;
     }
     case OpType::kWrite: {
-      const cluster::Mutation set =
-          cluster::SetCell{family, std::string(kValueColumn),
-                           op.timestamp_micros, Value(op.written)};
+      cluster::Mutation set = ValueWrite(op);
       Status s = cluster.MutateRow(op.table, op.row, {&set, 1});
+      KeepValueBuffer(set);
       if (s.ok()) Committed(cluster_id, cluster, op);
       charge(cluster::OpKind::kWrite, 1);
       return s;
@@ -440,14 +449,14 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
           cluster::Filter::ColumnQualifierRegex(std::string(kValueColumn));
       std::vector<cluster::Filter> chain;
       chain.push_back(std::move(*column));
+      auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
       chain.push_back(std::move(*newest_only));
       const cluster::Filter predicate =
           cluster::Filter::Chain(std::move(chain));
-      const cluster::Mutation set =
-          cluster::SetCell{family, std::string(kValueColumn),
-                           op.timestamp_micros, Value(op.written)};
+      cluster::Mutation set = ValueWrite(op);
       auto matched = cluster.CheckAndMutateRow(op.table, op.row, &predicate,
                                                {&set, 1}, {&set, 1});
+      KeepValueBuffer(set);
       if (matched.ok()) Committed(cluster_id, cluster, op);
       charge(cluster::OpKind::kWrite, 1);
       return matched.status();

@@ -22,10 +22,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "btsim/scenario/v1/scenario.pb.h"
+#include "cluster/mutation.h"
 #include "scenarios/key_pattern.h"
 #include "scenarios/run_context.h"
 #include "sim/rng.h"
@@ -118,9 +120,14 @@ class SimClient {
   // Records the commit of `op`'s write on `cluster_id`.
   void Committed(std::string_view cluster_id, const cluster::Cluster& cluster,
                  Operation& op);
-  // The value written for `tag`: the tag, '|', and padding to a size in
-  // the workload's value_bytes range.
-  std::string Value(const std::string& tag) const;
+  // Sets *value to the value written for `tag`: the tag, '|', and padding
+  // to a size in the workload's value_bytes range.
+  void FillValue(std::string_view tag, std::string* value) const;
+  // The SetCell writing `op`'s value (FillValue), built in value_buffer_;
+  // KeepValueBuffer takes the buffer back once the write is done, so that
+  // writes reuse one allocation.
+  cluster::Mutation ValueWrite(const Operation& op);
+  void KeepValueBuffer(cluster::Mutation& write);
 
   RunContext& context_;
   ClientGroup& group_;
@@ -142,6 +149,7 @@ class SimClient {
   uint32_t next_token_ = 0;
   std::vector<Message> messages_;
   std::vector<uint32_t> free_messages_;
+  std::string value_buffer_;  // see ValueWrite
 };
 
 }  // namespace btsim::scenarios

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -526,6 +527,77 @@ TEST(RunnerTest, ObserversSeeRequestsAndReplicationAndSamplesAreRegular) {
   auto p = RunScenario(*loaded, plain);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->fingerprint, o->fingerprint);
+}
+
+TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
+  auto loaded = ParseScenario(std::string(kBase) + R"pb(
+                                clients {
+                                  name: "app"
+                                  app_profile: "txn"
+                                  workload {
+                                    mix { write: 3 check_and_mutate: 1 }
+                                    keys {
+                                      uniform {}
+                                      entities: 500
+                                    }
+                                    ops_per_second: 200
+                                    value_bytes { min: 12 max: 40 }
+                                  }
+                                }
+                              )pb",
+                              "test.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  // Every cell value of column "v" in c2 (which serves "txn"), read at the
+  // last sample, once replication has settled.
+  std::vector<std::string> values;
+  RunOptions options;
+  options.sample_every = seconds(1);
+  options.on_sample = [&](sim::Nanos, instance::Instance& instance) {
+    values.clear();
+    cluster::Cluster* c2 = instance.fabric().Find("c2");
+    ASSERT_NE(c2, nullptr);
+    const Status s = c2->ReadRows(
+        "t", cluster::ReadOptions{},
+        [&](std::string_view, std::span<const cluster::CellView> cells) {
+          for (const cluster::CellView& cell : cells) {
+            if (cell.qualifier == kValueColumn) {
+              values.emplace_back(cell.value);
+            }
+          }
+          return true;
+        });
+    EXPECT_TRUE(s.ok()) << s.message();
+  };
+  auto o = RunScenario(*loaded, options);
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  std::map<std::string, size_t> size_of;  // tag -> value size written
+  std::set<size_t> sizes;
+  for (const std::string& value : values) {
+    const std::string_view tag = TagOf(value);
+    std::string_view client;
+    uint64_t n = 0;
+    ASSERT_TRUE(ParseTag(tag, &client, &n)) << value;
+    ASSERT_GT(value.size(), tag.size()) << value;
+    EXPECT_EQ(value[tag.size()], '|') << value;
+    // Padded with 'x' to a size in range (a longer tag is not cut).
+    EXPECT_GE(value.size(), 12u) << value;
+    EXPECT_LE(value.size(), std::max<size_t>(40, tag.size() + 1)) << value;
+    EXPECT_EQ(value.find_first_not_of('x', tag.size() + 1), std::string::npos)
+        << value;
+    size_of[std::string(tag)] = value.size();
+    sizes.insert(value.size());
+  }
+  // One value per row, sizes spread over the range (so that shorter values
+  // followed longer ones).
+  EXPECT_GT(values.size(), 400u);
+  EXPECT_GT(sizes.size(), 15u);
+  // Every acknowledged write's tag is in the history; the newest per row
+  // is what c2 holds.
+  size_t found = 0;
+  for (const Operation& op : o->history.operations) {
+    if (op.ok() && size_of.count(op.written) != 0) ++found;
+  }
+  EXPECT_EQ(found, size_of.size());
 }
 
 }  // namespace
