@@ -163,6 +163,7 @@ void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
     prefetch_keys_.clear();
     for (; end < records.size() && row_write_to(end, table_id); ++end) {
       prefetch_keys_.push_back(records[end]->row_key);
+      records[end]->share.after.Prefetch();  // its count changes if taken
     }
     it->second->PrefetchRows(prefetch_keys_);
     for (size_t probe = 0; i < end; ++i, ++probe) {

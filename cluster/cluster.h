@@ -92,8 +92,9 @@ class Cluster {
   }
   // ApplyReplicated for each of `records` in order, calling `applied(i)`
   // after records[i]. The rows of each run of row writes to one table are
-  // searched for together first (Table::PrefetchRows), so that their cache
-  // misses overlap. `applied` must not change this cluster.
+  // searched for together first (Table::PrefetchRows), and their shared
+  // rows fetched, so that their cache misses overlap. `applied` must not
+  // change this cluster.
   void ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
                             const std::function<void(size_t)>& applied);
   // Replaces every table with a deep copy of `source`'s (seeding a new
