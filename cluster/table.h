@@ -238,6 +238,8 @@ class Table {
     return probe.index < tablets_.size() &&
            tablets_[probe.index].get() == probe.tablet;
   }
+  // The first step of a probe for `key` (Tablet::ProbeChunk in its tablet).
+  RowProbe ProbeChunk(std::string_view key) const;
   // The tablet holding (or to hold) `key` and the key's slot in it, from
   // `probe` (may be null) when that is still exact.
   std::pair<size_t, Tablet::Slot> Locate(std::string_view key,

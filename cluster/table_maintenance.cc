@@ -16,11 +16,7 @@ namespace btsim::cluster {
 void Table::PrefetchRows(std::span<const std::string_view> keys) {
   AdvanceHints();
   probes_.clear();
-  for (std::string_view key : keys) {
-    const size_t ti = TabletIndex(key);
-    const Tablet* tablet = tablets_[ti].get();
-    probes_.push_back(RowProbe{tablet, ti, tablet->ProbeChunk(key)});
-  }
+  for (std::string_view key : keys) probes_.push_back(ProbeChunk(key));
   for (size_t i = 0; i < keys.size(); ++i) {
     probes_[i].tablet->ProbeHeads(keys[i], probes_[i].probe);
   }
@@ -44,9 +40,7 @@ void Table::ExpectRow(std::string_view key) {
   Hint& hint = hints_[i];
   hint_hashes_[i] = HintHash(key);
   hint.key.assign(key);
-  const size_t ti = TabletIndex(key);
-  const Tablet* tablet = tablets_[ti].get();
-  hint.probe = RowProbe{tablet, ti, tablet->ProbeChunk(key)};
+  hint.probe = ProbeChunk(key);
   hint.steps = 1;
   live_hints_ |= 1u << i;
   pending_hints_ |= 1u << i;
@@ -71,6 +65,12 @@ void Table::AdvanceHints() {
   for (uint32_t m = pending_hints_; m != 0; m &= m - 1) {
     AdvanceHint(static_cast<size_t>(std::countr_zero(m)));
   }
+}
+
+Table::RowProbe Table::ProbeChunk(std::string_view key) const {
+  const size_t ti = TabletIndex(key);
+  const Tablet* tablet = tablets_[ti].get();
+  return RowProbe{tablet, ti, tablet->ProbeChunk(key)};
 }
 
 const Table::RowProbe* Table::TakeHint(std::string_view key) {
