@@ -105,12 +105,10 @@ RowRecord RowRecord::Uninitialized(std::string_view key, size_t encoded_size,
   return out;
 }
 
-RowRecord& RowRecord::operator=(RowRecord&& other) noexcept {
-  if (this != &other) {
-    Release();
-    bits_ = std::exchange(other.bits_, 0);
-  }
-  return *this;
+void RowRecord::ShiftRight(RowRecord* first, RowRecord* last) {
+  BTSIM_CHECK(!last->valid());
+  for (RowRecord* at = last; at != first; --at) at->bits_ = (at - 1)->bits_;
+  first->bits_ = 0;
 }
 
 void RowRecord::Release() {

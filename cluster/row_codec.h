@@ -73,10 +73,24 @@ class RowRecord {
   RowRecord(std::string_view key, const RowData& row);
   RowRecord(RowRecord&& other) noexcept
       : bits_(std::exchange(other.bits_, 0)) {}
-  RowRecord& operator=(RowRecord&& other) noexcept;
+  RowRecord& operator=(RowRecord&& other) noexcept {
+    if (this != &other) {
+      if (bits_ != 0) Release();
+      bits_ = std::exchange(other.bits_, 0);
+    }
+    return *this;
+  }
   RowRecord(const RowRecord&) = delete;
   RowRecord& operator=(const RowRecord&) = delete;
-  ~RowRecord() { Release(); }
+  ~RowRecord() {
+    if (bits_ != 0) Release();
+  }
+
+  // Moves the records [first, last) one place on, to [first + 1, last + 1),
+  // as plain words (no reference count is touched), leaving *first invalid.
+  // Requires *last invalid. For sorted arrays of records making room for an
+  // insert.
+  static void ShiftRight(RowRecord* first, RowRecord* last);
 
   std::string_view key() const;
   std::string_view encoded() const;

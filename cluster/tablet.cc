@@ -22,7 +22,7 @@ struct alignas(64) Tablet::Chunk {
   std::string prefix;
   uint64_t summary[kSummary];  // summary[k] = heads[k * kStride]
   uint64_t heads[kCapacity];   // KeyHead(rows[i].key(), prefix.size())
-  RowRecord rows[kCapacity];
+  RowRecord rows[kCapacity];   // rows[size, kCapacity) are invalid
 
   std::string_view first_key() const { return rows[0].key(); }
   std::string_view last_key() const { return rows[size - 1].key(); }
@@ -318,8 +318,7 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
       IndexChunks();
     }
   }
-  std::move_backward(chunk.rows + offset, chunk.rows + chunk.size,
-                     chunk.rows + chunk.size + 1);
+  RowRecord::ShiftRight(chunk.rows + offset, chunk.rows + chunk.size);
   std::copy_backward(chunk.heads + offset, chunk.heads + chunk.size,
                      chunk.heads + chunk.size + 1);
   chunk.rows[offset] = std::move(record);

@@ -182,6 +182,42 @@ TEST(RowCodecTest, RowRecordOutlivesTheRowDataItWasBuiltFrom) {
   EXPECT_EQ(back.families[0].columns[0].cells[0].value, std::string(1000, 'x'));
 }
 
+TEST(RowCodecTest, ShiftRightMovesRecordsOnWithTheirMarksAndShares) {
+  RowRecord rows[4];
+  rows[0] = RowRecord("a", RowData{});
+  rows[1] = RowRecord("b", RowData{});
+  rows[1].set_marked(true);
+  rows[2] = RowRecord("c", RowData{});
+  const RowRecord outside = rows[2].Share();
+  const void* const c_allocation = rows[2].allocation();
+  RowRecord::ShiftRight(rows, rows + 3);
+  EXPECT_FALSE(rows[0].valid());
+  EXPECT_EQ(rows[1].key(), "a");
+  EXPECT_EQ(rows[2].key(), "b");
+  EXPECT_TRUE(rows[2].marked());
+  EXPECT_FALSE(rows[1].marked());
+  EXPECT_EQ(rows[3].key(), "c");
+  EXPECT_EQ(rows[3].allocation(), c_allocation);
+  // Moved as words: still exactly two references (a count bumped or dropped
+  // by the move would leave it shared after one is released, or freed).
+  EXPECT_TRUE(outside.shared());
+  rows[3] = RowRecord();
+  EXPECT_FALSE(outside.shared());
+  EXPECT_EQ(outside.key(), "c");
+  // An empty range just clears *first, which must then be re-filled.
+  rows[0] = RowRecord("z", RowData{});
+  RowRecord::ShiftRight(rows + 3, rows + 3);
+  EXPECT_FALSE(rows[3].valid());
+  EXPECT_EQ(rows[0].key(), "z");
+}
+
+TEST(RowCodecDeathTest, ShiftRightOverAValidRecordAborts) {
+  RowRecord rows[2];
+  rows[0] = RowRecord("a", RowData{});
+  rows[1] = RowRecord("b", RowData{});
+  EXPECT_DEATH(RowRecord::ShiftRight(rows, rows + 1), "");
+}
+
 RowData ThreeFamilies() {
   RowData row;
   for (uint32_t id : {0u, 1u, 2u}) {
