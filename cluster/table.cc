@@ -873,13 +873,7 @@ void Table::MaybeSplit(size_t ti) {
     return;
   }
   // Split where half the bytes lie on each side.
-  size_t at = 0;
-  int64_t acc = 0;
-  while (at < t.size() && acc * 2 < t.bytes()) {
-    acc += static_cast<int64_t>(t.row(at).bytes());
-    ++at;
-  }
-  at = std::clamp<size_t>(at, 1, t.size() - 1);
+  const size_t at = std::clamp<size_t>(t.HalfBytesIndex(), 1, t.size() - 1);
   auto right = std::make_unique<Tablet>(t.SplitAt(at));
   tablets_.insert(tablets_.begin() + static_cast<ptrdiff_t>(ti) + 1,
                   std::move(right));

@@ -414,16 +414,51 @@ void Tablet::Reindex() {
   std::erase_if(chunks_, [](const std::unique_ptr<Chunk>& chunk) {
     return chunk->size == 0;
   });
+  for (const std::unique_ptr<Chunk>& chunk : chunks_) chunk->Index();
+  IndexChunkStarts();
+}
+
+void Tablet::IndexChunkStarts() {
   first_.resize(chunks_.size());
   first_key_.resize(chunks_.size());
   size_ = 0;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     first_[c] = size_;
     first_key_[c].assign(chunks_[c]->first_key());
-    chunks_[c]->Index();
     size_ += chunks_[c]->size;
   }
   IndexChunks();
+}
+
+template <typename F>
+void Tablet::WalkRows(size_t first, F&& f) const {
+  if (first >= size_) return;
+  // Far enough ahead to overlap several misses, near enough that the lines
+  // are still in cache when read.
+  constexpr size_t kAhead = 8;
+  auto [c, j] = Locate(first);
+  for (; c < chunks_.size(); ++c, j = 0) {
+    const Chunk& chunk = *chunks_[c];
+    for (size_t k = j; k < std::min(chunk.size, j + kAhead); ++k) {
+      chunk.rows[k].Prefetch();
+    }
+    for (; j < chunk.size; ++j) {
+      if (j + kAhead < chunk.size) chunk.rows[j + kAhead].Prefetch();
+      if (!f(chunk.rows[j])) return;
+    }
+  }
+}
+
+size_t Tablet::HalfBytesIndex() const {
+  size_t at = 0;
+  int64_t acc = 0;
+  if (bytes_ <= 0) return 0;
+  WalkRows(0, [&](const RowRecord& row) {
+    acc += static_cast<int64_t>(row.bytes());
+    ++at;
+    return acc * 2 < bytes_;
+  });
+  return at;
 }
 
 Tablet Tablet::Clone() const {
@@ -450,22 +485,44 @@ Tablet Tablet::Clone() const {
 
 Tablet Tablet::SplitAt(size_t at) {
   BTSIM_CHECK(at > 0 && at < size_);
-  std::vector<RowRecord> rows = TakeRows();
-  Tablet right(std::string(rows[at].key()), end_, /*pinned=*/false);
+  auto [c, j] = Locate(at);
+  Tablet right(std::string(chunks_[c]->rows[j].key()), end_,
+               /*pinned=*/false);
   right.all_dirty_ = all_dirty_;
-  std::vector<RowRecord> right_rows;
-  right_rows.reserve(rows.size() - at);
-  for (size_t i = at; i < rows.size(); ++i) {
-    right.bytes_ += static_cast<int64_t>(rows[i].bytes());
-    right.marked_ += rows[i].marked() ? 1 : 0;
-    right_rows.push_back(std::move(rows[i]));
+  WalkRows(at, [&](const RowRecord& row) {
+    right.bytes_ += static_cast<int64_t>(row.bytes());
+    return true;
+  });
+  if (j > 0) {
+    // Cut chunk c: its tail keeps the prefix and the heads (as in Put).
+    Chunk& chunk = *chunks_[c];
+    auto tail = std::make_unique<Chunk>();
+    tail->size = chunk.size - j;
+    tail->prefix = chunk.prefix;
+    std::move(chunk.rows + j, chunk.rows + chunk.size, tail->rows);
+    std::copy(chunk.heads + j, chunk.heads + chunk.size, tail->heads);
+    tail->Summarize(0);
+    chunk.size = j;
+    if (chunk.HasTies()) chunk.Index();
+    if (tail->HasTies()) tail->Index();
+    chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1,
+                   std::move(tail));
+    ++c;
+  }
+  right.chunks_.assign(
+      std::make_move_iterator(chunks_.begin() + static_cast<ptrdiff_t>(c)),
+      std::make_move_iterator(chunks_.end()));
+  chunks_.resize(c);
+  for (const std::unique_ptr<Chunk>& chunk : right.chunks_) {
+    for (size_t i = 0; i < chunk->size; ++i) {
+      right.marked_ += chunk->rows[i].marked() ? 1 : 0;
+    }
   }
   marked_ -= right.marked_;
-  rows.resize(at);
-  right.SetRows(std::move(right_rows));
-  SetRows(std::move(rows));
   bytes_ -= right.bytes_;
   end_ = right.start_;
+  IndexChunkStarts();
+  right.IndexChunkStarts();
   return right;
 }
 

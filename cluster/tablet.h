@@ -131,8 +131,14 @@ class Tablet {
   // A deep copy (rows copied byte for byte), all_dirty().
   Tablet Clone() const;
 
+  // The least index i such that the rows before i hold at least half of
+  // bytes() (size() when there is none): where a split leaves half the bytes
+  // on each side. Reads every row up to i, prefetching ahead.
+  size_t HalfBytesIndex() const;
+
   // Moves rows at index >= `at`, with their marks, into a new tablet starting
   // at that key (all_dirty() when this one is). Requires 0 < at < size().
+  // Whole chunks move; only the chunk holding row `at` is cut in two.
   Tablet SplitAt(size_t at);
   // Appends every row of `next`, with their marks, which must start where
   // this one ends; all_dirty() (and unmarked) when either was.
@@ -166,6 +172,14 @@ class Tablet {
   // Recomputes first_, first_key_ and every chunk's heads, dropping empty
   // chunks.
   void Reindex();
+  // Recomputes size_, first_, first_key_ and the chunk index from chunks_
+  // (none empty), leaving the chunks' heads as they are.
+  void IndexChunkStarts();
+  // Calls f(row) for each row from index `first` on, in order, until f
+  // returns false, prefetching rows a few places ahead: for walks over many
+  // rows that are likely not in cache. Requires first <= size().
+  template <typename F>
+  void WalkRows(size_t first, F&& f) const;
   // Index in chunk c of the first row with key >= `key` (`upper` false) or
   // > `key` (`upper` true), touching only the rows whose head ties with the
   // key's.

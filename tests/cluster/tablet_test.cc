@@ -243,6 +243,92 @@ TEST(TabletTest, AllDirtySurvivesSplitAndAbsorb) {
   EXPECT_EQ(tablet.marked(), 0u);
 }
 
+// A row whose stored size grows with `size` (a cell of that many bytes).
+RowRecord SizedRow(const std::string& key, size_t size) {
+  static const std::string kValue(4096, 'v');
+  RowData row;
+  row.families.push_back(FamilyData{
+      0,
+      kNoVersion,
+      {ColumnData{
+          "c",
+          {},
+          {CellData{1000, 1, std::string_view(kValue).substr(0, size)}}}}});
+  return RowRecord(key, row);
+}
+
+TEST(TabletTest, HalfBytesIndexIsWhereTheRowsBeforeHoldHalfTheBytes) {
+  Tablet tablet("", "", false);
+  EXPECT_EQ(tablet.HalfBytesIndex(), 0u);
+  std::mt19937_64 gen(3);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 5 + 3;
+  for (int i = 0; i < n; ++i) {
+    tablet.Put(SizedRow(Key((i * 7919) % n), gen() % 3000));
+  }
+  // Skewed: the big rows first, so the half is well before the middle.
+  for (int i = 0; i < n / 8; ++i) tablet.Put(SizedRow(Key(i), 4000));
+  int64_t total = 0;
+  for (size_t i = 0; i < tablet.size(); ++i) total += tablet.row(i).bytes();
+  ASSERT_EQ(total, tablet.bytes());
+  size_t expected = 0;
+  int64_t before = 0;
+  while (before * 2 < total) before += tablet.row(expected++).bytes();
+  EXPECT_LT(expected, tablet.size() / 2);
+  EXPECT_EQ(tablet.HalfBytesIndex(), expected);
+}
+
+TEST(TabletTest, SplitAtInsideAChunkOrAtItsEdgeKeepsBothSidesSearchable) {
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 6;
+  for (int at :
+       {1, 37, static_cast<int>(Tablet::kMaxChunkRows) / 2, n / 2, n - 1}) {
+    Tablet left("", "", false);
+    std::vector<int64_t> bytes(n);
+    for (int i = 0; i < n; ++i) {
+      const int k = (i * 7919) % n;
+      RowRecord row = SizedRow(Key(2 * k), 10 + k % 50);
+      bytes[k] = static_cast<int64_t>(row.bytes());
+      left.Put(std::move(row));
+    }
+    left.set_all_dirty(false);
+    // Rewritten and marked: one row stays left, one goes right.
+    left.Put(SizedRow(Key(0), 10), true);
+    bytes[0] = static_cast<int64_t>(SizedRow(Key(0), 10).bytes());
+    left.Put(SizedRow(Key(2 * (n - 1)), 70), true);
+    bytes[n - 1] = static_cast<int64_t>(SizedRow(Key(2 * (n - 1)), 70).bytes());
+    Tablet right = left.SplitAt(static_cast<size_t>(at));
+    SCOPED_TRACE(at);
+    ASSERT_EQ(left.size(), static_cast<size_t>(at));
+    ASSERT_EQ(right.size(), static_cast<size_t>(n - at));
+    EXPECT_EQ(left.end(), Key(2 * at));
+    EXPECT_EQ(right.start(), Key(2 * at));
+    EXPECT_EQ(right.end(), "");
+    int64_t left_bytes = 0, right_bytes = 0;
+    for (int k = 0; k < n; ++k) (k < at ? left_bytes : right_bytes) += bytes[k];
+    EXPECT_EQ(left.bytes(), left_bytes);
+    EXPECT_EQ(right.bytes(), right_bytes);
+    EXPECT_EQ(left.marked(), 1u);
+    EXPECT_EQ(right.marked(), 1u);
+    EXPECT_THAT(MarkedKeys(right), ElementsAre(Key(2 * (n - 1))));
+    for (int k = 0; k < n; ++k) {
+      const Tablet& side = k < at ? left : right;
+      const size_t i = static_cast<size_t>(k < at ? k : k - at);
+      ASSERT_EQ(side.row(i).key(), Key(2 * k));
+      EXPECT_EQ(side.LowerBound(Key(2 * k)), i);
+      EXPECT_EQ(side.LowerBound(Key(2 * k + 1)), i + 1);
+      ASSERT_NE(side.Find(Key(2 * k)), nullptr);
+    }
+    // Both sides take inserts (odd keys) in order, then join up again.
+    for (int k = 0; k < n; k += 3) {
+      (k < at ? left : right).Put(Row(Key(2 * k + 1)));
+    }
+    left.Absorb(std::move(right));
+    ASSERT_EQ(left.size(), static_cast<size_t>(n + (n + 2) / 3));
+    for (size_t i = 1; i < left.size(); ++i) {
+      ASSERT_LT(left.row(i - 1).key(), left.row(i).key());
+    }
+  }
+}
+
 TEST(TabletTest, ACloneIsAllDirty) {
   Tablet tablet("", "", false);
   tablet.Put(Row("a"));
