@@ -1,8 +1,10 @@
 #include "instance/instance.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
+#include "base/check.h"
 #include "cluster/commit_record.h"
 #include "sim/rng.h"
 
@@ -56,6 +58,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(
                     "clusters[" + std::to_string(i) + "]: " + s.message());
     }
     instance->clusters_.push_back(c);
+    instance->route_places_version_ = kStale;
     instance->capacity_.try_emplace(c.id, config.storage, c.nodes);
   }
   // Transport::SetLatencyEverywhere hides every per-link model.
@@ -138,14 +141,23 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
       kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
   // One pass gives the route and the "nearest" cluster (the route were
   // every cluster up), with the same draws as routing twice.
-  route_places_.clear();
-  for (const ClusterConfig& c : clusters_) {
-    route_places_.push_back({c.id, c.zone, !fabric_->IsDown(c.id)});
+  if (route_places_version_ != fabric_->members_version()) {
+    route_places_.clear();
+    for (const ClusterConfig& c : clusters_) {
+      route_places_.push_back({c.id, c.zone, !fabric_->IsDown(c.id)});
+    }
+    route_places_version_ = fabric_->members_version();
   }
   auto route = appprofile::RouteFirst(*profile, request, route_places_, rng_);
   if (!route.ok()) return refuse(route.status());
   const std::string_view chosen = route->chosen;
-  if (fabric_->IsDown(chosen)) {
+  // `chosen` views its entry of route_places_.
+  const auto place = std::find_if(route_places_.begin(), route_places_.end(),
+                                  [&](const appprofile::ClusterView& p) {
+                                    return p.id.data() == chosen.data();
+                                  });
+  BTSIM_CHECK(place != route_places_.end());
+  if (!place->available) {
     // Single-cluster routing never fails over by itself.
     return refuse(Unavailable("cluster '" + std::string(chosen) +
                               "' of app profile '" + profile->id +
@@ -214,6 +226,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
   }
   BTSIM_RETURN_IF_ERROR(fabric_->AddCluster({config.id, config.zone}));
   clusters_.push_back(config);
+  route_places_version_ = kStale;
   capacity_.try_emplace(config.id, storage_, config.nodes);
   profiles_.SetClusters(IdsOf(clusters_));
   return OkStatus();
@@ -222,6 +235,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
 Status Instance::RemoveCluster(std::string_view id) {
   BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
+  route_places_version_ = kStale;
   if (auto it = capacity_.find(id); it != capacity_.end()) capacity_.erase(it);
   profiles_.SetClusters(IdsOf(clusters_));
   return OkStatus();

@@ -233,8 +233,12 @@ class Instance {
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
   std::vector<InstanceObserver*> observers_;
-  // Route's scratch list of clusters (views into clusters_).
+  // Route's list of clusters (views into clusters_, with whether each is
+  // up), valid while route_places_version_ is the fabric's members_version()
+  // and clusters_ is unchanged (its changes reset the version to kStale).
   std::vector<appprofile::ClusterView> route_places_;
+  static constexpr uint64_t kStale = ~uint64_t{0};
+  uint64_t route_places_version_ = kStale;
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
 };

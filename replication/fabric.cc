@@ -152,6 +152,7 @@ Status ReplicationFabric::AddCluster(const ClusterSpec& spec) {
     other->applied[origin] = 0;
   }
   members_[origin] = std::move(member);
+  ++members_version_;
   for (auto& [other_origin, other] : members_) {
     if (other_origin != origin) Ship(other_origin, origin);
   }
@@ -171,6 +172,7 @@ Status ReplicationFabric::RemoveCluster(std::string_view id) {
   }
   m->cluster->set_commit_observer(nullptr);
   members_.erase(origin);
+  ++members_version_;
   for (auto& [other_origin, other] : members_) {
     auto it = other->shippers.find(origin);
     if (it != other->shippers.end()) {
@@ -229,6 +231,7 @@ Status ReplicationFabric::SetDown(std::string_view id, bool down) {
   if (m == nullptr)
     return NotFound("cluster '" + std::string(id) + "' not found");
   m->down = down;
+  ++members_version_;
   if (!down) {
     // Resume at once instead of waiting for retransmit timers: forget
     // batches in flight to and from the cluster and ship again.

@@ -98,6 +98,9 @@ class ReplicationFabric {
   // again (callers stop routing to it); its data is kept.
   Status SetDown(std::string_view id, bool down);
   bool IsDown(std::string_view id) const;
+  // Changes whenever a cluster is added or removed or goes down or up: IsDown
+  // answers cached along with it hold while it stays the same.
+  uint64_t members_version() const { return members_version_; }
 
   // The newest log position of cluster `id` (0 for an unknown id).
   uint64_t LogPosition(std::string_view id) const;
@@ -162,6 +165,7 @@ class ReplicationFabric {
   ReplicationOptions options_;
   uint32_t next_origin_ = 0;
   std::map<uint32_t, std::unique_ptr<Member>> members_;  // by origin
+  uint64_t members_version_ = 0;
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
   std::vector<const cluster::CommitRecord*> prefetch_records_;  // scratch
   // CompactAll's, empty between rounds (kept for its memory).
