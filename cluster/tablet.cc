@@ -67,6 +67,22 @@ struct alignas(64) Tablet::Chunk {
     return std::adjacent_find(heads, heads + size) != heads + size;
   }
 
+  // Moves rows [at, size) into a new chunk. Both keep the prefix and the
+  // heads, reading no row, unless heads tie: then a longer prefix may tell
+  // the keys apart. Requires 0 < at < size.
+  std::unique_ptr<Chunk> CutAt(size_t at) {
+    auto tail = std::make_unique<Chunk>();
+    tail->size = size - at;
+    tail->prefix = prefix;
+    std::move(rows + at, rows + size, tail->rows);
+    std::copy(heads + at, heads + size, tail->heads);
+    tail->Summarize(0);
+    size = at;
+    if (HasTies()) Index();
+    if (tail->HasTies()) tail->Index();
+    return tail;
+  }
+
   // heads[from, to) hold the first head >= `head`, or heads[to] is it (or
   // there is none: to == size). summary[k] < head for k < j, and (when
   // j < n) heads[j * kStride] >= head: that head is in
@@ -335,19 +351,9 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   chunk.Summarize(offset);
   for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
   if (chunk.size > kMaxChunkRows) {
-    // Split the full chunk in two halves. Each keeps the prefix and the
-    // heads, reading no row, unless heads tie: then a longer prefix may
-    // tell the keys apart.
+    // Split the full chunk in two halves.
     const size_t half = chunk.size / 2;
-    auto right = std::make_unique<Chunk>();
-    right->size = chunk.size - half;
-    right->prefix = chunk.prefix;
-    std::move(chunk.rows + half, chunk.rows + chunk.size, right->rows);
-    std::copy(chunk.heads + half, chunk.heads + chunk.size, right->heads);
-    right->Summarize(0);
-    chunk.size = half;
-    if (chunk.HasTies()) chunk.Index();
-    if (right->HasTies()) right->Index();
+    std::unique_ptr<Chunk> right = chunk.CutAt(half);
     const size_t right_first = first_[c] + half;
     first_key_.insert(first_key_.begin() + static_cast<ptrdiff_t>(c) + 1,
                       std::string(right->first_key()));
@@ -493,20 +499,9 @@ Tablet Tablet::SplitAt(size_t at) {
     right.bytes_ += static_cast<int64_t>(row.bytes());
     return true;
   });
-  if (j > 0) {
-    // Cut chunk c: its tail keeps the prefix and the heads (as in Put).
-    Chunk& chunk = *chunks_[c];
-    auto tail = std::make_unique<Chunk>();
-    tail->size = chunk.size - j;
-    tail->prefix = chunk.prefix;
-    std::move(chunk.rows + j, chunk.rows + chunk.size, tail->rows);
-    std::copy(chunk.heads + j, chunk.heads + chunk.size, tail->heads);
-    tail->Summarize(0);
-    chunk.size = j;
-    if (chunk.HasTies()) chunk.Index();
-    if (tail->HasTies()) tail->Index();
+  if (j > 0) {  // the chunk holding row `at` is cut; its tail goes right
     chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1,
-                   std::move(tail));
+                   chunks_[c]->CutAt(j));
     ++c;
   }
   right.chunks_.assign(
