@@ -204,7 +204,7 @@ TEST(RowCodecTest, ShiftRightMovesRecordsOnWithTheirMarksAndShares) {
   rows[3] = RowRecord();
   EXPECT_FALSE(outside.shared());
   EXPECT_EQ(outside.key(), "c");
-  // An empty range just clears *first, which must then be re-filled.
+  // An empty range leaves *first invalid and touches no other record.
   rows[0] = RowRecord("z", RowData{});
   RowRecord::ShiftRight(rows + 3, rows + 3);
   EXPECT_FALSE(rows[3].valid());
