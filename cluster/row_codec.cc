@@ -15,6 +15,7 @@ using encoding::PutCell;
 using encoding::PutVarint;
 using encoding::Reader;
 using encoding::SizeSink;
+using encoding::SkipColumnRest;
 using encoding::UnZigZag;
 using encoding::ZigZag;
 
@@ -264,7 +265,14 @@ bool MayNeedCompaction(std::string_view encoded) {
   return false;
 }
 
-void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out) {
+namespace {
+
+// Calls visit(cell) for each live cell of `encoded` in a column that
+// want(family_id, qualifier) selects, in storage order, until visit returns
+// false. Columns not selected are skipped without reading their cells.
+template <typename Want, typename Visit>
+void VisitLiveCells(std::string_view encoded, const Want& want,
+                    const Visit& visit) {
   Reader in(encoded);
   const Version row_tombstone = in.Varint();
   const uint64_t families = in.Varint();
@@ -275,6 +283,10 @@ void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out) {
     const uint64_t columns = in.Varint();
     for (uint64_t ci = 0; ci < columns; ++ci) {
       const std::string_view qualifier = in.Bytes(in.Varint());
+      if (!want(family_id, qualifier)) {
+        SkipColumnRest(in);
+        continue;
+      }
       const uint64_t tombstones = in.Varint();
       ColumnTombstone small[4];
       std::vector<ColumnTombstone> large;
@@ -299,12 +311,40 @@ void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out) {
                     timestamp >= ts[t].start_micros &&
                     (ts[t].end_micros == 0 || timestamp < ts[t].end_micros);
         }
-        if (!covered) {
-          out->push_back(LiveCell{family_id, qualifier, timestamp, value});
+        if (!covered &&
+            !visit(LiveCell{family_id, qualifier, timestamp, value})) {
+          return;
         }
       }
     }
   }
+}
+
+}  // namespace
+
+void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out) {
+  VisitLiveCells(
+      encoded, [](uint32_t, std::string_view) { return true; },
+      [out](const LiveCell& cell) {
+        out->push_back(cell);
+        return true;
+      });
+}
+
+std::optional<LiveCell> NewestLiveCell(std::string_view encoded,
+                                       uint32_t family_id,
+                                       std::string_view qualifier) {
+  std::optional<LiveCell> newest;
+  VisitLiveCells(
+      encoded,
+      [&](uint32_t id, std::string_view q) {
+        return id == family_id && q == qualifier;
+      },
+      [&](const LiveCell& cell) {
+        newest = cell;
+        return false;
+      });
+  return newest;
 }
 
 }  // namespace btsim::cluster

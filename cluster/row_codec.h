@@ -13,6 +13,7 @@
 #define BTSIM_CLUSTER_ROW_CODEC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -168,6 +169,12 @@ struct LiveCell {
 // Appends every live cell of `encoded` to `out`, in storage order (family id,
 // qualifier ascending, timestamp descending), without building a RowData.
 void AppendLiveCells(std::string_view encoded, std::vector<LiveCell>* out);
+// The newest live cell of column (family `family_id`, `qualifier`): the
+// first of that column AppendLiveCells would append; nullopt when it has
+// none. Reads no other column's cells.
+std::optional<LiveCell> NewestLiveCell(std::string_view encoded,
+                                       uint32_t family_id,
+                                       std::string_view qualifier);
 
 }  // namespace btsim::cluster
 

@@ -1,5 +1,7 @@
 #include "cluster/row_edits.h"
 
+#include <optional>
+
 #include "base/check.h"
 #include "cluster/row_encoding.h"
 
@@ -48,11 +50,19 @@ RowRecord SingleCellRow(std::string_view key, uint32_t family_id,
   return out;
 }
 
-RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
-                         std::string_view qualifier, int64_t timestamp_micros,
-                         Version version, std::string_view value) {
-  if (timestamp_micros < 0) return RowRecord();
-  const std::string_view encoded = old.encoded();
+namespace {
+
+// Where the cells of column (family_id, qualifier) start in `encoded`: the
+// offsets of its cell count and of its first cell, and the count. nullopt
+// when the row has no such column.
+struct ColumnCells {
+  size_t count_at = 0;
+  size_t cells_at = 0;
+  uint64_t cells = 0;
+};
+std::optional<ColumnCells> FindColumnCells(std::string_view encoded,
+                                           uint32_t family_id,
+                                           std::string_view qualifier) {
   Reader in(encoded);
   in.Varint();  // row tombstone
   for (uint64_t families = in.Varint(); families > 0; --families) {
@@ -66,42 +76,91 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
       }
       continue;
     }
-    if (id > family_id) return RowRecord();  // families by id: absent
+    if (id > family_id) return std::nullopt;  // families by id: absent
     for (; columns > 0; --columns) {
       const std::string_view q = in.Bytes(in.Varint());
       if (q < qualifier) {
         SkipColumnRest(in);
         continue;
       }
-      if (q > qualifier) return RowRecord();  // columns in order: absent
+      if (q > qualifier) return std::nullopt;  // columns in order: absent
       for (uint64_t t = in.Varint(); t > 0; --t) {
         in.Varint();
         in.Varint();
         in.Varint();
       }
-      const size_t count_at = static_cast<size_t>(in.pos() - encoded.data());
-      const uint64_t cells = in.Varint();
-      const size_t cells_at = static_cast<size_t>(in.pos() - encoded.data());
-      if (cells > 0 && timestamp_micros / 1000 <= UnZigZag(in.Varint())) {
-        return RowRecord();  // not newer than the newest cell
-      }
-      // The old encoding with the cell count raised and the cell first.
-      SizeSink added;
-      PutVarint(added, cells + 1);
-      PutCell(added, timestamp_micros, version, value);
-      char* at = nullptr;
-      RowRecord out = RowRecord::Uninitialized(
-          old.key(), encoded.size() - (cells_at - count_at) + added.n, &at);
-      PtrSink sink{at};
-      sink.Bytes(encoded.substr(0, count_at));
-      PutVarint(sink, cells + 1);
-      PutCell(sink, timestamp_micros, version, value);
-      sink.Bytes(encoded.substr(cells_at));
-      return out;
+      ColumnCells found;
+      found.count_at = static_cast<size_t>(in.pos() - encoded.data());
+      found.cells = in.Varint();
+      found.cells_at = static_cast<size_t>(in.pos() - encoded.data());
+      return found;
     }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// A record of old's key whose encoding is old's with bytes [from, to)
+// replaced by what put(sink) writes (called twice: to size, then to write).
+template <typename Put>
+RowRecord Spliced(const RowRecord& old, size_t from, size_t to,
+                  const Put& put) {
+  const std::string_view encoded = old.encoded();
+  SizeSink added;
+  put(added);
+  char* at = nullptr;
+  RowRecord out = RowRecord::Uninitialized(
+      old.key(), encoded.size() - (to - from) + added.n, &at);
+  PtrSink sink{at};
+  sink.Bytes(encoded.substr(0, from));
+  put(sink);
+  sink.Bytes(encoded.substr(to));
+  return out;
+}
+
+}  // namespace
+
+RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
+                         std::string_view qualifier, int64_t timestamp_micros,
+                         Version version, std::string_view value) {
+  if (timestamp_micros < 0) return RowRecord();
+  const std::string_view encoded = old.encoded();
+  const std::optional<ColumnCells> column =
+      FindColumnCells(encoded, family_id, qualifier);
+  if (!column) return RowRecord();
+  if (column->cells > 0) {
+    Reader in(encoded.substr(column->cells_at));
+    if (timestamp_micros / 1000 <= UnZigZag(in.Varint())) {
+      return RowRecord();  // not newer than the newest cell
+    }
+  }
+  // The old encoding with the cell count raised and the cell first.
+  return Spliced(old, column->count_at, column->cells_at, [&](auto& sink) {
+    PutVarint(sink, column->cells + 1);
+    PutCell(sink, timestamp_micros, version, value);
+  });
+}
+
+RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
+                                 std::string_view qualifier,
+                                 int64_t timestamp_micros, Version version,
+                                 std::string_view value) {
+  if (timestamp_micros < 0 || timestamp_micros % 1000 != 0) {
     return RowRecord();
   }
-  return RowRecord();
+  const std::string_view encoded = old.encoded();
+  const std::optional<ColumnCells> column =
+      FindColumnCells(encoded, family_id, qualifier);
+  if (!column || column->cells == 0) return RowRecord();
+  Reader in(encoded.substr(column->cells_at));
+  if (UnZigZag(in.Varint()) != timestamp_micros / 1000) return RowRecord();
+  if (in.Varint() > version) return RowRecord();  // the old cell wins
+  in.Bytes(in.Varint());
+  const size_t first_end = static_cast<size_t>(in.pos() - encoded.data());
+  // The old encoding with its first cell of the column rewritten.
+  return Spliced(old, column->cells_at, first_end, [&](auto& sink) {
+    PutCell(sink, timestamp_micros, version, value);
+  });
 }
 
 bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {

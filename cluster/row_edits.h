@@ -28,6 +28,18 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
                          std::string_view qualifier, int64_t timestamp_micros,
                          Version version, std::string_view value);
 
+// `old` with the newest cell of column (family `family_id`, `qualifier`)
+// replaced: the write of a cell in the same millisecond as that cell, with a
+// version no older than its own (of one timestamp the newest version wins;
+// the later write on a tie), as ReadModifyWriteRow writes a hot row. Only
+// when that cell exists and `timestamp_micros` is a non-negative multiple
+// of 1000 in its millisecond; otherwise an invalid record. The cell count
+// is unchanged, so whether compaction may change the row is unchanged too.
+RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
+                                 std::string_view qualifier,
+                                 int64_t timestamp_micros, Version version,
+                                 std::string_view value);
+
 // A row with no tombstone and one column (of one family) holding at most
 // kMaxCells cells: what compaction's commonest case reads of it.
 struct LoneColumn {

@@ -413,12 +413,20 @@ Status Table::ApplyToRow(std::string_view key,
                                            ts, version, single->value)
                            : WithNewestCell(*old, family_id, single->qualifier,
                                             ts, version, single->value);
+    // A new cell in an existing column: compaction may drop one.
+    bool dirty = old != nullptr;
+    if (!record.valid() && old != nullptr) {
+      // Or the newest cell rewritten in its millisecond (a hot row's
+      // ReadModifyWriteRow): the cells are as many as before.
+      record = WithNewestCellReplaced(*old, family_id, single->qualifier, ts,
+                                      version, single->value);
+      dirty = record.valid() && MayNeedCompaction(record.encoded());
+    }
     if (record.valid()) {
       const size_t size = record.encoded().size() + key.size();
       if (local && static_cast<int64_t>(size) > kMaxRowBytes) {
         return RowTooLarge(key, size);
       }
-      const bool dirty = old != nullptr;
       RowShare made = share_for(record, dirty);
       tablet.Put(std::move(record), dirty, slot);
       AfterWrite(ti, key, mutations, commit, local, std::move(made));
@@ -612,11 +620,9 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
     BTSIM_RETURN_IF_ERROR(ValidQualifier(
         rules[i].qualifier, [&] { return field + ".column_qualifier"; }));
   }
-  std::vector<LiveCell> scratch;
-  std::vector<CellView> cells;
-  if (const RowRecord* record = TabletFor(key).Find(key)) {
-    LiveCells(*record, &scratch, &cells);
-  }
+  // Only the newest live cell of each column a rule names is read: a hot
+  // counter row may hold thousands of versions (one per millisecond).
+  const RowRecord* record = TabletFor(key).Find(key);
   struct Current {
     int64_t timestamp;
     std::string value;
@@ -632,13 +638,15 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
     if (inserted) {
       c.timestamp = commit.server_time_micros;
       c.present = false;
-      for (const CellView& cell : cells) {
-        if (cell.family == rule.family && cell.qualifier == rule.qualifier) {
-          c.timestamp = std::max(c.timestamp, cell.timestamp_micros);
-          c.value = std::string(cell.value);
-          c.present = true;
-          break;  // canonical order: the newest cell comes first
-        }
+      const std::optional<LiveCell> cell =
+          record == nullptr
+              ? std::nullopt
+              : NewestLiveCell(record->encoded(), FindFamily(rule.family)->id,
+                               rule.qualifier);
+      if (cell) {
+        c.timestamp = std::max(c.timestamp, cell->timestamp_micros);
+        c.value = std::string(cell->value);
+        c.present = true;
       }
     }
     if (rule.kind == ReadModifyWriteRule::Kind::kAppend) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -403,6 +404,13 @@ TEST(RowCodecTest, IsCoveredAgreesWithAppendLiveCellsOnRandomRows) {
   }
 }
 
+// The value of a cell an edit test writes: usually short, sometimes
+// `long_value`.
+std::string_view NewValue(sim::Rng& rng, const std::string& long_value) {
+  return rng.Bernoulli(0.2) ? std::string_view(long_value)
+                            : std::string_view("new");
+}
+
 TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
   sim::Rng rng(99);
   // Long enough for a two-byte length varint; 200 cells cross the one-byte
@@ -426,9 +434,7 @@ TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
     const int64_t ts = static_cast<int64_t>(rng.Uniform(10)) * 1000 +
                        (rng.Bernoulli(0.1) ? 999'000 : 0);
     const Version version = rng.Uniform(60);
-    const std::string_view value = rng.Bernoulli(0.2)
-                                       ? std::string_view(long_value)
-                                       : std::string_view("new");
+    const std::string_view value = NewValue(rng, long_value);
     const RowRecord got =
         WithNewestCell(old, family, qualifier, ts, version, value);
 
@@ -467,6 +473,105 @@ TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
       FamilyData{0, kNoVersion, {ColumnData{"q", {}, {{1000, 1, "x"}}}}});
   EXPECT_FALSE(
       WithNewestCell(RowRecord("k", one), 0, "q", -5000, 2, "y").valid());
+}
+
+TEST(RowCodecTest, WithNewestCellReplacedIsDecodeWriteEncodeByteForByte) {
+  sim::Rng rng(77);
+  const std::string long_value(300, 'v');
+  int replaced = 0;
+  int older_lost = 0;
+  for (int iter = 0; iter < 4000; ++iter) {
+    RowData row = RandomRow(rng);
+    const RowRecord old("key", row);
+    const uint32_t family = static_cast<uint32_t>(rng.Uniform(5));
+    static const char* kQualifiers[] = {"", "a", "b", "c"};
+    const std::string_view qualifier = kQualifiers[rng.Uniform(4)];
+    // The general path: the cell written into the decoded row, which keeps
+    // the newer version of one timestamp (the new cell on a tie).
+    RowData edited = DecodeRow(old.encoded());
+    CellData* newest = nullptr;
+    for (FamilyData& f : edited.families) {
+      if (f.id != family) continue;
+      for (ColumnData& c : f.columns) {
+        if (c.qualifier == qualifier && !c.cells.empty()) {
+          newest = &c.cells.front();
+        }
+      }
+    }
+    // Mostly the newest cell's millisecond (RandomRow's cells are at 0-5
+    // ms), sometimes another one or a timestamp off the millisecond grid.
+    int64_t ts = static_cast<int64_t>(rng.Uniform(7)) * 1000;
+    if (newest != nullptr && rng.Bernoulli(0.7)) ts = newest->timestamp_micros;
+    if (rng.Bernoulli(0.05)) ts += 1;
+    const Version version = rng.Uniform(60);
+    const std::string_view value = NewValue(rng, long_value);
+    const RowRecord got =
+        WithNewestCellReplaced(old, family, qualifier, ts, version, value);
+
+    const bool same_millisecond =
+        newest != nullptr && ts % 1000 == 0 && newest->timestamp_micros == ts;
+    if (same_millisecond && version < newest->version) ++older_lost;
+    const bool applies = same_millisecond && version >= newest->version;
+    ASSERT_EQ(got.valid(), applies) << "iteration " << iter;
+    if (!applies) continue;
+    ++replaced;
+    *newest = CellData{ts, version, value};
+    const RowRecord expected("key", edited);
+    EXPECT_EQ(got.key(), "key");
+    EXPECT_EQ(got.encoded(), expected.encoded()) << "iteration " << iter;
+    EXPECT_EQ(got.bytes(), expected.bytes());
+    EXPECT_EQ(MayNeedCompaction(got.encoded()),
+              MayNeedCompaction(old.encoded()));
+  }
+  // Both outcomes were exercised.
+  EXPECT_GT(replaced, 100);
+  EXPECT_GT(older_lost, 20);
+}
+
+TEST(RowCodecTest, NewestLiveCellIsTheFirstLiveCellOfItsColumn) {
+  sim::Rng rng(31);
+  int found = 0;
+  int hidden = 0;  // the column has cells, all of them covered
+  for (int iter = 0; iter < 2000; ++iter) {
+    const RowData row = RandomRow(rng);
+    std::string storage;
+    const std::vector<LiveCell> live = Live(row, &storage);
+    const RowRecord record("key", row);
+    for (uint32_t family : {0u, 1u, 2u, 4u}) {
+      for (std::string_view qualifier : {"", "a", "b", "c"}) {
+        const LiveCell* first = nullptr;
+        for (const LiveCell& c : live) {
+          if (c.family_id == family && c.qualifier == qualifier) {
+            first = &c;
+            break;
+          }
+        }
+        const std::optional<LiveCell> got =
+            NewestLiveCell(record.encoded(), family, qualifier);
+        ASSERT_EQ(got.has_value(), first != nullptr)
+            << "iteration " << iter << " family " << family << " column '"
+            << qualifier << "'";
+        if (!got) {
+          for (const FamilyData& f : row.families) {
+            for (const ColumnData& c : f.columns) {
+              if (f.id == family && c.qualifier == qualifier &&
+                  !c.cells.empty()) {
+                ++hidden;
+              }
+            }
+          }
+          continue;
+        }
+        ++found;
+        EXPECT_EQ(got->family_id, family);
+        EXPECT_EQ(got->qualifier, qualifier);
+        EXPECT_EQ(got->timestamp_micros, first->timestamp_micros);
+        EXPECT_EQ(got->value, first->value);
+      }
+    }
+  }
+  EXPECT_GT(found, 1000);
+  EXPECT_GT(hidden, 100);
 }
 
 TEST(RowEditsTest, SingleCellRowIsTheEncodingOfAOneCellRow) {

@@ -382,6 +382,38 @@ TEST_F(TableTest, DeleteArrivingLateCoversOnlyOlderCommits) {
   EXPECT_THAT(ReadRow("r"), ElementsAre(Cell{"cf", "b", 1000, "late", ""}));
 }
 
+TEST_F(TableTest, HotRowReadModifyWriteRewritesItsNewestCellInOneMillisecond) {
+  const ReadModifyWriteRule add_one{
+      "cf", "n", ReadModifyWriteRule::Kind::kIncrement, "", 1};
+  auto increment = [&](int64_t server_micros) {
+    CommitContext commit = Commit();
+    commit.server_time_micros = server_micros;
+    auto r = table_.ReadModifyWriteRow("r", {&add_one, 1}, commit);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  auto counter = [](int64_t n) {
+    std::string bytes(8, '\0');
+    for (int i = 7; i >= 0; --i, n >>= 8) bytes[i] = static_cast<char>(n);
+    return bytes;
+  };
+  // Increments within one millisecond keep one cell, counting up.
+  for (int i = 0; i < 50; ++i) increment(kNowMicros);
+  EXPECT_THAT(ReadRow("r"),
+              ElementsAre(Cell{"cf", "n", kNowMicros, counter(50), ""}));
+  // A later millisecond adds a version (no GC rule: both are kept).
+  increment(kNowMicros + 1000);
+  increment(kNowMicros + 1000);
+  EXPECT_THAT(ReadRow("r"),
+              ElementsAre(Cell{"cf", "n", kNowMicros + 1000, counter(52), ""},
+                          Cell{"cf", "n", kNowMicros, counter(50), ""}));
+  // A deleted column counts from zero again: its hidden cells are not read,
+  // and the new cell outlives the delete.
+  ASSERT_TRUE(Mutate("r", {DelCol("cf", "n")}).ok());
+  increment(kNowMicros + 1000);
+  EXPECT_THAT(ReadRow("r"),
+              ElementsAre(Cell{"cf", "n", kNowMicros + 1000, counter(1), ""}));
+}
+
 // ------------------------------------------------------------------ Reads
 
 TEST_F(TableTest, ResumeAfterSkipsRowsUpToTheKeyInScanOrder) {
