@@ -236,6 +236,7 @@ Status Instance::RemoveCluster(std::string_view id) {
   BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
   route_places_version_ = kStale;
+  capacity_by_origin_.clear();
   if (auto it = capacity_.find(id); it != capacity_.end()) capacity_.erase(it);
   profiles_.SetClusters(IdsOf(clusters_));
   return OkStatus();
@@ -264,7 +265,11 @@ Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
                                           sim::Nanos now) {
   auto capacity = capacity_.find(cluster);
   if (capacity == capacity_.end()) return nullptr;
-  Capacity& cap = capacity->second;
+  return Prepare(capacity->second, cluster, table, now);
+}
+
+Instance::Capacity* Instance::Prepare(Capacity& cap, std::string_view cluster,
+                                      std::string_view table, sim::Nanos now) {
   if (cap.cluster == nullptr) {
     cap.cluster = fabric_->Find(cluster);
     if (cap.cluster == nullptr) return nullptr;
@@ -292,7 +297,12 @@ sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
                             std::string_view row_key, cluster::OpKind kind,
                             int64_t units) {
   const sim::Nanos now = scheduler_.Now();
-  Capacity* cap = CapacityFor(cluster, table, now);
+  return SubmitTo(CapacityFor(cluster, table, now), row_key, kind, units, now);
+}
+
+sim::Nanos Instance::SubmitTo(Capacity* cap, std::string_view row_key,
+                              cluster::OpKind kind, int64_t units,
+                              sim::Nanos now) {
   if (cap == nullptr) return now;
   return cap->model.Submit(
       now, TabletId(cap->table_hash, cap->table->TabletStartOf(row_key)), kind,
@@ -330,8 +340,20 @@ void Instance::OnApplied(const replication::AppliedInfo& info) {
   // One row per row mutation; schema changes and DropRowRange (no rows of
   // their own) cost nothing.
   if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;
-  Charge(info.peer, info.record.table, info.record.row_key,
-         cluster::OpKind::kReplicationApply, 1);
+  // Charge(info.peer, ...), with the capacity found by number: this runs
+  // for every replicated row.
+  if (info.peer_number >= capacity_by_origin_.size()) {
+    capacity_by_origin_.resize(info.peer_number + 1, nullptr);
+  }
+  Capacity*& found = capacity_by_origin_[info.peer_number];
+  if (found == nullptr) {
+    auto it = capacity_.find(info.peer);
+    if (it == capacity_.end()) return;
+    found = &it->second;
+  }
+  const sim::Nanos now = scheduler_.Now();
+  SubmitTo(Prepare(*found, info.peer, info.record.table, now),
+           info.record.row_key, cluster::OpKind::kReplicationApply, 1, now);
 }
 
 const cluster::NodeModel* Instance::Nodes(std::string_view cluster) const {

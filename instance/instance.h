@@ -214,6 +214,14 @@ class Instance {
   // table.
   Capacity* CapacityFor(std::string_view cluster, std::string_view table,
                         sim::Nanos now);
+  // The same for a capacity already found (`cluster` is its id).
+  Capacity* Prepare(Capacity& cap, std::string_view cluster,
+                    std::string_view table, sim::Nanos now);
+  // Charges `units` of `kind` to the node of `cap` (from CapacityFor or
+  // Prepare at `now`) serving `row_key`'s tablet; returns when that node
+  // finishes them, or `now` when cap is null (nothing charged).
+  sim::Nanos SubmitTo(Capacity* cap, std::string_view row_key,
+                      cluster::OpKind kind, int64_t units, sim::Nanos now);
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
@@ -225,6 +233,10 @@ class Instance {
   cluster::StorageType storage_;
   // By cluster id; one per entry of clusters_.
   std::map<std::string, Capacity, std::less<>> capacity_;
+  // Entries of capacity_ by fabric origin number (AppliedInfo), found on
+  // first use (null: not yet). Origin numbers are never reused; the whole
+  // list is dropped when a cluster is removed.
+  std::vector<Capacity*> capacity_by_origin_;
   std::string name_;
   std::string client_zone_;
   sim::Rng rng_;

@@ -355,8 +355,9 @@ void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
     m->cluster->ApplyReplicatedBatch(prefetch_records_, [&](size_t i) {
       applied = first + i;
       if (apply_hook_) {
-        apply_hook_(AppliedInfo{from->spec.id, m->spec.id, applied,
-                                *prefetch_records_[i], scheduler_.Now()});
+        apply_hook_(AppliedInfo{from->spec.id, m->spec.id, origin, peer,
+                                applied, *prefetch_records_[i],
+                                scheduler_.Now()});
       }
     });
   }

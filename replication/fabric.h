@@ -51,7 +51,12 @@ struct ClusterSpec {
 struct AppliedInfo {
   std::string_view origin;  // the cluster that committed the record
   std::string_view peer;    // the cluster that applied it
-  uint64_t position = 0;    // its position in the origin's log
+  // The same two clusters by number: their origins in commit versions
+  // (cluster::VersionOrigin). An instance never reuses one, even for a
+  // cluster re-added under an old id, so consumers may key state by them.
+  uint32_t origin_number = 0;
+  uint32_t peer_number = 0;
+  uint64_t position = 0;  // its position in the origin's log
   const cluster::CommitRecord& record;
   // When the peer applied it (the scheduler's Now()).
   sim::Nanos applied_at;

@@ -77,17 +77,28 @@ class Observer : public instance::InstanceObserver {
                  std::string(to)});
   }
   void OnReplicated(const replication::AppliedInfo& info) override {
-    // Keyed by names (looked up without copying them: this runs for every
-    // replicated entry); the sampler reads it in creation order.
-    auto from = links_.find(info.origin);
-    if (from == links_.end()) {
-      from = links_.emplace(std::string(info.origin), PeerLinks()).first;
+    // This runs for every replicated entry: the link is found by the
+    // clusters' numbers, and by their names (links_) only the first time.
+    Link* found = nullptr;
+    for (const NumberedLink& n : by_number_) {
+      if (n.origin == info.origin_number && n.peer == info.peer_number) {
+        found = n.link;
+        break;
+      }
     }
-    auto to = from->second.find(info.peer);
-    if (to == from->second.end()) {
-      to = from->second.emplace(std::string(info.peer), Link()).first;
+    if (found == nullptr) {
+      auto from = links_.find(info.origin);
+      if (from == links_.end()) {
+        from = links_.emplace(std::string(info.origin), PeerLinks()).first;
+      }
+      auto to = from->second.find(info.peer);
+      if (to == from->second.end()) {
+        to = from->second.emplace(std::string(info.peer), Link()).first;
+      }
+      found = &to->second;
+      by_number_.push_back({info.origin_number, info.peer_number, found});
     }
-    Link& link = to->second;
+    Link& link = *found;
     const sim::Nanos delay = info.applied_at - info.committed_at();
     ++link.applied;
     link.delay_sum += delay;
@@ -117,8 +128,18 @@ class Observer : public instance::InstanceObserver {
     sim::Nanos delay_max{0};
   };
   using PeerLinks = std::map<std::string, Link, std::less<>>;
+  // A link of links_ by the numbers of its clusters (AppliedInfo), which
+  // are never reused: an id re-added later gets new numbers and finds its
+  // old entry in links_ by name.
+  struct NumberedLink {
+    uint32_t origin;
+    uint32_t peer;
+    Link* link;  // a node of links_ (never erased)
+  };
   RunContext& context_;
+  // By names; the sampler reads it by name (TakeLink).
   std::map<std::string, PeerLinks, std::less<>> links_;  // origin -> peer
+  std::vector<NumberedLink> by_number_;
 };
 
 class Runner {

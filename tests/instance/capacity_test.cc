@@ -242,6 +242,35 @@ TEST_F(CapacityTest, ReplicatedWritesCostCpuOnTheReceivingCluster) {
   EXPECT_NEAR(instance->CpuLoad("c2"), instance->CpuLoad("c1"), 1e-12);
 }
 
+TEST_F(CapacityTest, ReplicatedWritesChargeEachPeerAndAClusterReadded) {
+  auto instance = Make({{"c1", "us-east1-b", 1},
+                        {"c2", "us-east1-c", 1},
+                        {"c3", "us-east1-d", 1}});
+  auto write_and_settle = [&](const std::string& prefix) {
+    for (int i = 0; i < 100; ++i) {
+      WriteAndCharge(*instance, "c1", prefix + std::to_string(i));
+    }
+    scheduler_.RunUntilIdle();
+  };
+  // Each peer pays for the rows it applies, as c1 did for writing them.
+  write_and_settle("before");
+  EXPECT_GT(instance->CpuLoad("c1"), 0);
+  EXPECT_NEAR(instance->CpuLoad("c2"), instance->CpuLoad("c1"), 1e-12);
+  EXPECT_NEAR(instance->CpuLoad("c3"), instance->CpuLoad("c1"), 1e-12);
+  ASSERT_TRUE(instance->RemoveCluster("c2").ok());
+  // Past the load window: the earlier writes no longer count.
+  scheduler_.RunFor(seconds(2));
+  // The new c2 (seeded from a peer, which costs nothing) is a new member
+  // of the fabric: its replicated rows are charged to its own, fresh model.
+  ASSERT_TRUE(instance->AddCluster({"c2", "us-east1-c", 1}).ok());
+  scheduler_.RunUntilIdle();
+  EXPECT_EQ(instance->CpuLoad("c2"), 0);
+  write_and_settle("after");
+  EXPECT_GT(instance->CpuLoad("c1"), 0);
+  EXPECT_NEAR(instance->CpuLoad("c2"), instance->CpuLoad("c1"), 1e-12);
+  EXPECT_NEAR(instance->CpuLoad("c3"), instance->CpuLoad("c1"), 1e-12);
+}
+
 TEST_F(CapacityTest, NodeModelsFollowTheClusters) {
   auto instance = Make({{"c1", "us-east1-b", 2}}, StorageType::kHdd);
   ASSERT_NE(instance->Nodes("c1"), nullptr);
