@@ -336,8 +336,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   }
   op.cluster = routed_name_;
   message.cluster_id = std::move(*routed);
-  const sim::LatencyModel link = instance.transport().LatencyOf(
-      group_.zone, context_.ZoneOf(message.cluster_id));
+  const sim::LatencyModel& link = LinkTo(message.cluster_id);
   const sim::Nanos there = link.Sample(rng_);
   message.back = link.Sample(rng_);
   if (op.type == OpType::kWrite) {
@@ -347,6 +346,22 @@ void SimClient::RunAttempt(uint32_t slot) {
     }
   }
   scheduler.RunAfter(there, [this, m] { Arrive(m); });
+}
+
+const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {
+  instance::Instance& instance = *context_.instance;
+  const uint64_t latency_version = instance.transport().latency_version();
+  const uint64_t members_version = instance.fabric().members_version();
+  if (!link_ || link_cluster_ != cluster_id ||
+      link_latency_version_ != latency_version ||
+      link_members_version_ != members_version) {
+    link_ = instance.transport().LatencyOf(group_.zone,
+                                           context_.ZoneOf(cluster_id));
+    link_cluster_ = cluster_id;
+    link_latency_version_ = latency_version;
+    link_members_version_ = members_version;
+  }
+  return *link_;
 }
 
 void SimClient::Arrive(uint32_t m) {

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "scenarios/key_pattern.h"
 #include "scenarios/run_context.h"
 #include "sim/rng.h"
+#include "sim/transport.h"
 
 namespace btsim::scenarios {
 
@@ -128,6 +130,11 @@ class SimClient {
   // writes reuse one allocation.
   cluster::Mutation ValueWrite(const Operation& op);
   void KeepValueBuffer(cluster::Mutation& write);
+  // The latency from this client's zone to cluster `cluster_id`'s:
+  // Transport::LatencyOf, remembered for the last cluster asked about
+  // while the transport's latencies and the fabric's members (and so the
+  // cluster's zone) are unchanged.
+  const sim::LatencyModel& LinkTo(const std::string& cluster_id);
 
   RunContext& context_;
   ClientGroup& group_;
@@ -150,6 +157,11 @@ class SimClient {
   std::vector<Message> messages_;
   std::vector<uint32_t> free_messages_;
   std::string value_buffer_;  // see ValueWrite
+  // LinkTo's answer, for link_cluster_ at those two versions.
+  std::string link_cluster_;
+  uint64_t link_latency_version_ = 0;
+  uint64_t link_members_version_ = 0;
+  std::optional<sim::LatencyModel> link_;
 };
 
 }  // namespace btsim::scenarios

@@ -177,16 +177,19 @@ void Transport::SetLatency(std::string_view from, std::string_view to,
                            LatencyModel model, bool one_way) {
   GetLink(from, to).latency = model;
   if (!one_way) GetLink(to, from).latency = model;
+  ++latency_version_;
 }
 
 void Transport::ClearLatency(std::string_view from, std::string_view to,
                              bool one_way) {
   GetLink(from, to).latency.reset();
   if (!one_way) GetLink(to, from).latency.reset();
+  ++latency_version_;
 }
 
 void Transport::SetLatencyEverywhere(std::optional<LatencyModel> model) {
   everywhere_ = std::move(model);
+  ++latency_version_;
 }
 
 void Transport::SetLoss(std::string_view from, std::string_view to, double p,

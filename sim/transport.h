@@ -97,6 +97,10 @@ class Transport {
 
   // The model in force on a link.
   LatencyModel LatencyOf(std::string_view from, std::string_view to) const;
+  // Changes whenever SetLatency, ClearLatency or SetLatencyEverywhere is
+  // called: LatencyOf answers cached along with it hold while it stays the
+  // same.
+  uint64_t latency_version() const { return latency_version_; }
   LinkStats StatsOf(std::string_view from, std::string_view to) const;
 
  private:
@@ -124,6 +128,7 @@ class Transport {
   Rng rng_;
   TransportDefaults defaults_;
   std::optional<LatencyModel> everywhere_;
+  uint64_t latency_version_ = 0;
   // Orders (from, to) keys as string views, so that lookups need no copy.
   struct LinkLess {
     using is_transparent = void;

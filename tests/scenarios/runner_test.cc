@@ -87,6 +87,62 @@ TEST(RunnerTest, SameSeedSameRunOtherSeedOtherRun) {
   }
 }
 
+TEST(RunnerTest, ALatencyStepChangesTheLatencyOfRequestsOverThatLink) {
+  // The client sits in c2's zone and its profile pins c1: each request
+  // crosses the c1 <-> c2 link, set to 100 ms each way at 3 s and back to
+  // the default at 6 s.
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      zone: "us-east1-c"
+      app_profile: "pinned"
+      workload {
+        mix { read_row: 1 }
+        keys {
+          uniform {}
+          entities: 10
+        }
+        ops_per_second: 50
+      }
+    }
+    timeline {
+      at { seconds: 3 }
+      latency {
+        from_cluster: "c1"
+        to_cluster: "c2"
+        latency { constant { nanos: 100000000 } }
+      }
+    }
+    timeline {
+      at { seconds: 6 }
+      latency {
+        from_cluster: "c1"
+        to_cluster: "c2"
+        latency { constant { nanos: 2000000 } }
+      }
+    }
+  )pb");
+  int before = 0, during = 0, after = 0;
+  for (const Operation& op : o.history.operations) {
+    ASSERT_TRUE(op.ok()) << op.message;
+    const sim::Nanos took = op.complete - op.invoke;
+    if (op.complete < seconds(3)) {
+      ++before;
+      EXPECT_LT(took, milliseconds(100));
+    } else if (op.invoke >= seconds(3) && op.complete < seconds(6)) {
+      ++during;
+      EXPECT_GE(took, milliseconds(200));  // there and back
+    } else if (op.invoke >= seconds(6)) {
+      ++after;
+      EXPECT_GE(took, milliseconds(4));
+      EXPECT_LT(took, milliseconds(100));
+    }
+  }
+  EXPECT_GT(before, 50);
+  EXPECT_GT(during, 50);
+  EXPECT_GT(after, 50);
+}
+
 TEST(RunnerTest, OpenLoopRateAndMix) {
   const RunOutcome o = Play(kMixedClient);
   // 2 clients x 100/s x 10 s = 2000 expected; Poisson sd ~45.

@@ -193,6 +193,30 @@ TEST_F(TransportTest, DefaultLatencyDependsOnDistance) {
             milliseconds(20));
 }
 
+TEST_F(TransportTest, LatencyVersionMovesWithEveryLatencyChangeOnly) {
+  uint64_t version = transport_.latency_version();
+  auto moved = [&] {
+    const bool changed = transport_.latency_version() != version;
+    version = transport_.latency_version();
+    return changed;
+  };
+  transport_.SetLatency(kA, kC, LatencyModel::Constant(milliseconds(7)));
+  EXPECT_TRUE(moved());
+  transport_.ClearLatency(kA, kC, /*one_way=*/true);
+  EXPECT_TRUE(moved());
+  transport_.SetLatencyEverywhere(LatencyModel::Constant(milliseconds(1)));
+  EXPECT_TRUE(moved());
+  transport_.SetLatencyEverywhere(std::nullopt);
+  EXPECT_TRUE(moved());
+  // Loss, partitions and traffic leave LatencyOf's answers alone.
+  transport_.SetLoss(kA, kB, 0.5);
+  transport_.Partition(kA, kB);
+  transport_.Heal(kA, kB);
+  transport_.Send(kA, kC, [] {});
+  scheduler_.RunFor(seconds(1));
+  EXPECT_FALSE(moved());
+}
+
 TEST_F(TransportTest, ConstantLatencyDeliversExactlyAfterIt) {
   transport_.SetLatency(kA, kC, LatencyModel::Constant(milliseconds(7)));
   std::vector<Nanos> arrivals;
