@@ -173,11 +173,12 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
 }
 
 Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {
-  cluster::Cluster* cluster = fabric_->Find(id);
+  bool down = false;
+  cluster::Cluster* cluster = fabric_->Find(id, &down);
   if (cluster == nullptr) {
     return NotFound("cluster '" + std::string(id) + "' not found");
   }
-  if (fabric_->IsDown(id)) {
+  if (down) {
     return Unavailable("cluster '" + std::string(id) + "' is unavailable");
   }
   return cluster;

@@ -221,6 +221,13 @@ cluster::Cluster* ReplicationFabric::Find(std::string_view id) {
   return m ? m->cluster.get() : nullptr;
 }
 
+cluster::Cluster* ReplicationFabric::Find(std::string_view id, bool* down) {
+  Member* m = FindMember(id);
+  if (m == nullptr) return nullptr;
+  *down = m->down;
+  return m->cluster.get();
+}
+
 const ClusterSpec* ReplicationFabric::Spec(std::string_view id) const {
   const Member* m = FindMember(id);
   return m ? &m->spec : nullptr;

@@ -91,6 +91,9 @@ class ReplicationFabric {
   std::vector<std::string> ClusterIds() const;  // in creation order
   // Null when unknown.
   cluster::Cluster* Find(std::string_view id);
+  // The same, and (when found) whether it is down, in one lookup; *down is
+  // left alone when the id is unknown.
+  cluster::Cluster* Find(std::string_view id, bool* down);
   const ClusterSpec* Spec(std::string_view id) const;
 
   // Applies `origin`'s newest log entry to every other cluster now. Table

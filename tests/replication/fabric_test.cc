@@ -273,8 +273,19 @@ TEST_F(FabricTest, LookupsAndDownState) {
   EXPECT_TRUE(fabric_->SetDown("c1", true).ok());
   EXPECT_TRUE(fabric_->IsDown("c1"));
   EXPECT_FALSE(fabric_->IsDown("c2"));
+  // Find with the down state: the same cluster, and the same answer.
+  bool down = false;
+  EXPECT_EQ(fabric_->Find("c1", &down), fabric_->Find("c1"));
+  EXPECT_TRUE(down);
+  EXPECT_EQ(fabric_->Find("c2", &down), fabric_->Find("c2"));
+  EXPECT_FALSE(down);
+  down = true;
+  EXPECT_EQ(fabric_->Find("c3", &down), nullptr);
+  EXPECT_TRUE(down);  // untouched when unknown
   EXPECT_TRUE(fabric_->SetDown("c1", false).ok());
   EXPECT_FALSE(fabric_->IsDown("c1"));
+  EXPECT_NE(fabric_->Find("c1", &down), nullptr);
+  EXPECT_FALSE(down);
 }
 
 // ---- Timing over constant links ----
