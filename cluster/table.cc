@@ -402,8 +402,10 @@ Status Table::ApplyToRow(std::string_view key,
       mutations.size() == 1 ? std::get_if<SetCell>(&mutations[0]) : nullptr;
   if (single != nullptr) {
     // The commonest writes of all, made on the encoding: a row's first cell
-    // (which compaction leaves alone), or a newer cell in an existing column
-    // (two cells in a column: compaction may have something to drop).
+    // (which compaction leaves alone), a newer cell in an existing column
+    // (two cells in a column: compaction may have something to drop), or
+    // the column's newest cell rewritten in its millisecond (a hot row's
+    // ReadModifyWriteRow: as many cells as before).
     const uint32_t family_id = FindFamily(single->family)->id;
     const int64_t ts = single->timestamp_micros == kServerTimestamp
                            ? commit.server_time_micros
@@ -413,11 +415,8 @@ Status Table::ApplyToRow(std::string_view key,
                                            ts, version, single->value)
                            : WithNewestCell(*old, family_id, single->qualifier,
                                             ts, version, single->value);
-    // A new cell in an existing column: compaction may drop one.
     bool dirty = old != nullptr;
     if (!record.valid() && old != nullptr) {
-      // Or the newest cell rewritten in its millisecond (a hot row's
-      // ReadModifyWriteRow): the cells are as many as before.
       record = WithNewestCellReplaced(*old, family_id, single->qualifier, ts,
                                       version, single->value);
       dirty = record.valid() && MayNeedCompaction(record.encoded());
