@@ -132,8 +132,8 @@ Measure LostWrites(const Analysis& analysis, const Filter& filter) {
     ++lost;
     if (examples.size() < kExamples) {
       examples.push_back(std::string(op.client) + " " + std::string(op.table) +
-                         "/" + op.row + " '" + op.written + "' missing on " +
-                         cluster + " (has " +
+                         "/" + op.row.str() + " '" + op.written.str() +
+                         "' missing on " + cluster + " (has " +
                          RowStateText(analysis.State(analysis.RowOf(entry.op),
                                                      entry.cluster)) +
                          ")");
@@ -231,7 +231,7 @@ Measure ReadViolations(const Analysis& analysis, const Filter& filter,
     if (missed < 0) continue;
     if (++violations == 1) {
       first = "; first: " + DescribeOp(op) + " saw " +
-              (op.read.empty() ? "nothing" : "'" + op.read + "'") +
+              (op.read.empty() ? "nothing" : "'" + op.read.str() + "'") +
               ", older than " + DescribeTag(history, missed);
     }
   }
@@ -284,8 +284,8 @@ Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
     if (row_lost > worst_lost) {
       worst_lost = row_lost;
       const Operation& named = analysis.RowOp(row);
-      worst = "; worst row: " + std::string(named.table) + "/" + named.row +
-              ", " + std::to_string(counts.acked) +
+      worst = "; worst row: " + std::string(named.table) + "/" +
+              named.row.str() + ", " + std::to_string(counts.acked) +
               " acknowledged, final counter " + std::to_string(final_counter);
     }
   }
@@ -462,7 +462,7 @@ Measure KStale(const Analysis& analysis, const Filter& filter,
               " saw " +
               (history.operations[worst->op].read.empty()
                    ? "nothing"
-                   : "'" + history.operations[worst->op].read + "'");
+                   : "'" + history.operations[worst->op].read.str() + "'");
   }
   return {static_cast<double>(value), detail};
 }

@@ -391,7 +391,7 @@ void Analysis::IndexDrops() {
   }
 }
 
-int64_t Analysis::WriteOfTag(const std::string& tag) const {
+int64_t Analysis::WriteOfTag(std::string_view tag) const {
   return tags_.Find(tag);
 }
 
@@ -786,13 +786,14 @@ std::string FormatSeconds(Nanos d) { return FormatSeconds(Seconds(d)); }
 std::string DescribeOp(const Operation& op) {
   return "op " + std::to_string(op.id) + " (" + std::string(op.client) + ", " +
          std::string(OpTypeName(op.type)) + " " + std::string(op.table) + "/" +
-         op.row + " at " + FormatSeconds(op.invoke) + ")";
+         op.row.str() + " at " + FormatSeconds(op.invoke) + ")";
 }
 
 std::string DescribeTag(const History& history, int64_t op) {
   if (op < 0) return "nothing";
   const Operation& write = history.operations[op];
-  return "'" + (write.type == OpType::kReadRow ? write.read : write.written) +
+  return "'" +
+         (write.type == OpType::kReadRow ? write.read : write.written).str() +
          "'";
 }
 

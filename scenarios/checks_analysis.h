@@ -171,7 +171,7 @@ class Analysis {
   // An operation naming `row` (its table and row key).
   const Operation& RowOp(int32_t row) const { return *row_op_[row]; }
   // The write op whose tag is `tag`; -1 when none committed it.
-  int64_t WriteOfTag(const std::string& tag) const;
+  int64_t WriteOfTag(std::string_view tag) const;
   // The final state of `row` on final_state[cluster] (nullptr: absent).
   const RowState* State(int32_t row, size_t cluster) const;
   // The effective key of a read of `row` that saw `seen` and completed at

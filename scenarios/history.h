@@ -17,9 +17,10 @@
 // Times (sim::Nanos) are since the start of the run, except cell
 // timestamps, which are absolute (the virtual clock starts at kRunEpoch).
 //
-// Plain data, no behaviour beyond the helpers below. Operations name their
-// client, profile, table, cluster and error by Name, interned in the
-// History's pool (scenarios/name_pool.h).
+// Plain data, no behaviour beyond the helpers below. Operations keep their
+// texts (client, profile, table, cluster, error, row key and value tags) as
+// Names in the History's pool (scenarios/name_pool.h): the first five
+// interned, row keys and tags stored.
 #ifndef BTSIM_SCENARIOS_HISTORY_H_
 #define BTSIM_SCENARIOS_HISTORY_H_
 
@@ -54,12 +55,12 @@ std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 
 struct Operation {
   uint64_t id = 0;  // position in invoke order, from 0
-  // Names are interned in History::names (see name_pool.h).
+  // Names in History::names (see name_pool.h).
   Name client;  // e.g. "writer-3"
   Name group;   // the scenario's client name, e.g. "writer"
   Name profile;
   Name table;
-  std::string row;  // the row key (a scan's start key)
+  Name row;  // the row key (a scan's start key)
   OpType type = OpType::kReadRow;
   // UNKNOWN "still in flight when the run ended" for an operation that
   // never finished (then attempts is 0).
@@ -75,7 +76,7 @@ struct Operation {
   // written, the cell timestamp, and the commit version on the serving
   // cluster. `version` is 0 when nothing was committed; it can be non-zero
   // for a failed operation (committed, but the reply came too late).
-  std::string written;
+  Name written;
   int64_t timestamp_micros = 0;
   uint64_t version = 0;
   // The virtual time the write committed on the serving cluster, and its
@@ -84,7 +85,7 @@ struct Operation {
   uint64_t log_position = 0;
 
   // kReadRow: the tag of the newest value cell ("" when the row had none).
-  std::string read;
+  Name read;
   // kScan: rows returned.
   int64_t rows = 0;
   // kReadModifyWrite: the counter value after the increment. (Its
@@ -221,7 +222,7 @@ struct LinkSample {
 };
 
 struct History {
-  // The names operations refer to. Copies of a History share it (names
+  // The texts operations refer to. Copies of a History share it (texts
   // are only ever added).
   std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
   std::vector<Operation> operations;      // in invoke order (id == index)

@@ -1,8 +1,10 @@
-// Interned names for the history: a run records millions of operations, each
+// Texts kept for the history: a run records millions of operations, each
 // naming its client, client group, app profile, table, cluster and error
-// message, drawn from a handful of distinct strings. A Name is a pointer to
-// one copy of the string, kept by a NamePool: 8 bytes instead of a 32-byte
-// std::string in every operation.
+// message (a handful of distinct strings), and carrying its row key and value
+// tag (mostly distinct, mostly short). A Name is an 8-byte pointer to one
+// copy of the text in a NamePool's arena, instead of a 32-byte std::string in
+// every operation: names are interned (one copy per distinct text), row keys
+// and tags are stored as they come (no lookup, ~1 byte of overhead each).
 //
 // A Name is valid while its pool lives (History shares its pool between
 // copies, see history.h). Names compare by content, so names from different
@@ -12,11 +14,15 @@
 #define BTSIM_SCENARIOS_NAME_POOL_H_
 
 #include <compare>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace btsim::scenarios {
 
@@ -25,10 +31,18 @@ class Name {
   Name() = default;  // the empty name; needs no pool
 
   std::string_view view() const {
-    return text_ ? std::string_view(*text_) : std::string_view();
+    if (text_ == nullptr) return {};
+    // The pool's layout: the length as a base-128 varint, then the bytes.
+    const auto* p = reinterpret_cast<const unsigned char*>(text_);
+    size_t size = *p & 0x7f;
+    for (int shift = 7; *p++ & 0x80; shift += 7) {
+      size |= static_cast<size_t>(*p & 0x7f) << shift;
+    }
+    return {reinterpret_cast<const char*>(p), size};
   }
   operator std::string_view() const { return view(); }
-  bool empty() const { return text_ == nullptr || text_->empty(); }
+  std::string str() const { return std::string(view()); }
+  bool empty() const { return text_ == nullptr; }
   size_t size() const { return view().size(); }
 
   friend bool operator==(const Name& a, const Name& b) {
@@ -49,9 +63,9 @@ class Name {
 
  private:
   friend class NamePool;
-  explicit Name(const std::string* text) : text_(text) {}
+  explicit Name(const char* text) : text_(text) {}
 
-  const std::string* text_ = nullptr;
+  const char* text_ = nullptr;  // null for the empty text
 };
 
 class NamePool {
@@ -60,18 +74,21 @@ class NamePool {
   NamePool(const NamePool&) = delete;
   NamePool& operator=(const NamePool&) = delete;
 
-  // The name with this text, added when absent. Interning the same text
-  // twice gives the same pointer.
-  Name Intern(std::string_view text) {
-    if (text.empty()) return Name();
-    auto it = names_.find(text);
-    if (it == names_.end()) it = names_.emplace(text).first;
-    return Name(&*it);
-  }
-  size_t size() const { return names_.size(); }
+  // The name with this text, added when absent: interning the same text
+  // twice gives the same pointer. For the few distinct texts many
+  // operations repeat.
+  Name Intern(std::string_view text);
+  // A name with this text, always a new copy (no lookup): for texts that
+  // are mostly distinct, such as row keys and value tags.
+  Name Store(std::string_view text);
+  // The distinct interned texts (stored ones are not counted).
+  size_t size() const { return interned_.size(); }
 
  private:
-  std::set<std::string, std::less<>> names_;  // nodes never move
+  std::vector<std::unique_ptr<char[]>> blocks_;       // never move
+  char* free_ = nullptr;                              // in the last block
+  size_t left_ = 0;                                   // bytes at free_
+  std::set<std::string_view, std::less<>> interned_;  // views into blocks_
 };
 
 }  // namespace btsim::scenarios

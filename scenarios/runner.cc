@@ -355,7 +355,7 @@ void Runner::WatchCatchUp(size_t event_index) {
 
 bool Runner::Visible(cluster::Cluster& cluster, const Operation& op) {
   cluster::RowSet rows;
-  rows.AddKey(op.row);
+  rows.AddKey(op.row.str());
   bool visible = false;
   // A newer timestamp supersedes the write; the same one is the same cell
   // (this write, or a later commit of it that won).

@@ -213,20 +213,21 @@ void SimClient::Issue(uint64_t loop_generation) {
   op.profile = profile_name_;
   op.table = table_name_;
   op.type = PickOp(group_.workload.mix(), rng_);
+  NamePool& texts = *history.names;
   switch (op.type) {
     case OpType::kWrite:
-      op.row = group_.keys->WriteKey(now, rng_);
+      op.row = texts.Store(group_.keys->WriteKey(now, rng_));
       break;
     case OpType::kScan:
-      op.row = group_.keys->ScanStart(now, rng_);
+      op.row = texts.Store(group_.keys->ScanStart(now, rng_));
       break;
     default:
-      op.row = group_.keys->ReadKey(now, rng_);
+      op.row = texts.Store(group_.keys->ReadKey(now, rng_));
       break;
   }
   op.invoke = context_.Elapsed();
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
-    op.written = name_ + "/" + std::to_string(sequence_++);
+    op.written = texts.Store(name_ + "/" + std::to_string(sequence_++));
     // Bigtable timestamps are milliseconds, in microseconds.
     op.timestamp_micros = now.count() / 1'000'000 * 1'000;
   }
@@ -414,11 +415,12 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
   switch (op.type) {
     case OpType::kReadRow: {
       cluster::RowSet rows;
-      rows.AddKey(op.row);
-      op.read.clear();
+      rows.AddKey(op.row.str());
+      op.read = Name();
       Status s = ReadRowStates(cluster, op.table, family, &rows,
                                [&](std::string_view, const RowState& row) {
-                                 op.read = row.tag;
+                                 op.read =
+                                     context_.history->names->Store(row.tag);
                                  return true;
                                });
       charge(cluster::OpKind::kRead, 1);
@@ -426,7 +428,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     }
     case OpType::kScan: {
       cluster::RowSet rows;
-      rows.AddRange(cluster::Interval{cluster::Bound::Closed(op.row),
+      rows.AddRange(cluster::Interval{cluster::Bound::Closed(op.row.str()),
                                       cluster::Bound::Unbounded()});
       const auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
       cluster::ReadOptions options;

@@ -288,7 +288,7 @@ scenarios::Operation Op(const scenarios::History& h, std::string row,
                         scenarios::OpType type = scenarios::OpType::kWrite) {
   scenarios::Operation op;
   op.table = h.names->Intern("t");
-  op.row = std::move(row);
+  op.row = h.names->Store(row);
   op.type = type;
   op.invoke = std::chrono::milliseconds(invoke_ms);
   op.complete = op.invoke + std::chrono::milliseconds(1);

@@ -45,7 +45,7 @@ class Builder {
     op.group = Intern(client.substr(0, client.find('-')));
     op.profile = Intern("default");
     op.table = Intern("t");
-    op.row = row;
+    op.row = history_.names->Store(row);
     op.type = type;
     op.invoke = Ms(invoke_ms);
     op.complete = Ms(complete_ms);
@@ -62,7 +62,7 @@ class Builder {
                    StatusCode code = StatusCode::kOk, int64_t ts = -1) {
     Operation& op =
         Op(OpType::kWrite, client, row, invoke_ms, complete_ms, cluster, code);
-    op.written = tag;
+    op.written = history_.names->Store(tag);
     op.timestamp_micros = ts >= 0 ? ts : invoke_ms * 1000;
     op.version = ++version_;
     op.committed = Ms((invoke_ms + complete_ms) / 2);
@@ -73,7 +73,7 @@ class Builder {
                   int64_t complete_ms, const std::string& cluster = "c1") {
     Operation& op =
         Op(OpType::kReadRow, client, row, invoke_ms, complete_ms, cluster);
-    op.read = tag;
+    op.read = history_.names->Store(tag);
     return op;
   }
   Operation& Increment(const std::string& client, const std::string& row,
@@ -104,8 +104,8 @@ class Builder {
   // Sets the final state of "t"/row on `cluster` to what write `id` made.
   void Has(ClusterState& cluster, uint64_t id) {
     const Operation& op = history_.operations[id];
-    RowState& state = cluster.rows[{std::string(op.table), op.row}];
-    state.tag = op.written;
+    RowState& state = cluster.rows[{op.table.str(), op.row.str()}];
+    state.tag = op.written.str();
     state.timestamp_micros = op.timestamp_micros;
     state.version = op.version;
   }
@@ -280,8 +280,11 @@ TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
       "w-0/1", "w-0/10",         "w-1/1",  "w-0/01", "w-0/1x",
       "plain", "w-0/",           "/5",     "a/b/7",  "w-0/0",
       "w-0/1", "w-0/1000000000", "w-0/99", "w-0/01"};
+  NamePool texts;
   std::vector<Operation> ops(tags.size());
-  for (size_t i = 0; i < tags.size(); ++i) ops[i].written = tags[i];
+  for (size_t i = 0; i < tags.size(); ++i) {
+    ops[i].written = texts.Store(tags[i]);
+  }
   checks_internal::TagIndex index(ops);
   for (size_t i = 0; i < tags.size(); ++i) {
     index.Add(tags[i], static_cast<uint32_t>(i));

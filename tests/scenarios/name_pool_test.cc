@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "scenarios/history.h"
@@ -54,6 +55,36 @@ TEST(NamePoolTest, NamesStayValidAsThePoolGrows) {
   for (int i = 0; i < 1000; ++i) pool.Intern("n" + std::to_string(i));
   EXPECT_EQ(first.view(), "first");
   EXPECT_EQ(pool.Intern("first").view().data(), first.view().data());
+}
+
+TEST(NamePoolTest, StoringKeepsACopyOfEveryTextOfAnyLength) {
+  NamePool pool;
+  // Lengths around the varint's byte boundaries, a text that gets a block
+  // of its own, and enough texts to fill several blocks.
+  std::vector<std::string> texts;
+  for (size_t n : {1, 126, 127, 128, 129, 16383, 16384, 16385, 70000}) {
+    texts.push_back(std::string(n, static_cast<char>('a' + n % 26)));
+  }
+  for (int i = 0; i < 20000; ++i) texts.push_back("row" + std::to_string(i));
+  std::vector<Name> names;
+  for (const std::string& text : texts) names.push_back(pool.Store(text));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ASSERT_EQ(names[i].view(), texts[i]) << i;
+    ASSERT_EQ(names[i].size(), texts[i].size()) << i;
+  }
+  EXPECT_EQ(pool.size(), 0u);  // stored texts are not interned
+  // Storing the same text again makes another copy, equal by content.
+  const Name again = pool.Store("row7");
+  EXPECT_NE(again.view().data(), names[9 + 7].view().data());
+  EXPECT_EQ(again, names[9 + 7]);
+  // Interning finds interned texts only.
+  const Name interned = pool.Intern("row7");
+  EXPECT_NE(interned.view().data(), again.view().data());
+  EXPECT_EQ(pool.Intern(std::string(16385, 'x')).size(), 16385u);
+  EXPECT_EQ(pool.Intern(std::string(16385, 'x')).view().data(),
+            pool.Intern(std::string(16385, 'x')).view().data());
+  EXPECT_TRUE(pool.Store("").empty());
+  EXPECT_EQ(pool.Store("").view().data(), nullptr);
 }
 
 TEST(NamePoolTest, CopiesOfAHistoryShareItsNames) {

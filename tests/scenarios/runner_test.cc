@@ -181,9 +181,10 @@ TEST(RunnerTest, ReadsSeeTheirOwnWritesOnOneCluster) {
   int reads_checked = 0;
   for (const Operation& op : o.history.operations) {
     ASSERT_TRUE(op.ok());
-    if (op.type == OpType::kWrite) last_written[op.row] = op.written;
-    if (op.type == OpType::kReadRow && last_written.count(op.row) != 0) {
-      EXPECT_EQ(op.read, last_written[op.row]);
+    if (op.type == OpType::kWrite)
+      last_written[op.row.str()] = op.written.str();
+    if (op.type == OpType::kReadRow && last_written.count(op.row.str()) != 0) {
+      EXPECT_EQ(op.read, last_written[op.row.str()]);
       ++reads_checked;
     }
   }
@@ -442,7 +443,8 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
     }
   )pb");
   std::map<std::string, std::string> newest;
-  for (const Operation& op : o.history.operations) newest[op.row] = op.written;
+  for (const Operation& op : o.history.operations)
+    newest[op.row.str()] = op.written.str();
   for (size_t c = 0; c < o.history.final_state.size(); ++c) {
     const std::string& id = o.history.final_state[c].id;
     const RowStates& rows = RowsOf(o.history, c);
@@ -651,7 +653,7 @@ TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
   EXPECT_EQ(size_of.size(), values.size());
   size_t found = 0;
   for (const Operation& op : o->history.operations) {
-    if (!op.written.empty() && size_of.count(op.written) != 0) ++found;
+    if (!op.written.empty() && size_of.count(op.written.str()) != 0) ++found;
   }
   EXPECT_EQ(found, size_of.size());
 }
