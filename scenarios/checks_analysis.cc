@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/check.h"
+
 namespace btsim::scenarios::checks_internal {
 namespace {
 
@@ -262,12 +264,21 @@ void Analysis::IndexRows() {
   // The clusters' rows, merged in (table, row) order: one hash lookup per
   // distinct stored row, shared by every cluster that stores it (a tree
   // search per history row costs seconds on millions of rows).
-  // A cluster whose rows are another's (same_as) copies that one's column.
-  states_.assign(row_op_.size() * clusters.size(), nullptr);
+  // Each cluster with rows of its own has a column in states_; a cluster
+  // whose rows are an earlier one's (same_as) reads that one's column.
   std::vector<size_t> own;  // clusters with rows of their own
+  column_of_.assign(clusters.size(), 0);
   for (size_t c = 0; c < clusters.size(); ++c) {
-    if (!clusters[c].same_as) own.push_back(c);
+    if (const auto& same_as = clusters[c].same_as) {
+      BTSIM_CHECK(*same_as < c);
+      column_of_[c] = column_of_[*same_as];
+    } else {
+      column_of_[c] = own.size();
+      own.push_back(c);
+    }
   }
+  columns_ = own.size();
+  states_.assign(row_op_.size() * columns_, nullptr);
   std::vector<RowStates::const_iterator> at, end;
   for (size_t c : own) {
     at.push_back(clusters[c].rows.begin());
@@ -315,17 +326,9 @@ void Analysis::IndexRows() {
     for (size_t j = 0; j < n; ++j) {
       step(again, [&](size_t k, const RowState& state) {
         if (key_ids[j] != FlatIndex::kNoValue) {
-          states_[static_cast<size_t>(key_ids[j]) * clusters.size() + own[k]] =
-              &state;
+          states_[static_cast<size_t>(key_ids[j]) * columns_ + k] = &state;
         }
       });
-    }
-  }
-  for (size_t c = 0; c < clusters.size(); ++c) {
-    if (!clusters[c].same_as) continue;
-    for (size_t r = 0; r < row_op_.size(); ++r) {
-      states_[r * clusters.size() + c] =
-          states_[r * clusters.size() + *clusters[c].same_as];
     }
   }
 }
@@ -396,8 +399,7 @@ int64_t Analysis::WriteOfTag(std::string_view tag) const {
 }
 
 const RowState* Analysis::State(int32_t row, size_t cluster) const {
-  return states_[static_cast<size_t>(row) * history_.final_state.size() +
-                 cluster];
+  return states_[static_cast<size_t>(row) * columns_ + column_of_[cluster]];
 }
 
 OrderKey Analysis::Effective(int32_t row, OrderKey seen, Nanos complete) const {

@@ -202,7 +202,12 @@ class Analysis {
   TagIndex tags_;  // committed writes' tags
   std::vector<uint32_t> acked_writes_;
   std::vector<size_t> surviving_;
-  std::vector<const RowState*> states_;  // row * final_state.size() + c
+  // States by row and column: row r's state on final_state[c] is
+  // states_[r * columns_ + column_of_[c]], with one column per cluster that
+  // has rows of its own (converged clusters share one).
+  std::vector<const RowState*> states_;
+  size_t columns_ = 0;
+  std::vector<size_t> column_of_;  // per cluster in final_state
   std::vector<ReadResult> reads_;
   std::vector<LostWrite> lost_writes_;
 };

@@ -255,6 +255,19 @@ TEST(LostWritesTest, ClustersSharingRowsReadTheSharedCopy) {
   EXPECT_THAT(check.detail, HasSubstr("missing on c2"));
 }
 
+TEST(LostWritesTest, EachSharingClusterReadsTheCopyItNames) {
+  // c1 holds the write, c2 does not; c3 shares c2's rows, c4 shares c1's.
+  Builder b;
+  const uint64_t w1 = b.Write("w-0", "r", "w-0/1", 0, 10).id;
+  b.Has(b.Cluster("c1", "d1"), w1);
+  b.Cluster("c2", "d2");
+  b.Cluster("c3", "d2").same_as = 1;
+  b.Cluster("c4", "d1").same_as = 0;
+  const CheckValue check = RunCheck(b.history(), "lost_writes");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("(by cluster: c2 1, c3 1)"));
+}
+
 TEST(LostWritesTest, RowsAreTheirTableAndKeyExactly) {
   // ("t", "ab") and ("ta", "b") concatenate to the same bytes, and the
   // same key in two tables names two rows.
