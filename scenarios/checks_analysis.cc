@@ -195,6 +195,7 @@ void Analysis::IndexRows() {
     }
     ids.Reserve(stored_rows);
     row_op_.reserve(stored_rows);
+    acked_writes_.reserve(ops.size());  // untouched capacity costs nothing
   }
   auto same_row = [this](std::string_view table, std::string_view row) {
     return [this, table, row](uint32_t id) {
@@ -434,13 +435,21 @@ void Analysis::AnalyzeReads() {
   // Rows with a successful read: the series below are only queried for
   // those, so writes on other rows are left out.
   row_has_reads_.assign(row_op_.size(), false);
+  size_t read_count = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].type == OpType::kReadRow && ops[i].ok()) {
       row_has_reads_[row_of_[i]] = true;
+      ++read_count;
     }
   }
+  // Sized up front: millions of entries, grown by doubling, would touch
+  // about twice their memory.
+  size_t write_count = 0;
+  for (uint32_t id : acked_writes_) write_count += row_has_reads_[row_of_[id]];
   Series own_writes;  // group (client, row), at = complete
   Series all_writes;  // group row, at = complete
+  own_writes.Reserve(write_count);
+  all_writes.Reserve(write_count);
   for (uint32_t id : acked_writes_) {
     if (!row_has_reads_[row_of_[id]]) continue;
     const Operation& op = ops[id];
@@ -452,6 +461,8 @@ void Analysis::AnalyzeReads() {
   all_writes.Finish();
 
   Series earlier_reads;  // group (client, row), at = complete
+  earlier_reads.Reserve(read_count);
+  reads_.reserve(read_count);
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (op.type != OpType::kReadRow || !op.ok()) continue;

@@ -72,6 +72,8 @@ class Series {
     uint32_t max_index;  // index (in entries_) of the max key so far
   };
 
+  // Room for n entries (a hint: Add works without it).
+  void Reserve(size_t n) { entries_.reserve(n); }
   void Add(uint64_t group, sim::Nanos at, OrderKey key, uint32_t op);
   // Sorts and computes the running maxima. Call once, after every Add.
   void Finish();
