@@ -204,7 +204,7 @@ void Analysis::IndexRows() {
   };
   // For the keys hashes[0, n) (those `used` selects), starts fetching what
   // their lookups in `ids` will compare them with: the row's entry in
-  // row_op_, then (a pass later) the op it names.
+  // row_op_, then (a pass later) the op it names, then its row key's text.
   constexpr size_t kBlock = 64;  // operations per block (see below)
   uint32_t candidates[kBlock];
   auto prefetch_row_ops = [&](const uint64_t* hashes, size_t n, auto used) {
@@ -219,6 +219,10 @@ void Analysis::IndexRows() {
         __builtin_prefetch(&row_op_[candidates[j]]->table);
         __builtin_prefetch(&row_op_[candidates[j]]->row);
       }
+    }
+    for (size_t j = 0; j < n; ++j) {
+      if (candidates[j] < row_op_.size())
+        row_op_[candidates[j]]->row.Prefetch();
     }
   };
   // Operations go in blocks: each lookup waits for two cache misses (its

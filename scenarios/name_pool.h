@@ -43,6 +43,8 @@ class Name {
   operator std::string_view() const { return view(); }
   std::string str() const { return std::string(view()); }
   bool empty() const { return text_ == nullptr; }
+  // Asks the CPU to bring the text into cache (a hint; harmless when empty).
+  void Prefetch() const { __builtin_prefetch(text_); }
   size_t size() const { return view().size(); }
 
   friend bool operator==(const Name& a, const Name& b) {
