@@ -18,9 +18,9 @@
 // timestamps, which are absolute (the virtual clock starts at kRunEpoch).
 //
 // Plain data, no behaviour beyond the helpers below. Operations keep their
-// texts (client, profile, table, cluster, error, row key and value tags) as
-// Names in the History's pool (scenarios/name_pool.h): the first five
-// interned, row keys and tags stored.
+// texts as Names in the History's pool (scenarios/name_pool.h): client,
+// group, profile, table, cluster and error interned; row key and value tags
+// stored.
 #ifndef BTSIM_SCENARIOS_HISTORY_H_
 #define BTSIM_SCENARIOS_HISTORY_H_
 
