@@ -73,7 +73,7 @@ KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Nanos end,
   rows.reserve(history.operations.size());
   for (const scenarios::Operation& op : history.operations) {
     if (op.invoke < sim::Nanos(0) || op.invoke >= end) continue;
-    rows.emplace_back(op.table, op.row);
+    rows.emplace_back(op.table(), op.row);
   }
   std::sort(rows.begin(), rows.end(), KeyLess);
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
@@ -109,7 +109,7 @@ KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Nanos end,
   map.counts.assign(b * map.columns, 0);
   for (const scenarios::Operation& op : history.operations) {
     if (op.invoke < sim::Nanos(0) || op.invoke >= end) continue;
-    const RowId id(op.table, op.row);
+    const RowId id(op.table(), op.row);
     const size_t index = static_cast<size_t>(
         std::lower_bound(rows.begin(), rows.end(), id, KeyLess) - rows.begin());
     // The bucket of row `index`: the largest i with i * n / b <= index.

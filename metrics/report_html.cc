@@ -141,8 +141,8 @@ void WriteThroughput(const History& h, const TimeFrame& frame, size_t buckets,
     if (op.ok()) {
       auto& c = by_cluster[op.cluster.empty() ? "(refused)"
                                               : std::string(op.cluster)];
-      auto& p = by_profile[op.profile.empty() ? "(default)"
-                                              : std::string(op.profile)];
+      auto& p = by_profile[op.profile().empty() ? "(default)"
+                                                : std::string(op.profile())];
       c.resize(buckets, 0);
       p.resize(buckets, 0);
       ++c[b];

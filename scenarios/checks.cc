@@ -131,9 +131,10 @@ Measure LostWrites(const Analysis& analysis, const Filter& filter) {
     previous = entry.op;
     ++lost;
     if (examples.size() < kExamples) {
-      examples.push_back(std::string(op.client) + " " + std::string(op.table) +
-                         "/" + op.row.str() + " '" + op.written.str() +
-                         "' missing on " + cluster + " (has " +
+      examples.push_back(std::string(op.client()) + " " +
+                         std::string(op.table()) + "/" + op.row.str() + " '" +
+                         op.written.str() + "' missing on " + cluster +
+                         " (has " +
                          RowStateText(analysis.State(analysis.RowOf(entry.op),
                                                      entry.cluster)) +
                          ")");
@@ -284,7 +285,7 @@ Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
     if (row_lost > worst_lost) {
       worst_lost = row_lost;
       const Operation& named = analysis.RowOp(row);
-      worst = "; worst row: " + std::string(named.table) + "/" +
+      worst = "; worst row: " + std::string(named.table()) + "/" +
               named.row.str() + ", " + std::to_string(counts.acked) +
               " acknowledged, final counter " + std::to_string(final_counter);
     }
@@ -342,8 +343,8 @@ Measure Failovers(const History& history, const Filter& filter) {
   std::set<std::string> profiles;  // of the selected clients
   if (!filter.client.empty()) {
     for (const Operation& op : history.operations) {
-      if (op.client == filter.client || op.group == filter.client) {
-        profiles.insert(std::string(op.profile));
+      if (op.client() == filter.client || op.group() == filter.client) {
+        profiles.insert(std::string(op.profile()));
       }
     }
   }

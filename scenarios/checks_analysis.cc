@@ -199,7 +199,7 @@ void Analysis::IndexRows() {
   }
   auto same_row = [this](std::string_view table, std::string_view row) {
     return [this, table, row](uint32_t id) {
-      return row_op_[id]->row == row && row_op_[id]->table == table;
+      return row_op_[id]->row == row && row_op_[id]->table() == table;
     };
   };
   // For the keys hashes[0, n) (those `used` selects), starts fetching what
@@ -216,7 +216,6 @@ void Analysis::IndexRows() {
     }
     for (size_t j = 0; j < n; ++j) {
       if (candidates[j] < row_op_.size()) {
-        __builtin_prefetch(&row_op_[candidates[j]]->table);
         __builtin_prefetch(&row_op_[candidates[j]]->row);
       }
     }
@@ -233,7 +232,7 @@ void Analysis::IndexRows() {
     const size_t end = std::min(ops.size(), begin + kBlock);
     for (size_t i = begin; i < end; ++i) {
       if (ops[i].type == OpType::kScan) continue;
-      hashes[i - begin] = HashTableRow(ops[i].table, ops[i].row);
+      hashes[i - begin] = HashTableRow(ops[i].table(), ops[i].row);
       ids.Prefetch(hashes[i - begin]);
     }
     prefetch_row_ops(hashes, end - begin, [&](size_t j) {
@@ -244,7 +243,7 @@ void Analysis::IndexRows() {
       if (op.type == OpType::kScan) continue;
       const auto [id, inserted] =
           ids.Emplace(hashes[i - begin], static_cast<uint32_t>(row_op_.size()),
-                      same_row(op.table, op.row));
+                      same_row(op.table(), op.row));
       if (inserted) row_op_.push_back(&op);
       row_of_[i] = static_cast<int32_t>(id);
       if (IsWriteType(op.type) && !op.written.empty() && op.version != 0) {
@@ -349,22 +348,23 @@ void Analysis::IndexDrops() {
     any_drop |= event.kind == EventKind::kDropRowRange;
   }
   if (!any_drop) return;
-  auto less = [this](int32_t a, int32_t b) {
-    return std::tie(row_op_[a]->table, row_op_[a]->row) <
-           std::tie(row_op_[b]->table, row_op_[b]->row);
+  auto key = [this](int32_t r) {
+    return std::pair<std::string_view, std::string_view>(row_op_[r]->table(),
+                                                         row_op_[r]->row);
   };
+  auto less = [&](int32_t a, int32_t b) { return key(a) < key(b); };
   std::sort(sorted.begin(), sorted.end(), less);
   for (const Event& event : history_.events) {
     if (event.kind != EventKind::kDropRowRange) continue;
     const std::string& prefix = event.detail;
     auto it =
         std::partition_point(sorted.begin(), sorted.end(), [&](int32_t r) {
-          return std::tie(row_op_[r]->table, row_op_[r]->row) <
-                 std::tie(event.table, prefix);
+          return key(r) < std::pair<std::string_view, std::string_view>(
+                              event.table, prefix);
         });
     for (; it != sorted.end(); ++it) {
       const Operation& op = *row_op_[*it];
-      if (op.table != event.table ||
+      if (op.table() != event.table ||
           std::string_view(op.row).substr(0, prefix.size()) != prefix) {
         break;
       }
@@ -457,7 +457,7 @@ void Analysis::AnalyzeReads() {
   for (uint32_t id : acked_writes_) {
     if (!row_has_reads_[row_of_[id]]) continue;
     const Operation& op = ops[id];
-    own_writes.Add(Group(client_id(op.client), row_of_[id]), op.complete,
+    own_writes.Add(Group(client_id(op.client()), row_of_[id]), op.complete,
                    KeyOf(op), id);
     all_writes.Add(Group(0, row_of_[id]), op.complete, KeyOf(op), id);
   }
@@ -483,7 +483,7 @@ void Analysis::AnalyzeReads() {
       }
     }
     read.effective = Effective(read.row, seen, op.complete);
-    earlier_reads.Add(Group(client_id(op.client), read.row), op.complete,
+    earlier_reads.Add(Group(client_id(op.client()), read.row), op.complete,
                       read.effective, read.op);
     reads_.push_back(read);
   }
@@ -491,7 +491,7 @@ void Analysis::AnalyzeReads() {
 
   for (ReadResult& read : reads_) {
     const Operation& op = ops[read.op];
-    const uint64_t own = Group(client_id(op.client), read.row);
+    const uint64_t own = Group(client_id(op.client()), read.row);
     if (const auto* e = own_writes.MaxUpTo(own, op.invoke);
         e != nullptr && e->key > read.effective) {
       read.ryw_missed = e->op;
@@ -609,7 +609,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = client_of(op.client);
+    ClientOps& client = client_of(op.client());
     if (op.ok()) {
       client.successes.emplace_back(op.invoke, op.complete);
     } else {
@@ -683,7 +683,7 @@ std::vector<Failback> FindFailbacks(const History& history,
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = client_of(op.client);
+    ClientOps& client = client_of(op.client());
     client.last_invoke = std::max(client.last_invoke, op.invoke);
     if (!op.ok()) continue;
     client.successes.push_back(static_cast<uint32_t>(i));
@@ -801,9 +801,10 @@ double Seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 std::string FormatSeconds(Nanos d) { return FormatSeconds(Seconds(d)); }
 
 std::string DescribeOp(const Operation& op) {
-  return "op " + std::to_string(op.id) + " (" + std::string(op.client) + ", " +
-         std::string(OpTypeName(op.type)) + " " + std::string(op.table) + "/" +
-         op.row.str() + " at " + FormatSeconds(op.invoke) + ")";
+  return "op " + std::to_string(op.id) + " (" + std::string(op.client()) +
+         ", " + std::string(OpTypeName(op.type)) + " " +
+         std::string(op.table()) + "/" + op.row.str() + " at " +
+         FormatSeconds(op.invoke) + ")";
 }
 
 std::string DescribeTag(const History& history, int64_t op) {

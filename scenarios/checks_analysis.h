@@ -51,8 +51,8 @@ struct Filter {
 
   bool InWindow(sim::Nanos t) const { return t >= start && (!end || t < *end); }
   bool SelectsClient(const Operation& op) const {
-    return (profile.empty() || op.profile == profile) &&
-           (client.empty() || op.client == client || op.group == client);
+    return (profile.empty() || op.profile() == profile) &&
+           (client.empty() || op.client() == client || op.group() == client);
   }
   bool Selects(const Operation& op) const {
     return SelectsClient(op) && (cluster.empty() || op.cluster == cluster) &&

@@ -19,8 +19,8 @@
 //
 // Plain data, no behaviour beyond the helpers below. Operations keep their
 // texts as Names in the History's pool (scenarios/name_pool.h): client,
-// group, profile, table, cluster and error interned; row key and value tags
-// stored.
+// group, profile and table interned together as one OpSource; cluster and
+// error interned; row key and value tags stored.
 #ifndef BTSIM_SCENARIOS_HISTORY_H_
 #define BTSIM_SCENARIOS_HISTORY_H_
 
@@ -38,13 +38,16 @@
 
 namespace btsim::scenarios {
 
+// The source of an operation nobody set one for: every name empty.
+inline constexpr OpSource kNoSource{};
+
 // The virtual clock of every run starts at 2026-01-01T00:00:00Z.
 inline constexpr sim::Nanos kRunEpoch = std::chrono::seconds(1767225600);
 
 inline constexpr std::string_view kValueColumn = "v";
 inline constexpr std::string_view kCounterColumn = "n";
 
-enum class OpType {
+enum class OpType : uint8_t {
   kReadRow,
   kScan,
   kWrite,
@@ -53,13 +56,14 @@ enum class OpType {
 };
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 
+// At most 128 bytes: a run records millions of them, and every byte per
+// operation costs time (docs/PERFORMANCE.md).
 struct Operation {
-  uint64_t id = 0;  // position in invoke order, from 0
-  // Names in History::names (see name_pool.h).
-  Name client;  // e.g. "writer-3"
-  Name group;   // the scenario's client name, e.g. "writer"
-  Name profile;
-  Name table;
+  uint32_t id = 0;  // position in invoke order, from 0
+  int32_t attempts = 0;
+  // Client, group, profile and table, interned in History::names (see
+  // name_pool.h); never null.
+  const OpSource* source = &kNoSource;
   Name row;  // the row key (a scan's start key)
   OpType type = OpType::kReadRow;
   // UNKNOWN "still in flight when the run ended" for an operation that
@@ -68,7 +72,6 @@ struct Operation {
   sim::Nanos invoke{0};    // virtual time the client issued it
   sim::Nanos complete{0};  // virtual time the client saw the outcome
   Name message;            // the error, if any
-  int attempts = 0;
   // The cluster the last attempt was routed to ("" if routing refused it).
   Name cluster;
 
@@ -94,8 +97,14 @@ struct Operation {
   // later DropRowRange, and `complete` when `version` is 0.)
   int64_t counter = 0;
 
+  Name client() const { return source->client; }  // e.g. "writer-3"
+  Name group() const { return source->group; }    // e.g. "writer"
+  Name profile() const { return source->profile; }
+  Name table() const { return source->table; }
+
   bool ok() const { return code == StatusCode::kOk; }
 };
+static_assert(sizeof(Operation) <= 128, "see docs/PERFORMANCE.md");
 
 // Something the timeline (or the settle phase) did.
 enum class EventKind {

@@ -58,4 +58,14 @@ Name NamePool::Intern(std::string_view text) {
   return name;
 }
 
+const OpSource* NamePool::Source(std::string_view client,
+                                 std::string_view group,
+                                 std::string_view profile,
+                                 std::string_view table) {
+  return &*sources_
+               .insert({Intern(client), Intern(group), Intern(profile),
+                        Intern(table)})
+               .first;
+}
+
 }  // namespace btsim::scenarios

@@ -70,6 +70,20 @@ class Name {
   const char* text_ = nullptr;  // null for the empty text
 };
 
+// Who issued an operation and through what: its client (e.g. "writer-3"),
+// the client's group (the scenario's client name, e.g. "writer"), and the
+// app profile and table it used. Interned by NamePool::Source, so an
+// operation holds one pointer for the four names.
+struct OpSource {
+  Name client;
+  Name group;
+  Name profile;
+  Name table;
+
+  friend bool operator==(const OpSource&, const OpSource&) = default;
+  friend auto operator<=>(const OpSource&, const OpSource&) = default;
+};
+
 class NamePool {
  public:
   NamePool() = default;
@@ -83,6 +97,10 @@ class NamePool {
   // A name with this text, always a new copy (no lookup): for texts that
   // are mostly distinct, such as row keys and value tags.
   Name Store(std::string_view text);
+  // The source with these names, added when absent (same pointer for equal
+  // sources): valid while the pool lives. Interns the four names.
+  const OpSource* Source(std::string_view client, std::string_view group,
+                         std::string_view profile, std::string_view table);
   // The distinct interned texts (stored ones are not counted).
   size_t size() const { return interned_.size(); }
 
@@ -91,6 +109,7 @@ class NamePool {
   char* free_ = nullptr;                              // in the last block
   size_t left_ = 0;                                   // bytes at free_
   std::set<std::string_view, std::less<>> interned_;  // views into blocks_
+  std::set<OpSource> sources_;                        // nodes never move
 };
 
 }  // namespace btsim::scenarios

@@ -144,9 +144,9 @@ std::vector<PhaseStats> Phases(const History& history) {
     while (phase + 1 < phases.size() && op.invoke >= phases[phase].end) {
       ++phase;
     }
-    auto& b = buckets[phase][{op.profile.view(), op.cluster.empty()
-                                                     ? std::string_view("-")
-                                                     : op.cluster.view()}];
+    auto& b = buckets[phase][{op.profile().view(), op.cluster.empty()
+                                                       ? std::string_view("-")
+                                                       : op.cluster.view()}];
     if (op.ok()) {
       b.first.push_back(op.complete - op.invoke);
     } else {
@@ -502,10 +502,10 @@ void WriteHistory(const History& h, std::ostream& out) {
   for (const Operation& op : h.operations) {
     out << "{\"id\":" << op.id << ",\"invoke\":" << Seconds(op.invoke)
         << ",\"complete\":" << Seconds(op.complete)
-        << ",\"client\":" << JsonString(op.client)
-        << ",\"profile\":" << JsonString(op.profile)
+        << ",\"client\":" << JsonString(op.client())
+        << ",\"profile\":" << JsonString(op.profile())
         << ",\"cluster\":" << JsonString(op.cluster)
-        << ",\"table\":" << JsonString(op.table)
+        << ",\"table\":" << JsonString(op.table())
         << ",\"row\":" << JsonString(op.row)
         << ",\"op\":" << JsonString(OpTypeName(op.type))
         << ",\"status\":" << JsonString(StatusCodeName(op.code))

@@ -359,13 +359,13 @@ bool Runner::Visible(cluster::Cluster& cluster, const Operation& op) {
   bool visible = false;
   // A newer timestamp supersedes the write; the same one is the same cell
   // (this write, or a later commit of it that won).
-  Status s = ReadRowStates(cluster, op.table, family_of_[std::string(op.table)],
-                           &rows, [&](std::string_view, const RowState& row) {
-                             visible =
-                                 !row.tag.empty() &&
-                                 row.timestamp_micros >= op.timestamp_micros;
-                             return true;
-                           });
+  Status s =
+      ReadRowStates(cluster, op.table(), family_of_[std::string(op.table())],
+                    &rows, [&](std::string_view, const RowState& row) {
+                      visible = !row.tag.empty() &&
+                                row.timestamp_micros >= op.timestamp_micros;
+                      return true;
+                    });
   return s.ok() && visible;
 }
 
@@ -657,7 +657,7 @@ void Runner::DoStep(int index) {
       for (const Operation& op : history_.operations) {
         // Finished (attempts > 0) and acknowledged.
         if (op.attempts > 0 && op.ok() && !op.written.empty() &&
-            op.table == event.table && op.version != 0) {
+            op.table() == event.table && op.version != 0) {
           writes.push_back(op.id);
         }
       }

@@ -125,10 +125,8 @@ SimClient::SimClient(RunContext& context, ClientGroup& group, std::string name,
       group_(group),
       name_(std::move(name)),
       rng_(rng),
-      client_name_(context.history->names->Intern(name_)),
-      group_name_(context.history->names->Intern(group.name)),
-      profile_name_(context.history->names->Intern(group.profile)),
-      table_name_(context.history->names->Intern(group.table)) {}
+      source_(context.history->names->Source(name_, group.name, group.profile,
+                                             group.table)) {}
 
 void SimClient::Start() {
   if (active_) return;
@@ -208,10 +206,7 @@ void SimClient::Issue(uint64_t loop_generation) {
   History& history = *context_.history;
   Operation op;
   op.id = history.operations.size();
-  op.client = client_name_;
-  op.group = group_name_;
-  op.profile = profile_name_;
-  op.table = table_name_;
+  op.source = source_;
   op.type = PickOp(group_.workload.mix(), rng_);
   NamePool& texts = *history.names;
   switch (op.type) {
@@ -305,11 +300,11 @@ void SimClient::RunAttempt(uint32_t slot) {
 
   Operation& op = context_.history->operations[op_index];
   auto routed =
-      instance.Route(op.profile, KindOf(op.type), op.row, group_.zone);
+      instance.Route(op.profile(), KindOf(op.type), op.row, group_.zone);
   if (!routed.ok() && group_.bypass_gating && IsTransaction(op.type) &&
       routed.status().code() == StatusCode::kFailedPrecondition) {
     // Demonstrations only: send the transaction where a read would go.
-    routed = instance.Route(op.profile, appprofile::RequestKind::kSingleRow,
+    routed = instance.Route(op.profile(), appprofile::RequestKind::kSingleRow,
                             op.row, group_.zone);
   }
   const uint32_t m = NewMessage();
@@ -321,7 +316,7 @@ void SimClient::RunAttempt(uint32_t slot) {
     const sim::LatencyModel local =
         instance.transport().LatencyOf(group_.zone, group_.zone);
     instance::RequestReport report;
-    report.app_profile = op.profile;
+    report.app_profile = op.profile();
     report.method = MethodOf(op.type);
     report.code = routed.status().code();
     report.refused = routed.status().code() == StatusCode::kFailedPrecondition;
@@ -343,7 +338,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   if (op.type == OpType::kWrite) {
     // Its search starts now, overlapping with what runs until it arrives.
     if (auto cluster = instance.ClusterIfUp(message.cluster_id); cluster.ok()) {
-      (*cluster)->ExpectRow(op.table, op.row);
+      (*cluster)->ExpectRow(op.table(), op.row);
     }
   }
   scheduler.RunAfter(there, [this, m] { Arrive(m); });
@@ -372,7 +367,7 @@ void SimClient::Arrive(uint32_t m) {
   Operation& op = context_.history->operations[messages_[m].op_index];
   instance::RequestReport report;
   report.cluster = cluster_id;
-  report.app_profile = op.profile;
+  report.app_profile = op.profile();
   report.method = MethodOf(op.type);
   if (!cluster.ok()) {
     report.code = cluster.status().code();
@@ -410,14 +405,14 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
   const std::string_view cluster_id = op.cluster;
   auto charge = [&](cluster::OpKind kind, int64_t units) {
     *done = std::max(
-        *done, instance.Charge(cluster_id, op.table, op.row, kind, units));
+        *done, instance.Charge(cluster_id, op.table(), op.row, kind, units));
   };
   switch (op.type) {
     case OpType::kReadRow: {
       cluster::RowSet rows;
       rows.AddKey(op.row.str());
       op.read = Name();
-      Status s = ReadRowStates(cluster, op.table, family, &rows,
+      Status s = ReadRowStates(cluster, op.table(), family, &rows,
                                [&](std::string_view, const RowState& row) {
                                  op.read =
                                      context_.history->names->Store(row.tag);
@@ -440,7 +435,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       int64_t count = 0;
       int64_t bytes = 0;
       Status s = cluster.ReadRows(
-          op.table, options,
+          op.table(), options,
           [&](std::string_view key, std::span<const cluster::CellView> cells) {
             bytes += static_cast<int64_t>(key.size());
             for (const cluster::CellView& cell : cells) {
@@ -455,7 +450,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     }
     case OpType::kWrite: {
       cluster::Mutation set = ValueWrite(op);
-      Status s = cluster.MutateRow(op.table, op.row, {&set, 1});
+      Status s = cluster.MutateRow(op.table(), op.row, {&set, 1});
       KeepValueBuffer(set);
       if (s.ok()) Committed(cluster_id, cluster, op);
       charge(cluster::OpKind::kWrite, 1);
@@ -471,7 +466,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       const cluster::Filter predicate =
           cluster::Filter::Chain(std::move(chain));
       cluster::Mutation set = ValueWrite(op);
-      auto matched = cluster.CheckAndMutateRow(op.table, op.row, &predicate,
+      auto matched = cluster.CheckAndMutateRow(op.table(), op.row, &predicate,
                                                {&set, 1}, {&set, 1});
       KeepValueBuffer(set);
       if (matched.ok()) Committed(cluster_id, cluster, op);
@@ -484,7 +479,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       rule.qualifier = std::string(kCounterColumn);
       rule.kind = cluster::ReadModifyWriteRule::Kind::kIncrement;
       rule.increment_amount = 1;
-      auto cells = cluster.ReadModifyWriteRow(op.table, op.row, {&rule, 1});
+      auto cells = cluster.ReadModifyWriteRow(op.table(), op.row, {&rule, 1});
       charge(cluster::OpKind::kWrite, 1);
       if (!cells.ok()) return cells.status();
       for (const cluster::ModifiedCell& cell : *cells) {
@@ -542,7 +537,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
 
   sim::Fingerprint& trace = *context_.trace;
   trace.AddInt(static_cast<int64_t>(op.id));
-  trace.Add(op.client);
+  trace.Add(op.client());
   trace.Add(op.row);
   trace.AddInt(static_cast<int64_t>(op.type));
   trace.AddInt(op.invoke.count());

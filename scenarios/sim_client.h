@@ -141,10 +141,7 @@ class SimClient {
   std::string name_;
   sim::Rng rng_;
   // The names operations record, interned in the history once.
-  Name client_name_;
-  Name group_name_;
-  Name profile_name_;
-  Name table_name_;
+  const OpSource* source_;
   Name routed_name_;  // the cluster last routed to
   bool active_ = false;
   uint64_t generation_ = 0;  // bumped by Stop/Restart

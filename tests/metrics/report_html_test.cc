@@ -287,7 +287,7 @@ scenarios::Operation Op(const scenarios::History& h, std::string row,
                         int64_t invoke_ms,
                         scenarios::OpType type = scenarios::OpType::kWrite) {
   scenarios::Operation op;
-  op.table = h.names->Intern("t");
+  op.source = h.names->Source("", "", "", "t");
   op.row = h.names->Store(row);
   op.type = type;
   op.invoke = std::chrono::milliseconds(invoke_ms);

@@ -154,8 +154,8 @@ TEST(LostWritesTest, RowsAreTheirTableAndKeyExactly) {
   // same key in two tables names two rows.
   Builder b;
   const uint64_t w1 = b.Write("w-0", "ab", "w-0/1", 0, 10).id;
-  b.Write("w-0", "b", "w-0/2", 20, 30).table = b.Intern("ta");
-  b.Write("w-0", "ab", "w-0/3", 40, 50).table = b.Intern("u");
+  b.SetTable(b.Write("w-0", "b", "w-0/2", 20, 30), "ta");
+  b.SetTable(b.Write("w-0", "ab", "w-0/3", 40, 50), "u");
   const uint64_t w4 = b.Write("w-0", "ab", "w-0/4", 60, 70).id;
   ClusterState& c1 = b.Cluster("c1");
   b.Has(c1, w1);
@@ -568,7 +568,7 @@ TEST(FailoversTest, CountsWithFilters) {
   b.history().failovers = {{Ms(10), "multi", "c1", "c2"},
                            {Ms(20), "multi", "c1", "c3"},
                            {Ms(30), "other", "c2", "c3"}};
-  b.Read("a-0", "r", "", 0, 1).profile = b.Intern("multi");
+  b.SetProfile(b.Read("a-0", "r", "", 0, 1), "multi");
   const CheckValue check = RunCheck(b.history(), "failovers");
   EXPECT_EQ(check.value, 3);
   EXPECT_EQ(check.detail, "c1->c2 1, c1->c3 1, c2->c3 1");

@@ -35,16 +35,24 @@ class Builder {
   }
   // A name in the history's pool.
   Name Intern(std::string_view name) { return history_.names->Intern(name); }
+  // Sets the table, or the app profile, of `op` (both default to "t" and
+  // "default").
+  void SetTable(Operation& op, std::string_view table) {
+    op.source =
+        history_.names->Source(op.client(), op.group(), op.profile(), table);
+  }
+  void SetProfile(Operation& op, std::string_view profile) {
+    op.source =
+        history_.names->Source(op.client(), op.group(), profile, op.table());
+  }
   Operation& Op(OpType type, const std::string& client, const std::string& row,
                 int64_t invoke_ms, int64_t complete_ms,
                 const std::string& cluster = "c1",
                 StatusCode code = StatusCode::kOk) {
     Operation op;
     op.id = history_.operations.size();
-    op.client = Intern(client);
-    op.group = Intern(client.substr(0, client.find('-')));
-    op.profile = Intern("default");
-    op.table = Intern("t");
+    op.source = history_.names->Source(
+        client, client.substr(0, client.find('-')), "default", "t");
     op.row = history_.names->Store(row);
     op.type = type;
     op.invoke = Ms(invoke_ms);
@@ -104,7 +112,7 @@ class Builder {
   // Sets the final state of "t"/row on `cluster` to what write `id` made.
   void Has(ClusterState& cluster, uint64_t id) {
     const Operation& op = history_.operations[id];
-    RowState& state = cluster.rows[{op.table.str(), op.row.str()}];
+    RowState& state = cluster.rows[{op.table().str(), op.row.str()}];
     state.tag = op.written.str();
     state.timestamp_micros = op.timestamp_micros;
     state.version = op.version;

@@ -87,14 +87,38 @@ TEST(NamePoolTest, StoringKeepsACopyOfEveryTextOfAnyLength) {
   EXPECT_EQ(pool.Store("").view().data(), nullptr);
 }
 
+TEST(NamePoolTest, EqualSourcesAreOneSource) {
+  NamePool pool;
+  const OpSource* a = pool.Source("writer-1", "writer", "default", "t");
+  const OpSource* b =
+      pool.Source(std::string("writer-") + "1", "writer", "default", "t");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a->client, "writer-1");
+  EXPECT_EQ(a->group, "writer");
+  EXPECT_EQ(a->profile, "default");
+  EXPECT_EQ(a->table, "t");
+  // Its names are interned: the same texts as Intern gives.
+  EXPECT_EQ(a->client.view().data(), pool.Intern("writer-1").view().data());
+  // Any differing name makes another source.
+  EXPECT_NE(pool.Source("writer-2", "writer", "default", "t"), a);
+  EXPECT_NE(pool.Source("writer-1", "other", "default", "t"), a);
+  EXPECT_NE(pool.Source("writer-1", "writer", "multi", "t"), a);
+  EXPECT_NE(pool.Source("writer-1", "writer", "default", "u"), a);
+  // An operation nobody gave a source has empty names.
+  const Operation op;
+  EXPECT_TRUE(op.client().empty());
+  EXPECT_TRUE(op.table().empty());
+}
+
 TEST(NamePoolTest, CopiesOfAHistoryShareItsNames) {
   History original;
   Operation op;
-  op.client = original.names->Intern("writer-1");
+  op.source = original.names->Source("writer-1", "writer", "p", "t");
   original.operations.push_back(op);
   History copy = original;
   original = History();  // the copy keeps the pool alive
-  EXPECT_EQ(copy.operations[0].client, "writer-1");
+  EXPECT_EQ(copy.operations[0].client(), "writer-1");
+  EXPECT_EQ(copy.operations[0].table(), "t");
   EXPECT_NE(copy.names, original.names);
 }
 

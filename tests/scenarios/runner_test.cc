@@ -52,7 +52,7 @@ std::vector<const Operation*> OpsOf(const RunOutcome& o,
                                     const std::string& group) {
   std::vector<const Operation*> ops;
   for (const Operation& op : o.history.operations) {
-    if (op.group == group) ops.push_back(&op);
+    if (op.group() == group) ops.push_back(&op);
   }
   return ops;
 }
