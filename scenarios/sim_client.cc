@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
+#include "base/check.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
@@ -205,7 +207,9 @@ void SimClient::Issue(uint64_t loop_generation) {
   const sim::Nanos now = context_.scheduler->Now();
   History& history = *context_.history;
   Operation op;
-  op.id = history.operations.size();
+  // Operation::id is 32 bits.
+  BTSIM_CHECK(history.operations.size() < std::numeric_limits<uint32_t>::max());
+  op.id = static_cast<uint32_t>(history.operations.size());
   op.source = source_;
   op.type = PickOp(group_.workload.mix(), rng_);
   NamePool& texts = *history.names;
