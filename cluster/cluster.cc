@@ -263,6 +263,15 @@ void Cluster::AddContents(sim::Fingerprint* out,
   }
 }
 
+bool Cluster::SameContents(const Cluster& other) const {
+  if (tables_.size() != other.tables_.size()) return false;
+  for (auto a = tables_.begin(), b = other.tables_.begin(); a != tables_.end();
+       ++a, ++b) {
+    if (!a->second->SameContents(*b->second)) return false;
+  }
+  return true;
+}
+
 Status Cluster::DeleteTable(std::string_view id) {
   auto it = tables_.find(id);
   if (it == tables_.end()) {

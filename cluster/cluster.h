@@ -111,6 +111,11 @@ class Cluster {
   // id order, rows in key order): one pass for the fingerprint and a copy.
   void AddContents(sim::Fingerprint* out,
                    const ContentsVisitor& visit = nullptr) const;
+  // True when AddContents would add the same to a fingerprint here as on
+  // `other`: the same tables, each Table::SameContents (cheap for replicas
+  // that share row versions). False for some clusters that read alike (see
+  // Table::SameContents).
+  bool SameContents(const Cluster& other) const;
 
   const sim::Clock& clock() const { return clock_; }
   // The newest version this cluster committed: its replication log position.

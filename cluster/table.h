@@ -200,6 +200,15 @@ class Table {
                CompactionShares* shares = nullptr);
 
   TableStats Stats() const;
+  // True when both tables hold the same id, families (names, ids and GC
+  // rules) and rows (keys and encodings): then every read of one returns
+  // what the same read of the other does. Tablet boundaries, compaction
+  // marks and remembered DropRowRange horizons are not compared. Rows that
+  // share an allocation are compared without reading them, so replicas
+  // holding the same row versions compare at the cost of a walk over their
+  // indexes. False for some tables that read alike: the same cells stored
+  // under different family ids.
+  bool SameContents(const Table& other) const;
   // The start key of the tablet that holds `key` now ("" for the first
   // tablet). Changes only when that tablet splits or merges.
   const std::string& TabletStartOf(std::string_view key) const;

@@ -153,6 +153,11 @@ const RowRecord& Tablet::row(size_t i) const {
   return chunks_[c]->rows[j];
 }
 
+std::span<const RowRecord> Tablet::ChunkRows(size_t c) const {
+  BTSIM_CHECK(c < chunks_.size());
+  return {chunks_[c]->rows, chunks_[c]->size};
+}
+
 const RowRecord* Tablet::At(const Slot& slot) const {
   return slot.found ? &chunks_[slot.chunk]->rows[slot.offset] : nullptr;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -143,6 +144,12 @@ class Tablet {
   // Appends every row of `next`, with their marks, which must start where
   // this one ends; all_dirty() (and unmarked) when either was.
   void Absorb(Tablet&& next);
+
+  // The rows chunk by chunk, for walks over every row in key order that
+  // need no index: chunk c's rows are ChunkRows(c), c < chunk_count().
+  // Valid until the tablet changes.
+  size_t chunk_count() const { return chunks_.size(); }
+  std::span<const RowRecord> ChunkRows(size_t c) const;
 
   // The slot of row i. Requires i < size().
   Slot SlotAt(size_t i) const;

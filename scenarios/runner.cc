@@ -737,9 +737,8 @@ void Runner::Snapshot() {
     uint64_t& v = version_of[op.written];
     v = std::max(v, op.version);
   }
-  // The run's fingerprint: the trace, then what fabric.AddContents adds
-  // (each cluster's id and contents, in the fabric's order, which is
-  // ClusterIds() order), taken from the same pass as the digests.
+  // The run's fingerprint: the trace, then each cluster's id and digest, in
+  // the fabric's order (ClusterIds() order).
   fingerprint_.Add(trace_.Hex());
   for (const std::string& id : fabric.ClusterIds()) {
     cluster::Cluster* cluster = fabric.Find(id);
@@ -760,13 +759,28 @@ void Runner::Snapshot() {
       }
       state.rows.Append({table, std::string(key)}, std::move(row));
     };
-    fingerprint_.Add(id);
-    sim::Fingerprint digest;
-    digest.set_copies_to(&fingerprint_);
+    // The first earlier cluster with row states of its own that `same`
+    // accepts.
+    auto earlier_where = [&](auto same) -> std::optional<size_t> {
+      for (size_t c = 0; c < history_.final_state.size(); ++c) {
+        const ClusterState& earlier = history_.final_state[c];
+        if (!earlier.same_as && same(earlier)) return c;
+      }
+      return std::nullopt;
+    };
+    // A cluster usually holds what an earlier one does, mostly in the same
+    // row versions: then it takes that cluster's digest and row states
+    // without reading a cell.
+    state.same_as = earlier_where([&](const ClusterState& earlier) {
+      return cluster->SameContents(*fabric.Find(earlier.id));
+    });
+    if (state.same_as) {
+      state.digest = history_.final_state[*state.same_as].digest;
+    }
     // The first cluster always keeps its rows (nothing earlier to share
-    // with): read them in the fingerprinting pass. Later ones usually equal
-    // an earlier one (same digest), so they are read separately, only when
-    // they differ.
+    // with): read them in the digest's pass. Later ones that differ in
+    // storage may still hold equal contents (same digest), so they are
+    // read separately, only when the digests differ.
     const bool first = history_.final_state.empty();
     if (first) {
       state.rows.reserve(rows);
@@ -774,6 +788,7 @@ void Runner::Snapshot() {
       // scenario table, skipped).
       std::optional<std::string_view> table_seen;
       const std::pair<const std::string, std::string>* entry = nullptr;
+      sim::Fingerprint digest;
       cluster->AddContents(
           &digest, [&](std::string_view table, std::string_view key,
                        std::span<const cluster::CellView> cells) {
@@ -785,19 +800,17 @@ void Runner::Snapshot() {
             if (entry == nullptr) return;
             append(entry->first, key, RowStateOf(entry->second, cells));
           });
-    } else {
+      state.digest = digest.Hex();
+    } else if (!state.same_as) {
+      sim::Fingerprint digest;
       cluster->AddContents(&digest);
+      state.digest = digest.Hex();
+      state.same_as = earlier_where([&](const ClusterState& earlier) {
+        return earlier.digest == state.digest;
+      });
     }
-    digest.set_copies_to(nullptr);
-    state.digest = digest.Hex();
-    // Equal contents give equal row states: read them once.
-    for (size_t c = 0; c < history_.final_state.size(); ++c) {
-      const ClusterState& earlier = history_.final_state[c];
-      if (!earlier.same_as && earlier.digest == state.digest) {
-        state.same_as = c;
-        break;
-      }
-    }
+    fingerprint_.Add(id);
+    fingerprint_.Add(state.digest);
     if (!first && !state.same_as) {
       state.rows.reserve(rows);
       for (const auto& [table, family] : family_of_) {

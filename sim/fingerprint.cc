@@ -13,9 +13,7 @@ inline uint64_t Avalanche(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// The state (a, b) of one fingerprint, in locals while words are mixed in:
-// two states mixed word by word are two independent dependency chains,
-// which the CPU runs side by side.
+// The state (a, b) of a fingerprint, in locals while words are mixed in.
 struct State {
   uint64_t a;
   uint64_t b;
@@ -62,19 +60,7 @@ inline void ForEachWord(std::string_view bytes, MixFn mix) {
 template <class ForEachWord>
 void Fingerprint::Feed(const ForEachWord& for_each_word) {
   State self{a_, b_};
-  if (copies_to_ != nullptr && copies_to_->copies_to_ == nullptr) {
-    // The common case of one copy: both chains in one pass.
-    State copy{copies_to_->a_, copies_to_->b_};
-    for_each_word([&](uint64_t word) {
-      self.Mix(word);
-      copy.Mix(word);
-    });
-    copies_to_->a_ = copy.a;
-    copies_to_->b_ = copy.b;
-  } else {
-    if (copies_to_ != nullptr) copies_to_->Feed(for_each_word);
-    for_each_word([&](uint64_t word) { self.Mix(word); });
-  }
+  for_each_word([&](uint64_t word) { self.Mix(word); });
   a_ = self.a;
   b_ = self.b;
 }

@@ -1,6 +1,7 @@
 // Tests of shared row versions: RowRecord::Share and SameRow, a replica
 // Table taking its origin's row (cluster/row_share.h) exactly when applying
-// the commit itself would give the same bytes, and CompactionShares.
+// the commit itself would give the same bytes, CompactionShares, and
+// comparing replicas' contents (Table/Cluster::SameContents).
 #include "cluster/row_share.h"
 
 #include <gtest/gtest.h>
@@ -10,11 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "cluster/compaction_shares.h"
 #include "cluster/gc_rule.h"
 #include "cluster/row_codec.h"
 #include "cluster/table.h"
 #include "cluster/version.h"
+#include "sim/clock.h"
 #include "sim/rng.h"
 #include "tests/cluster/engine_test_util.h"
 
@@ -25,6 +28,7 @@ using test_util::Cell;
 using test_util::CreateFamily;
 using test_util::DelRow;
 using test_util::Set;
+using test_util::UpdateFamily;
 
 constexpr int64_t kNowMicros = 1'700'000'000'000'000;
 
@@ -279,6 +283,119 @@ TEST_F(ReplicaTest, ARowDeletedOnTheReplicaDoesNotMatchTheOriginsRow) {
   const std::vector<Cell> cells = ReadK(replica_);
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].value, "b");
+}
+
+TEST_F(ReplicaTest, ReplicasHoldingTheSameRowsHaveTheSameContents) {
+  EXPECT_TRUE(origin_.SameContents(replica_));  // both empty
+  // Several chunks of rows; in three tablets on another replica.
+  Table split("t", {}, {"row1100", "row1200"});
+  const FamilyModification mods[] = {CreateFamily("cf"), CreateFamily("other")};
+  ASSERT_TRUE(split.ModifyColumnFamilies(mods).ok());
+  for (int i = 0; i < 300; ++i) {
+    const std::vector<Mutation> m = {Set("cf", "q", 1000, "v")};
+    const std::string key = "row" + std::to_string(1000 + i);
+    const Version v = next_;
+    next_ += Version{1} << kOriginBits;
+    ASSERT_TRUE(origin_.MutateRow(key, m, CommitContext{v, kNowMicros}).ok());
+    replica_.ApplyReplicated(key, m, v, &last_share_);
+    split.ApplyReplicated(key, m, v, &last_share_);
+  }
+  EXPECT_TRUE(origin_.SameContents(replica_));
+  EXPECT_TRUE(replica_.SameContents(origin_));
+  EXPECT_EQ(split.Stats().tablets, 3);
+  EXPECT_TRUE(split.SameContents(origin_));
+  EXPECT_TRUE(origin_.SameContents(split));
+  // One row of the middle tablet differs.
+  const std::vector<Mutation> other = {Set("cf", "q", 2000, "w")};
+  split.ApplyReplicated("row1150", other, next_);
+  EXPECT_FALSE(split.SameContents(origin_));
+  // A row the other lacks, last in key order, then first.
+  Commit({Set("cf", "q", 1000, "v")});  // "k", after every "row..."
+  EXPECT_FALSE(origin_.SameContents(replica_));
+  EXPECT_FALSE(replica_.SameContents(origin_));
+  const std::vector<Mutation> m = {Set("cf", "q", 1000, "v")};
+  replica_.ApplyReplicated("k", m, next_ - (Version{1} << kOriginBits));
+  EXPECT_TRUE(origin_.SameContents(replica_));  // equal bytes, not shared
+  replica_.ApplyReplicated("a", m, next_);
+  EXPECT_FALSE(origin_.SameContents(replica_));
+  EXPECT_FALSE(replica_.SameContents(origin_));
+}
+
+TEST_F(ReplicaTest, ContentsDifferInOneCellOrInTheSchema) {
+  const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
+  const Version v = Commit(m);
+  replica_.ApplyReplicated("k", m, v);
+  ASSERT_TRUE(origin_.SameContents(replica_));
+  // Another value in the same place.
+  Table other_value("t", {}, {});
+  const FamilyModification mods[] = {CreateFamily("cf"), CreateFamily("other")};
+  ASSERT_TRUE(other_value.ModifyColumnFamilies(mods).ok());
+  const std::vector<Mutation> b = {Set("cf", "q", 1000, "b")};
+  other_value.ApplyReplicated("k", b, v);
+  EXPECT_FALSE(origin_.SameContents(other_value));
+  // Tablet boundaries do not matter; the table id does.
+  Table split("t", {}, {"c", "m"});
+  ASSERT_TRUE(split.ModifyColumnFamilies(mods).ok());
+  split.ApplyReplicated("k", m, v);
+  EXPECT_TRUE(origin_.SameContents(split));
+  Table renamed("u", {}, {});
+  ASSERT_TRUE(renamed.ModifyColumnFamilies(mods).ok());
+  renamed.ApplyReplicated("k", m, v);
+  EXPECT_FALSE(origin_.SameContents(renamed));
+  // A GC rule, a family more, or the same families under other ids.
+  const FamilyModification rule[] = {
+      UpdateFamily("other", GcRule::MaxVersions(1))};
+  ASSERT_TRUE(replica_.ModifyColumnFamilies(rule).ok());
+  EXPECT_FALSE(origin_.SameContents(replica_));
+  Table more("t", {}, {});
+  const FamilyModification three[] = {CreateFamily("cf"), CreateFamily("other"),
+                                      CreateFamily("third")};
+  ASSERT_TRUE(more.ModifyColumnFamilies(three).ok());
+  more.ApplyReplicated("k", m, v);
+  EXPECT_FALSE(origin_.SameContents(more));
+  Table swapped("t", {}, {});
+  const FamilyModification reversed[] = {CreateFamily("other"),
+                                         CreateFamily("cf")};
+  ASSERT_TRUE(swapped.ModifyColumnFamilies(reversed).ok());
+  swapped.ApplyReplicated("k", m, v);
+  EXPECT_EQ(ReadK(swapped), ReadK(origin_));
+  EXPECT_FALSE(origin_.SameContents(swapped));
+  // The same bytes under ids that name other families read differently.
+  Table swapped_other("t", {}, {});
+  ASSERT_TRUE(swapped_other.ModifyColumnFamilies(reversed).ok());
+  const std::vector<Mutation> in_other = {Set("other", "q", 1000, "a")};
+  swapped_other.ApplyReplicated("k", in_other, v);
+  ASSERT_NE(ReadK(swapped_other), ReadK(origin_));
+  EXPECT_FALSE(origin_.SameContents(swapped_other));
+}
+
+TEST(ClusterSameContentsTest, ComparesEveryTable) {
+  sim::ManualClock clock(test_util::kStartTime);
+  Cluster a(clock, sim::Rng(1), ClusterOptions{});
+  Cluster b(clock, sim::Rng(2), ClusterOptions{});
+  EXPECT_TRUE(a.SameContents(b));
+  const std::vector<FamilyModification> cf = {CreateFamily("cf")};
+  ASSERT_TRUE(a.CreateTable("t", cf, {}).ok());
+  EXPECT_FALSE(a.SameContents(b));
+  EXPECT_FALSE(b.SameContents(a));
+  ASSERT_TRUE(b.CreateTable("t", cf, {}).ok());
+  EXPECT_TRUE(a.SameContents(b));
+  ASSERT_TRUE(a.CreateTable("u", cf, {}).ok());
+  ASSERT_TRUE(b.CreateTable("v", cf, {}).ok());
+  EXPECT_FALSE(a.SameContents(b));
+  ASSERT_TRUE(a.CreateTable("v", cf, {}).ok());
+  ASSERT_TRUE(b.CreateTable("u", cf, {}).ok());
+  EXPECT_TRUE(a.SameContents(b));
+  // Copies share nothing but compare equal; a write to either tells them
+  // apart.
+  Cluster copy(clock, sim::Rng(3), ClusterOptions{});
+  const std::vector<Mutation> x = {Set("cf", "q", 1000, "x")};
+  ASSERT_TRUE(a.MutateRow("v", "k", x).ok());
+  copy.CopyDataFrom(a);
+  EXPECT_TRUE(copy.SameContents(a));
+  EXPECT_FALSE(a.SameContents(b));
+  ASSERT_TRUE(copy.MutateRow("u", "k", x).ok());
+  EXPECT_FALSE(copy.SameContents(a));
 }
 
 }  // namespace

@@ -463,6 +463,47 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   EXPECT_GE(o.history.settled, seconds(10));
 }
 
+TEST(RunnerTest, AClusterThatDivergedKeepsItsOwnDigestAndRows) {
+  // c3 is cut off half way and stays so (the settle phase keeps the
+  // faults): it misses the later writes.
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      app_profile: "pinned"
+      workload {
+        mix { write: 1 }
+        keys {
+          uniform {}
+          entities: 1000
+        }
+        ops_per_second: 100
+      }
+    }
+    timeline {
+      at { seconds: 5 }
+      partition { a: "c1" b: "c3" }
+    }
+    timeline {
+      at { seconds: 5 }
+      partition { a: "c2" b: "c3" }
+    }
+    settle {
+      keep_faults: true
+      max { seconds: 1 }
+    }
+  )pb");
+  ASSERT_EQ(o.history.final_state.size(), 3u);
+  const ClusterState& c1 = o.history.final_state[0];
+  const ClusterState& c2 = o.history.final_state[1];
+  const ClusterState& c3 = o.history.final_state[2];
+  EXPECT_EQ(c2.same_as, std::optional<size_t>(0));
+  EXPECT_EQ(c2.digest, c1.digest);
+  EXPECT_EQ(c3.same_as, std::nullopt);
+  EXPECT_NE(c3.digest, c1.digest);
+  EXPECT_GT(c3.rows.size(), 100u);
+  EXPECT_LT(c3.rows.size(), c1.rows.size());
+}
+
 TEST(RunnerTest, LinkSamplesRecordLagAndBacklog) {
   const RunOutcome o = Play(R"pb(
     clients {
