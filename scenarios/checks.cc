@@ -57,7 +57,8 @@ std::string Breakdown(const std::map<Key, int64_t>& counts) {
 
 std::string RowStateText(const RowState* state) {
   if (state == nullptr) return "(absent)";
-  std::string text = state->tag.empty() ? "no value" : "'" + state->tag + "'";
+  std::string text =
+      state->tag.empty() ? "no value" : "'" + state->tag.str() + "'";
   if (state->counter != 0) {
     text += " counter " + std::to_string(state->counter);
   }
@@ -90,19 +91,19 @@ Measure Converged(const Analysis& analysis) {
       if (b == other_rows.end() ||
           (a != base_rows.end() && a->first < b->first)) {
         where = other.id + " differs from " + base.id + " at " +
-                a->first.first + "/" + a->first.second + ": " +
+                a->first.first.str() + "/" + a->first.second.str() + ": " +
                 RowStateText(&a->second) + " vs (absent)";
         break;
       }
       if (a == base_rows.end() || b->first < a->first) {
         where = other.id + " differs from " + base.id + " at " +
-                b->first.first + "/" + b->first.second + ": (absent) vs " +
-                RowStateText(&b->second);
+                b->first.first.str() + "/" + b->first.second.str() +
+                ": (absent) vs " + RowStateText(&b->second);
         break;
       }
       if (!SameRowState(a->second, b->second)) {
         where = other.id + " differs from " + base.id + " at " +
-                a->first.first + "/" + a->first.second + ": " +
+                a->first.first.str() + "/" + a->first.second.str() + ": " +
                 RowStateText(&a->second) + " vs " + RowStateText(&b->second);
         break;
       }

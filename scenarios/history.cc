@@ -66,26 +66,34 @@ std::string_view EventKindName(EventKind kind) {
 
 void RowStates::Append(Key key, RowState state) {
   BTSIM_CHECK(entries_.empty() || entries_.back().first < key);
-  entries_.emplace_back(std::move(key), std::move(state));
+  entries_.emplace_back(key, state);
 }
 
-RowStates::const_iterator RowStates::LowerBound(const Key& key) const {
+RowStates::const_iterator RowStates::LowerBound(std::string_view table,
+                                                std::string_view row) const {
   return std::lower_bound(
-      entries_.begin(), entries_.end(), key,
-      [](const Entry& e, const Key& k) { return e.first < k; });
+      entries_.begin(), entries_.end(), 0, [&](const Entry& e, int) {
+        const auto by_table = e.first.first <=> table;
+        return by_table < 0 || (by_table == 0 && e.first.second < row);
+      });
 }
 
 RowState& RowStates::operator[](const Key& key) {
-  auto it = entries_.begin() + (LowerBound(key) - entries_.begin());
+  auto it =
+      entries_.begin() + (LowerBound(key.first, key.second) - entries_.begin());
   if (it == entries_.end() || it->first != key) {
     it = entries_.insert(it, Entry{key, RowState{}});
   }
   return it->second;
 }
 
-const RowState* RowStates::Find(const Key& key) const {
-  const auto it = LowerBound(key);
-  return it == entries_.end() || it->first != key ? nullptr : &it->second;
+const RowState* RowStates::Find(std::string_view table,
+                                std::string_view row) const {
+  const auto it = LowerBound(table, row);
+  return it == entries_.end() || it->first.first != table ||
+                 it->first.second != row
+             ? nullptr
+             : &it->second;
 }
 
 const RowStates& RowsOf(const History& history, size_t cluster) {

@@ -171,19 +171,22 @@ struct CpuSample {
   double hottest = 0;
 };
 
-// The newest value cell and the counter of one row on one cluster.
+// The newest value cell and the counter of one row on one cluster, as the
+// final state keeps it (its Names are in the History's pool).
 struct RowState {
-  std::string tag;  // "" when the row has no value cell
+  Name tag;  // empty when the row has no value cell
   int64_t timestamp_micros = 0;
   uint64_t version = 0;  // commit version of that cell
   int64_t counter = 0;   // 0 when absent
 };
 
 // Row states keyed by (table, row), in ascending key order: a sorted
-// vector (millions of rows cost one allocation, and iterate in order).
+// vector of 48-byte entries (millions of rows cost one allocation, and
+// iterate in order). The keys' and tags' texts are Names, kept by a pool
+// that must outlive the states.
 class RowStates {
  public:
-  using Key = std::pair<std::string, std::string>;
+  using Key = std::pair<Name, Name>;  // (table, row)
   using Entry = std::pair<Key, RowState>;
   using const_iterator = std::vector<Entry>::const_iterator;
 
@@ -193,7 +196,7 @@ class RowStates {
   // The state of `key`, added (empty) where it belongs when absent.
   RowState& operator[](const Key& key);
   // Null when absent.
-  const RowState* Find(const Key& key) const;
+  const RowState* Find(std::string_view table, std::string_view row) const;
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
@@ -202,10 +205,11 @@ class RowStates {
   const_iterator end() const { return entries_.end(); }
 
  private:
-  const_iterator LowerBound(const Key& key) const;
+  const_iterator LowerBound(std::string_view table, std::string_view row) const;
 
   std::vector<Entry> entries_;
 };
+static_assert(sizeof(RowStates::Entry) <= 48, "see docs/PERFORMANCE.md");
 
 // One cluster's final contents, as far as the checkers need them.
 struct ClusterState {

@@ -7,7 +7,7 @@ namespace btsim::scenarios {
 Status ReadRowStates(
     cluster::Cluster& cluster, std::string_view table, std::string_view family,
     const cluster::RowSet* rows,
-    const std::function<bool(std::string_view, const RowState&)>& visit) {
+    const std::function<bool(std::string_view, const RowRead&)>& visit) {
   // No filter: RowStateOf picks the newest cell of each column itself
   // (cheaper than a CellsPerColumnLimit(1) filter, and the same rows: that
   // filter never empties a row).
@@ -20,9 +20,9 @@ Status ReadRowStates(
       });
 }
 
-RowState RowStateOf(std::string_view family,
-                    std::span<const cluster::CellView> cells) {
-  RowState row;
+RowRead RowStateOf(std::string_view family,
+                   std::span<const cluster::CellView> cells) {
+  RowRead row;
   bool have_value = false;
   bool have_counter = false;
   // Canonical order: a column's cells are adjacent, newest first, so the
@@ -30,7 +30,7 @@ RowState RowStateOf(std::string_view family,
   for (const cluster::CellView& cell : cells) {
     if (cell.family != family) continue;
     if (!have_value && cell.qualifier == kValueColumn) {
-      row.tag = std::string(TagOf(cell.value));
+      row.tag = TagOf(cell.value);
       row.timestamp_micros = cell.timestamp_micros;
       have_value = true;
     } else if (!have_counter && cell.qualifier == kCounterColumn) {

@@ -16,21 +16,29 @@
 
 namespace btsim::scenarios {
 
+// What a read finds of one row: the newest value cell's tag ("" when there
+// is none; a view of the cell, valid as long as the cells read) and
+// timestamp, and the counter (0 when absent).
+struct RowRead {
+  std::string_view tag;
+  int64_t timestamp_micros = 0;
+  int64_t counter = 0;
+};
+
 // Calls `visit` with the key and state of each row of `table` on `cluster`
 // that `rows` selects (every row when null): the tag, timestamp and counter
-// of `family`; RowState::version is left 0. `visit` returns false to stop.
+// of `family`, valid during the call. `visit` returns false to stop.
 Status ReadRowStates(
     cluster::Cluster& cluster, std::string_view table, std::string_view family,
     const cluster::RowSet* rows,
-    const std::function<bool(std::string_view, const RowState&)>& visit);
+    const std::function<bool(std::string_view, const RowRead&)>& visit);
 
 // The state of one row from all its live cells in canonical order (as an
 // unfiltered read returns them): the tag and timestamp of the newest cell
 // of family:kValueColumn and the counter of the newest cell of
-// family:kCounterColumn (what a read with CellsPerColumnLimit(1) sees);
-// RowState::version is left 0.
-RowState RowStateOf(std::string_view family,
-                    std::span<const cluster::CellView> cells);
+// family:kCounterColumn (what a read with CellsPerColumnLimit(1) sees).
+RowRead RowStateOf(std::string_view family,
+                   std::span<const cluster::CellView> cells);
 
 // An 8-byte big-endian counter; 0 for a value of another size.
 int64_t DecodeCounter(std::string_view value);

@@ -1,6 +1,7 @@
 #include "scenarios/runner.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -361,7 +362,7 @@ bool Runner::Visible(cluster::Cluster& cluster, const Operation& op) {
   // (this write, or a later commit of it that won).
   Status s =
       ReadRowStates(cluster, op.table(), family_of_[std::string(op.table())],
-                    &rows, [&](std::string_view, const RowState& row) {
+                    &rows, [&](std::string_view, const RowRead& row) {
                       visible = !row.tag.empty() &&
                                 row.timestamp_micros >= op.timestamp_micros;
                       return true;
@@ -730,13 +731,19 @@ void Runner::Settle() {
 void Runner::Snapshot() {
   auto& fabric = instance_->fabric();
   fabric.CompactAll();
-  // The newest commit version of each tag written (0: none).
-  TagMap<uint64_t> version_of(4 * history_.operations.size() + 16, 0);
-  for (const Operation& op : history_.operations) {
+  // The operation that committed each tag written, the one with the newest
+  // version when several did: a final row state takes its tag's Name and
+  // version from it.
+  const std::vector<Operation>& ops = history_.operations;
+  constexpr uint32_t kNoWriter = std::numeric_limits<uint32_t>::max();
+  TagMap<uint32_t> writer_of(4 * ops.size() + 16, kNoWriter);
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
     if (op.written.empty() || op.version == 0) continue;
-    uint64_t& v = version_of[op.written];
-    v = std::max(v, op.version);
+    uint32_t& writer = writer_of[op.written];
+    if (writer == kNoWriter || ops[writer].version < op.version) writer = i;
   }
+  NamePool& names = *history_.names;
   // The run's fingerprint: the trace, then each cluster's id and digest, in
   // the fabric's order (ClusterIds() order).
   fingerprint_.Add(trace_.Hex());
@@ -752,12 +759,17 @@ void Runner::Snapshot() {
     }
     // Tables in id order, rows in key order (AddContents' and
     // ReadRowStates' order).
-    auto append = [&](const std::string& table, std::string_view key,
-                      RowState row) {
-      if (const uint64_t v = version_of.Find(row.tag); v != 0) {
-        row.version = v;
+    auto append = [&](Name table, std::string_view key, const RowRead& read) {
+      RowState row{Name(), read.timestamp_micros, 0, read.counter};
+      if (!read.tag.empty()) {
+        if (const uint32_t w = writer_of.Find(read.tag); w != kNoWriter) {
+          row.tag = ops[w].written;
+          row.version = ops[w].version;
+        } else {
+          row.tag = names.Store(read.tag);
+        }
       }
-      state.rows.Append({table, std::string(key)}, std::move(row));
+      state.rows.Append({table, names.Store(key)}, row);
     };
     // The first earlier cluster with row states of its own that `same`
     // accepts.
@@ -788,6 +800,7 @@ void Runner::Snapshot() {
       // scenario table, skipped).
       std::optional<std::string_view> table_seen;
       const std::pair<const std::string, std::string>* entry = nullptr;
+      Name table_name;  // entry's table, interned
       sim::Fingerprint digest;
       cluster->AddContents(
           &digest, [&](std::string_view table, std::string_view key,
@@ -796,9 +809,10 @@ void Runner::Snapshot() {
               table_seen = table;
               auto it = family_of_.find(std::string(table));
               entry = it == family_of_.end() ? nullptr : &*it;
+              if (entry != nullptr) table_name = names.Intern(entry->first);
             }
             if (entry == nullptr) return;
-            append(entry->first, key, RowStateOf(entry->second, cells));
+            append(table_name, key, RowStateOf(entry->second, cells));
           });
       state.digest = digest.Hex();
     } else if (!state.same_as) {
@@ -814,9 +828,10 @@ void Runner::Snapshot() {
     if (!first && !state.same_as) {
       state.rows.reserve(rows);
       for (const auto& [table, family] : family_of_) {
+        const Name table_name = names.Intern(table);
         (void)ReadRowStates(*cluster, table, family, /*rows=*/nullptr,
-                            [&](std::string_view key, const RowState& read) {
-                              append(table, key, read);
+                            [&](std::string_view key, const RowRead& read) {
+                              append(table_name, key, read);
                               return true;
                             });
       }

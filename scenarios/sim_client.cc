@@ -417,7 +417,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       rows.AddKey(op.row.str());
       op.read = Name();
       Status s = ReadRowStates(cluster, op.table(), family, &rows,
-                               [&](std::string_view, const RowState& row) {
+                               [&](std::string_view, const RowRead& row) {
                                  op.read =
                                      context_.history->names->Store(row.tag);
                                  return true;

@@ -272,10 +272,10 @@ TEST(LostUpdatesTest, IncrementsMinusFinalCounter) {
   b.Increment("a-0", "m", 1, 0, 10, "c1");
   ClusterState& c1 = b.Cluster("c1");
   ClusterState& c2 = b.Cluster("c2");
-  c1.rows[{"t", "n"}].counter = 2;
-  c2.rows[{"t", "n"}].counter = 1;
-  c1.rows[{"t", "m"}].counter = 1;
-  c2.rows[{"t", "m"}].counter = 1;
+  b.Row(c1, "t", "n").counter = 2;
+  b.Row(c2, "t", "n").counter = 1;
+  b.Row(c1, "t", "m").counter = 1;
+  b.Row(c2, "t", "m").counter = 1;
   const CheckValue check = RunCheck(b.history(), "lost_updates");
   EXPECT_EQ(check.value, 1);
   EXPECT_THAT(check.detail, HasSubstr("worst row: t/n, 3 acknowledged"));
@@ -303,7 +303,7 @@ TEST(LostUpdatesTest, DroppedIncrementsAreNotCounted) {
   Event& drop = b.AddEvent(EventKind::kDropRowRange, 40, "c1");
   drop.table = "t";
   b.Increment("a-0", "n", 1, 50, 60);
-  b.Cluster("c1").rows[{"t", "n"}].counter = 1;
+  b.Row(b.Cluster("c1"), "t", "n").counter = 1;
   EXPECT_EQ(RunCheck(b.history(), "lost_updates").value, 0);
   EXPECT_TRUE(Eval(b.history(), "metric: LOST_UPDATES at_most: 0").pass);
 }

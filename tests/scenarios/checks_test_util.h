@@ -109,11 +109,16 @@ class Builder {
     history_.final_state.push_back({id, digest, {}, std::nullopt});
     return history_.final_state.back();
   }
+  // The final state of table/row on `cluster`, added empty when absent.
+  RowState& Row(ClusterState& cluster, std::string_view table,
+                std::string_view row) {
+    return cluster.rows[{Intern(table), history_.names->Store(row)}];
+  }
   // Sets the final state of "t"/row on `cluster` to what write `id` made.
   void Has(ClusterState& cluster, uint64_t id) {
     const Operation& op = history_.operations[id];
-    RowState& state = cluster.rows[{op.table().str(), op.row.str()}];
-    state.tag = op.written.str();
+    RowState& state = cluster.rows[{op.table(), op.row}];
+    state.tag = op.written;
     state.timestamp_micros = op.timestamp_micros;
     state.version = op.version;
   }

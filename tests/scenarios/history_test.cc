@@ -2,40 +2,62 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 namespace btsim::scenarios {
 namespace {
 
 TEST(RowStatesTest, KeepsKeysInOrderWhicheverWayRowsArrive) {
+  NamePool names;
+  auto key = [&](std::string_view table, std::string_view row) {
+    return RowStates::Key{names.Intern(table), names.Store(row)};
+  };
   RowStates rows;
-  rows.Append({"a", "r1"}, RowState{"x/1", 5, 7, 0});
-  rows.Append({"a", "r3"}, RowState{});
-  rows.Append({"b", "r0"}, RowState{});
-  rows[{"a", "r2"}].counter = 4;  // between existing keys
-  rows[{"a", "r1"}].counter = 9;  // present: found, not added
+  rows.Append(key("a", "r1"), RowState{names.Store("x/1"), 5, 7, 0});
+  rows.Append(key("a", "r3"), RowState{});
+  rows.Append(key("b", "r0"), RowState{});
+  rows[key("a", "r2")].counter = 4;  // between existing keys
+  rows[key("a", "r1")].counter = 9;  // present: found, not added
   ASSERT_EQ(rows.size(), 4u);
-  std::vector<RowStates::Key> keys;
-  for (const auto& [key, state] : rows) keys.push_back(key);
-  EXPECT_EQ(keys, (std::vector<RowStates::Key>{
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& [k, state] : rows) {
+    keys.emplace_back(k.first.str(), k.second.str());
+  }
+  EXPECT_EQ(keys, (std::vector<std::pair<std::string, std::string>>{
                       {"a", "r1"}, {"a", "r2"}, {"a", "r3"}, {"b", "r0"}}));
-  const RowState* r1 = rows.Find({"a", "r1"});
+  const RowState* r1 = rows.Find("a", "r1");
   ASSERT_NE(r1, nullptr);
   EXPECT_EQ(r1->tag, "x/1");
   EXPECT_EQ(r1->counter, 9);
-  EXPECT_EQ(rows.Find({"a", "r4"}), nullptr);
-  EXPECT_EQ(rows.Find({"b", "r1"}), nullptr);
+  EXPECT_EQ(rows.Find("a", "r4"), nullptr);
+  EXPECT_EQ(rows.Find("b", "r1"), nullptr);
+  EXPECT_EQ(rows.Find("a", "r"), nullptr);  // a prefix of a key
+  EXPECT_EQ(rows.Find("", "r1"), nullptr);
+  EXPECT_EQ(rows.Find("c", ""), nullptr);  // past the end
+  // Keys order by table, then row, as strings.
+  EXPECT_NE(rows.Find("b", "r0"), nullptr);
+  EXPECT_EQ(rows.Find("b", "r0")->counter, 0);
 }
 
 TEST(RowStatesDeathTest, AppendOutOfOrderAborts) {
+  NamePool names;
   RowStates rows;
-  rows.Append({"t", "b"}, RowState{});
-  EXPECT_DEATH(rows.Append({"t", "a"}, RowState{}), "");
-  EXPECT_DEATH(rows.Append({"t", "b"}, RowState{}), "");
+  rows.Append({names.Intern("t"), names.Store("b")}, RowState{});
+  EXPECT_DEATH(rows.Append({names.Intern("t"), names.Store("a")}, RowState{}),
+               "");
+  EXPECT_DEATH(rows.Append({names.Intern("t"), names.Store("b")}, RowState{}),
+               "");
 }
 
 TEST(RowsOfTest, FollowsSameAs) {
   History history;
   history.final_state.push_back({"c1", "d", {}, std::nullopt});
-  history.final_state[0].rows.Append({"t", "r"}, RowState{"w/1", 1, 1, 0});
+  history.final_state[0].rows.Append(
+      {history.names->Intern("t"), history.names->Store("r")},
+      RowState{history.names->Store("w/1"), 1, 1, 0});
   history.final_state.push_back({"c2", "d", {}, 0});
   EXPECT_EQ(&RowsOf(history, 1), &history.final_state[0].rows);
   EXPECT_EQ(&RowsOf(history, 0), &history.final_state[0].rows);

@@ -22,6 +22,17 @@ namespace {
 
 using cluster::CellView;
 
+// An owned copy of what ReadRowStates passes (its tag views the cells).
+struct OwnedRead {
+  std::string tag;
+  int64_t timestamp_micros = 0;
+  int64_t counter = 0;
+};
+
+OwnedRead Own(const RowRead& read) {
+  return {std::string(read.tag), read.timestamp_micros, read.counter};
+}
+
 std::string BigEndian(int64_t v) {
   std::string out(8, '\0');
   for (int i = 7; i >= 0; --i) {
@@ -42,17 +53,16 @@ TEST(RowStateOfTest, NewestValueAndCounterOfTheFamily) {
       {"cf", "v", 400, "w-1/1|pad", nullptr},
       {"z", "n", 900, BigEndian(7), nullptr},
   };
-  const RowState row = RowStateOf("cf", cells);
+  const RowRead row = RowStateOf("cf", cells);
   EXPECT_EQ(row.tag, "w-1/2");
   EXPECT_EQ(row.timestamp_micros, 500);
   EXPECT_EQ(row.counter, 41);
-  EXPECT_EQ(row.version, 0u);
 
-  const RowState other = RowStateOf("a", cells);
+  const RowRead other = RowStateOf("a", cells);
   EXPECT_EQ(other.tag, "a/9");
   EXPECT_EQ(other.counter, 0);
 
-  const RowState none = RowStateOf("missing", cells);
+  const RowRead none = RowStateOf("missing", cells);
   EXPECT_EQ(none.tag, "");
   EXPECT_EQ(none.timestamp_micros, 0);
   EXPECT_EQ(none.counter, 0);
@@ -60,16 +70,16 @@ TEST(RowStateOfTest, NewestValueAndCounterOfTheFamily) {
 
 // What ReadRowStates returned when it read through a CellsPerColumnLimit(1)
 // filter: the definition its unfiltered read must match.
-std::vector<std::pair<std::string, RowState>> ReadThroughFilter(
+std::vector<std::pair<std::string, OwnedRead>> ReadThroughFilter(
     cluster::Cluster& c, std::string_view family) {
-  std::vector<std::pair<std::string, RowState>> out;
+  std::vector<std::pair<std::string, OwnedRead>> out;
   auto newest_only = cluster::Filter::CellsPerColumnLimit(1);
   cluster::ReadOptions options;
   options.filter = &*newest_only;
   EXPECT_TRUE(
       c.ReadRows("t", options,
                  [&](std::string_view key, std::span<const CellView> cells) {
-                   RowState row;
+                   OwnedRead row;
                    for (const CellView& cell : cells) {
                      if (cell.family != family) continue;
                      if (cell.qualifier == kValueColumn) {
@@ -110,10 +120,10 @@ TEST(ReadRowStatesTest, SeesWhatANewestCellPerColumnReadSees) {
   set("r3", "cf", "u", 7000, "unrelated");
   set("r3", "other", "n", 9000, BigEndian(99));
 
-  std::vector<std::pair<std::string, RowState>> read;
+  std::vector<std::pair<std::string, OwnedRead>> read;
   ASSERT_TRUE(ReadRowStates(c, "t", "cf", /*rows=*/nullptr,
-                            [&](std::string_view key, const RowState& row) {
-                              read.emplace_back(std::string(key), row);
+                            [&](std::string_view key, const RowRead& row) {
+                              read.emplace_back(std::string(key), Own(row));
                               return true;
                             })
                   .ok());
@@ -140,7 +150,7 @@ TEST(ReadRowStatesTest, SeesWhatANewestCellPerColumnReadSees) {
   rows.AddKey("r1");
   std::vector<std::string> keys;
   ASSERT_TRUE(ReadRowStates(c, "t", "cf", &rows,
-                            [&](std::string_view key, const RowState&) {
+                            [&](std::string_view key, const RowRead&) {
                               keys.emplace_back(key);
                               return false;
                             })
@@ -148,7 +158,7 @@ TEST(ReadRowStatesTest, SeesWhatANewestCellPerColumnReadSees) {
   EXPECT_EQ(keys, std::vector<std::string>({"r1"}));
   EXPECT_FALSE(
       ReadRowStates(c, "absent", "cf", nullptr,
-                    [](std::string_view, const RowState&) { return true; })
+                    [](std::string_view, const RowRead&) { return true; })
           .ok());
 }
 

@@ -442,17 +442,22 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
       }
     }
   )pb");
-  std::map<std::string, std::string> newest;
-  for (const Operation& op : o.history.operations)
-    newest[op.row.str()] = op.written.str();
+  // The newest write of each row (one client, one write at a time): its
+  // tag, and the version it committed at.
+  std::map<std::string, std::pair<std::string, uint64_t>> newest;
+  for (const Operation& op : o.history.operations) {
+    ASSERT_NE(op.version, 0u);
+    newest[op.row.str()] = {op.written.str(), op.version};
+  }
   for (size_t c = 0; c < o.history.final_state.size(); ++c) {
     const std::string& id = o.history.final_state[c].id;
     const RowStates& rows = RowsOf(o.history, c);
     ASSERT_EQ(rows.size(), newest.size()) << id;
-    for (const auto& [row, tag] : newest) {
-      const RowState* state = rows.Find({"t", row});
+    for (const auto& [row, write] : newest) {
+      const RowState* state = rows.Find("t", row);
       ASSERT_NE(state, nullptr) << id << " " << row;
-      EXPECT_EQ(state->tag, tag) << id << " " << row;
+      EXPECT_EQ(state->tag, write.first) << id << " " << row;
+      EXPECT_EQ(state->version, write.second) << id << " " << row;
     }
   }
   // Converged clusters share one copy of their rows.
