@@ -236,9 +236,24 @@ void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
 
 void Tablet::ProbeRow(std::string_view key, Probe* probe) const {
   if (probe->chunk == nullptr) return;
-  const size_t i = probe->chunk->Bound(key, /*upper=*/false);
+  const Chunk& chunk = *probe->chunk;
+  const size_t i = chunk.Bound(key, /*upper=*/false);
   probe->offset = i;
-  if (i < probe->chunk->size) probe->chunk->rows[i].Prefetch();
+  if (i < chunk.size) chunk.rows[i].Prefetch();
+  // When the heads say the key is absent, its insert will shift the rows
+  // and heads from i to the end of the chunk, one place on: fetch every line
+  // of both (the shift would otherwise wait for them one after another).
+  const std::optional<uint64_t> head = chunk.HeadOf(key);
+  if (i == chunk.size || !head || chunk.heads[i] != *head) {
+    constexpr size_t kPerLine = 64 / sizeof(uint64_t);
+    static_assert(sizeof(RowRecord) == sizeof(uint64_t));
+    for (size_t j = i; j <= chunk.size; j += kPerLine) {
+      __builtin_prefetch(&chunk.rows[j]);
+      __builtin_prefetch(&chunk.heads[j]);
+    }
+    __builtin_prefetch(&chunk.rows[chunk.size]);
+    __builtin_prefetch(&chunk.heads[chunk.size]);
+  }
 }
 
 std::optional<Tablet::Slot> Tablet::SeekProbed(std::string_view key,

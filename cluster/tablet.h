@@ -87,7 +87,8 @@ class Tablet {
   // for every probe, then ProbeRow for every probe, and only then searches
   // (SeekProbed). Each step touches only memory the previous one requested,
   // so the cache misses of different keys overlap instead of following one
-  // another. Changes nothing.
+  // another; ProbeRow also fetches the rows and heads that inserting an
+  // absent key would shift. Changes nothing.
   struct Probe {
     const Chunk* chunk = nullptr;  // null: empty tablet
     size_t index = 0;              // chunks_[index] held `chunk`
