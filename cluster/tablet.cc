@@ -109,19 +109,26 @@ struct alignas(64) Tablet::Chunk {
     return rows[i].key() < key;
   }
 
+  // Index of the first row whose head is >= the key's `head` (HeadOf(key);
+  // without one, 0 or size as the key sorts before or after the prefix):
+  // the key's lower bound, except that when that row's head ties with the
+  // key's, the key may belong just after it. Reads no row.
+  size_t HeadBound(std::string_view key,
+                   const std::optional<uint64_t>& head) const {
+    if (!head) return key < prefix ? 0 : size;
+    const auto [from, to] = Interval(*head);
+    return static_cast<size_t>(
+        std::lower_bound(heads + from, heads + to, *head) - heads);
+  }
+
   // Index of the first row with key >= key (`upper` false) or > key.
   size_t Bound(std::string_view key, bool upper) const {
-    const std::string_view key_prefix = key.substr(0, prefix.size());
-    if (key_prefix < prefix) return 0;
-    if (key_prefix > prefix) return size;
-    const uint64_t head = KeyHead(key, prefix.size());
-    const auto [from, to] = Interval(head);
-    size_t first = static_cast<size_t>(
-        std::lower_bound(heads + from, heads + to, head) - heads);
-    if (first == size || heads[first] != head) return first;
+    const std::optional<uint64_t> head = HeadOf(key);
+    size_t first = HeadBound(key, head);
+    if (!head || first == size || heads[first] != *head) return first;
     // Rows whose heads tie with the key's: compare the keys themselves.
     size_t last = static_cast<size_t>(
-        std::upper_bound(heads + first, heads + size, head) - heads);
+        std::upper_bound(heads + first, heads + size, *head) - heads);
     while (first < last) {
       const size_t mid = first + (last - first) / 2;
       const std::string_view k = rows[mid].key();
@@ -237,13 +244,15 @@ void Tablet::ProbeHeads(std::string_view key, const Probe& probe) const {
 void Tablet::ProbeRow(std::string_view key, Probe* probe) const {
   if (probe->chunk == nullptr) return;
   const Chunk& chunk = *probe->chunk;
-  const size_t i = chunk.Bound(key, /*upper=*/false);
+  // The heads' bound: a tie is left for SeekProbed to check, so that this
+  // step reads no row that was not requested.
+  const std::optional<uint64_t> head = chunk.HeadOf(key);
+  const size_t i = chunk.HeadBound(key, head);
   probe->offset = i;
   if (i < chunk.size) chunk.rows[i].Prefetch();
   // When the heads say the key is absent, its insert will shift the rows
   // and heads from i to the end of the chunk, one place on: fetch every line
   // of both (the shift would otherwise wait for them one after another).
-  const std::optional<uint64_t> head = chunk.HeadOf(key);
   if (i == chunk.size || !head || chunk.heads[i] != *head) {
     constexpr size_t kPerLine = 64 / sizeof(uint64_t);
     static_assert(sizeof(RowRecord) == sizeof(uint64_t));

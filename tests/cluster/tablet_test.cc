@@ -420,6 +420,36 @@ TEST(TabletTest, AFreshProbeGivesTheSlotSeekGives) {
   }
 }
 
+TEST(TabletTest, ProbesForKeysWhoseHeadsTieGiveSeeksSlotOrNothing) {
+  // "a" and "z" keep the chunk's prefix empty, so every "p/abcdefgh..." key
+  // has the same head: a probe stops at the first of them without reading
+  // a row, and SeekProbed must check.
+  Tablet tablet("", "", false);
+  tablet.Put(Row("a"));
+  tablet.Put(Row("z"));
+  for (int i = 1; i < 10; i += 2) tablet.Put(Row("p/abcdefgh-" + Key(i)));
+  std::vector<std::string> keys;
+  for (int i = 0; i < 11; ++i) keys.push_back("p/abcdefgh-" + Key(i));
+  keys.push_back("p/abcdefgh");  // a prefix of them all
+  const std::vector<Tablet::Probe> probes = ProbeAll(tablet, keys);
+  int answered = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::optional<Tablet::Slot> slot =
+        tablet.SeekProbed(keys[i], probes[i]);
+    if (!slot) continue;
+    ++answered;
+    const Tablet::Slot seek = tablet.Seek(keys[i]);
+    EXPECT_EQ(slot->chunk, seek.chunk) << keys[i];
+    EXPECT_EQ(slot->offset, seek.offset) << keys[i];
+    EXPECT_EQ(slot->found, seek.found) << keys[i];
+  }
+  // The keys up to the first tied row: the shorter one, the absent one
+  // before it and that row itself.
+  EXPECT_GE(answered, 3);
+  ASSERT_TRUE(tablet.SeekProbed(keys[1], probes[1]).has_value());
+  EXPECT_TRUE(tablet.SeekProbed(keys[1], probes[1])->found);
+}
+
 TEST(TabletTest, AProbeMadeStaleByAnInsertBeforeItIsRefused) {
   Tablet tablet("", "", false);
   for (int i = 0; i < 10; ++i) tablet.Put(Row("k" + Key(2 * i)));
