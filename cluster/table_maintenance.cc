@@ -1,10 +1,12 @@
 // Table's replication and maintenance: applying changes committed on other
-// clusters, versioned row-range drops, compaction and tablet merging. The
-// rest of Table is in table.cc.
+// clusters, versioned row-range drops, compaction and tablet merging, and
+// comparing replicas' contents. The rest of Table is in table.cc.
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -390,6 +392,61 @@ void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
   if (changed) tablet.Rewrite(slot, RowRecord(record.key(), out));
   // Tombstones above the horizon must be revisited once it moves.
   if (kept_tombstones) tablet.Mark(slot);
+}
+
+namespace {
+
+// Walks a table's rows in key order, tablet by tablet and chunk by chunk.
+class RowCursor {
+ public:
+  explicit RowCursor(const std::vector<std::unique_ptr<Tablet>>& tablets)
+      : tablets_(tablets) {}
+
+  // The next row; null after the last.
+  const RowRecord* Next() {
+    while (rows_.empty()) {
+      if (tablet_ == tablets_.size()) return nullptr;
+      const Tablet& t = *tablets_[tablet_];
+      if (chunk_ < t.chunk_count()) {
+        rows_ = t.ChunkRows(chunk_++);
+      } else {
+        ++tablet_;
+        chunk_ = 0;
+      }
+    }
+    const RowRecord* row = &rows_.front();
+    rows_ = rows_.subspan(1);
+    return row;
+  }
+
+ private:
+  const std::vector<std::unique_ptr<Tablet>>& tablets_;
+  size_t tablet_ = 0;
+  size_t chunk_ = 0;
+  std::span<const RowRecord> rows_;  // what is left of the current chunk
+};
+
+}  // namespace
+
+bool Table::SameContents(const Table& other) const {
+  if (id_ != other.id_ || families_.size() != other.families_.size()) {
+    return false;
+  }
+  for (auto a = families_.begin(), b = other.families_.begin();
+       a != families_.end(); ++a, ++b) {
+    if (a->first != b->first || a->second->id != b->second->id ||
+        a->second->gc_rule != b->second->gc_rule) {
+      return false;
+    }
+  }
+  RowCursor mine(tablets_);
+  RowCursor theirs(other.tablets_);
+  while (true) {
+    const RowRecord* a = mine.Next();
+    const RowRecord* b = theirs.Next();
+    if (a == nullptr || b == nullptr) return a == b;
+    if (!a->SameRow(*b)) return false;
+  }
 }
 
 }  // namespace btsim::cluster

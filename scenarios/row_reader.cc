@@ -1,6 +1,16 @@
 #include "scenarios/row_reader.h"
 
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/check.h"
 #include "cluster/row_set.h"
+#include "scenarios/tag_map.h"
 
 namespace btsim::scenarios {
 
@@ -40,6 +50,116 @@ RowRead RowStateOf(std::string_view family,
     if (have_value && have_counter) break;
   }
   return row;
+}
+
+void ReadFinalState(replication::ReplicationFabric& fabric,
+                    const std::map<std::string, std::string>& family_of,
+                    History* history, sim::Fingerprint* fingerprint) {
+  BTSIM_CHECK(history->final_state.empty());
+  // The operation that committed each tag written, the one with the newest
+  // version when several did: a final row state takes its tag's Name and
+  // version from it.
+  const std::vector<Operation>& ops = history->operations;
+  constexpr uint32_t kNoWriter = std::numeric_limits<uint32_t>::max();
+  TagMap<uint32_t> writer_of(4 * ops.size() + 16, kNoWriter);
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
+    if (op.written.empty() || op.version == 0) continue;
+    uint32_t& writer = writer_of[op.written];
+    if (writer == kNoWriter || ops[writer].version < op.version) writer = i;
+  }
+  NamePool& names = *history->names;
+  for (const std::string& id : fabric.ClusterIds()) {
+    cluster::Cluster* cluster = fabric.Find(id);
+    ClusterState state;
+    state.id = id;
+    size_t rows = 0;  // a size hint for state.rows
+    for (const auto& [table, family] : family_of) {
+      if (auto t = cluster->GetTable(table); t.ok()) {
+        rows += static_cast<size_t>((*t)->Stats().rows);
+      }
+    }
+    // Tables in id order, rows in key order (AddContents' and
+    // ReadRowStates' order).
+    auto append = [&](Name table, std::string_view key, const RowRead& read) {
+      RowState row{Name(), read.timestamp_micros, 0, read.counter};
+      if (!read.tag.empty()) {
+        if (const uint32_t w = writer_of.Find(read.tag); w != kNoWriter) {
+          row.tag = ops[w].written;
+          row.version = ops[w].version;
+        } else {
+          row.tag = names.Store(read.tag);
+        }
+      }
+      state.rows.Append({table, names.Store(key)}, row);
+    };
+    // The first earlier cluster with row states of its own that `same`
+    // accepts.
+    auto earlier_where = [&](auto same) -> std::optional<size_t> {
+      for (size_t c = 0; c < history->final_state.size(); ++c) {
+        const ClusterState& earlier = history->final_state[c];
+        if (!earlier.same_as && same(earlier)) return c;
+      }
+      return std::nullopt;
+    };
+    // A cluster usually holds what an earlier one does, mostly in the same
+    // row versions: then it takes that cluster's digest and row states
+    // without reading a cell.
+    state.same_as = earlier_where([&](const ClusterState& earlier) {
+      return cluster->SameContents(*fabric.Find(earlier.id));
+    });
+    if (state.same_as) {
+      state.digest = history->final_state[*state.same_as].digest;
+    }
+    // The first cluster always keeps its rows (nothing earlier to share
+    // with): read them in the digest's pass. Later ones that differ in
+    // storage may still hold equal contents (same digest), so they are
+    // read separately, only when the digests differ.
+    const bool first = history->final_state.empty();
+    if (first) {
+      state.rows.reserve(rows);
+      // The table being visited and its scenario entry (null: not a
+      // scenario table, skipped).
+      std::optional<std::string_view> table_seen;
+      const std::pair<const std::string, std::string>* entry = nullptr;
+      Name table_name;  // entry's table, interned
+      sim::Fingerprint digest;
+      cluster->AddContents(
+          &digest, [&](std::string_view table, std::string_view key,
+                       std::span<const cluster::CellView> cells) {
+            if (table_seen != table) {
+              table_seen = table;
+              auto it = family_of.find(std::string(table));
+              entry = it == family_of.end() ? nullptr : &*it;
+              if (entry != nullptr) table_name = names.Intern(entry->first);
+            }
+            if (entry == nullptr) return;
+            append(table_name, key, RowStateOf(entry->second, cells));
+          });
+      state.digest = digest.Hex();
+    } else if (!state.same_as) {
+      sim::Fingerprint digest;
+      cluster->AddContents(&digest);
+      state.digest = digest.Hex();
+      state.same_as = earlier_where([&](const ClusterState& earlier) {
+        return earlier.digest == state.digest;
+      });
+    }
+    fingerprint->Add(id);
+    fingerprint->Add(state.digest);
+    if (!first && !state.same_as) {
+      state.rows.reserve(rows);
+      for (const auto& [table, family] : family_of) {
+        const Name table_name = names.Intern(table);
+        (void)ReadRowStates(*cluster, table, family, /*rows=*/nullptr,
+                            [&](std::string_view key, const RowRead& read) {
+                              append(table_name, key, read);
+                              return true;
+                            });
+      }
+    }
+    history->final_state.push_back(std::move(state));
+  }
 }
 
 int64_t DecodeCounter(std::string_view value) {

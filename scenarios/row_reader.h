@@ -1,18 +1,23 @@
 // Reading what simulated clients wrote: the newest value cell and the
 // counter of each row (see history.h for the columns). Shared by the
-// simulated reads, the consistency-token check and the final snapshot.
+// simulated reads, the consistency-token check and the final snapshot
+// (ReadFinalState).
 #ifndef BTSIM_SCENARIOS_ROW_READER_H_
 #define BTSIM_SCENARIOS_ROW_READER_H_
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
 #include "cluster/cell_view.h"
 #include "cluster/cluster.h"
+#include "replication/fabric.h"
 #include "scenarios/history.h"
+#include "sim/fingerprint.h"
 
 namespace btsim::scenarios {
 
@@ -39,6 +44,19 @@ Status ReadRowStates(
 // family:kCounterColumn (what a read with CellsPerColumnLimit(1) sees).
 RowRead RowStateOf(std::string_view family,
                    std::span<const cluster::CellView> cells);
+
+// Appends to history->final_state each cluster's id, digest (a hash of its
+// whole contents, Cluster::AddContents) and row states, in the fabric's
+// order: for each table of `family_of` (table id -> the family clients
+// write), every row's RowRead, with the Name and commit version of the
+// operation that wrote its tag (texts in history->names). A cluster that
+// holds what an earlier one holds (Cluster::SameContents, else equal
+// digests) refers to it (ClusterState::same_as) instead of keeping rows of
+// its own. Adds each cluster's id and digest to `fingerprint`. Requires
+// history->final_state to be empty.
+void ReadFinalState(replication::ReplicationFabric& fabric,
+                    const std::map<std::string, std::string>& family_of,
+                    History* history, sim::Fingerprint* fingerprint);
 
 // An 8-byte big-endian counter; 0 for a value of another size.
 int64_t DecodeCounter(std::string_view value);
