@@ -71,8 +71,8 @@ void RowStates::Append(Key key, RowState state) {
 
 RowStates::const_iterator RowStates::LowerBound(std::string_view table,
                                                 std::string_view row) const {
-  return std::lower_bound(
-      entries_.begin(), entries_.end(), 0, [&](const Entry& e, int) {
+  return std::partition_point(
+      entries_.begin(), entries_.end(), [&](const Entry& e) {
         const auto by_table = e.first.first <=> table;
         return by_table < 0 || (by_table == 0 && e.first.second < row);
       });

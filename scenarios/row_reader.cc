@@ -73,12 +73,16 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
     cluster::Cluster* cluster = fabric.Find(id);
     ClusterState state;
     state.id = id;
-    size_t rows = 0;  // a size hint for state.rows
-    for (const auto& [table, family] : family_of) {
-      if (auto t = cluster->GetTable(table); t.ok()) {
-        rows += static_cast<size_t>((*t)->Stats().rows);
+    // Reserves room in state.rows for every row of the scenario's tables.
+    auto reserve_rows = [&] {
+      size_t rows = 0;
+      for (const auto& [table, family] : family_of) {
+        if (auto t = cluster->GetTable(table); t.ok()) {
+          rows += static_cast<size_t>((*t)->Stats().rows);
+        }
       }
-    }
+      state.rows.reserve(rows);
+    };
     // Tables in id order, rows in key order (AddContents' and
     // ReadRowStates' order).
     auto append = [&](Name table, std::string_view key, const RowRead& read) {
@@ -117,7 +121,7 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
     // read separately, only when the digests differ.
     const bool first = history->final_state.empty();
     if (first) {
-      state.rows.reserve(rows);
+      reserve_rows();
       // The table being visited and its scenario entry (null: not a
       // scenario table, skipped).
       std::optional<std::string_view> table_seen;
@@ -148,7 +152,7 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
     fingerprint->Add(id);
     fingerprint->Add(state.digest);
     if (!first && !state.same_as) {
-      state.rows.reserve(rows);
+      reserve_rows();
       for (const auto& [table, family] : family_of) {
         const Name table_name = names.Intern(table);
         (void)ReadRowStates(*cluster, table, family, /*rows=*/nullptr,
