@@ -148,8 +148,29 @@ Tablet::Tablet(Tablet&&) noexcept = default;
 Tablet& Tablet::operator=(Tablet&&) noexcept = default;
 Tablet::~Tablet() = default;
 
+void Tablet::FreshenFirst() const {
+  if (stale_from_ == kFresh) return;
+  // Chunks before stale_from_ - 1 counted no insert: their starts, and the
+  // start of chunk stale_from_ - 1, are exact.
+  size_t added = 0;
+  for (size_t c = stale_from_ - 1; c + 1 < first_.size(); ++c) {
+    added += inserted_[c];
+    inserted_[c] = 0;
+    first_[c + 1] += added;
+  }
+  inserted_.back() = 0;
+  stale_from_ = kFresh;
+}
+
+void Tablet::ClearFirst() {
+  first_.clear();
+  inserted_.clear();
+  stale_from_ = kFresh;
+}
+
 std::pair<size_t, size_t> Tablet::Locate(size_t i) const {
   BTSIM_CHECK(i < size_);
+  FreshenFirst();
   const auto it = std::upper_bound(first_.begin(), first_.end(), i);
   const auto c = static_cast<size_t>(it - first_.begin()) - 1;
   return {c, i - first_[c]};
@@ -190,12 +211,14 @@ void Tablet::IndexChunks() {
 
 size_t Tablet::LowerBound(std::string_view key) const {
   if (chunks_.empty()) return 0;
+  FreshenFirst();
   const size_t c = ChunkFor(key);
   return first_[c] + BoundIn(c, key, /*upper=*/false);
 }
 
 size_t Tablet::UpperBound(std::string_view key) const {
   if (chunks_.empty()) return 0;
+  FreshenFirst();
   const size_t c = ChunkFor(key);
   return first_[c] + BoundIn(c, key, /*upper=*/true);
 }
@@ -378,9 +401,11 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
   }
   chunk.heads[offset] = KeyHead(stored, chunk.prefix.size());
   chunk.Summarize(offset);
-  for (size_t d = c + 1; d < first_.size(); ++d) ++first_[d];
+  ++inserted_[c];
+  stale_from_ = std::min(stale_from_, c + 1);
   if (chunk.size > kMaxChunkRows) {
     // Split the full chunk in two halves.
+    FreshenFirst();
     const size_t half = chunk.size / 2;
     std::unique_ptr<Chunk> right = chunk.CutAt(half);
     const size_t right_first = first_[c] + half;
@@ -389,6 +414,7 @@ void Tablet::Put(RowRecord record, bool dirty, const Slot& slot) {
     chunks_.insert(chunks_.begin() + static_cast<ptrdiff_t>(c) + 1,
                    std::move(right));
     first_.insert(first_.begin() + static_cast<ptrdiff_t>(c) + 1, right_first);
+    inserted_.insert(inserted_.begin() + static_cast<ptrdiff_t>(c) + 1, 0);
     IndexChunks();
   }
 }
@@ -417,7 +443,7 @@ std::vector<RowRecord> Tablet::TakeRows() {
     std::move(chunk->rows, chunk->rows + chunk->size, std::back_inserter(rows));
   }
   chunks_.clear();
-  first_.clear();
+  ClearFirst();
   first_key_.clear();
   IndexChunks();
   size_ = 0;
@@ -426,7 +452,7 @@ std::vector<RowRecord> Tablet::TakeRows() {
 
 void Tablet::SetRows(std::vector<RowRecord> rows) {
   chunks_.clear();
-  first_.clear();
+  ClearFirst();
   first_key_.clear();
   size_ = rows.size();
   // Half-full chunks leave room for inserts before the first split.
@@ -439,6 +465,7 @@ void Tablet::SetRows(std::vector<RowRecord> rows) {
               rows.begin() + static_cast<ptrdiff_t>(end), chunk->rows);
     chunk->Index();
     first_.push_back(i);
+    inserted_.push_back(0);
     first_key_.emplace_back(chunk->first_key());
     chunks_.push_back(std::move(chunk));
   }
@@ -455,6 +482,8 @@ void Tablet::Reindex() {
 
 void Tablet::IndexChunkStarts() {
   first_.resize(chunks_.size());
+  inserted_.assign(chunks_.size(), 0);
+  stale_from_ = kFresh;
   first_key_.resize(chunks_.size());
   size_ = 0;
   for (size_t c = 0; c < chunks_.size(); ++c) {
@@ -509,7 +538,9 @@ Tablet Tablet::Clone() const {
       c->rows[i] = chunk->rows[i].Clone();
     copy.chunks_.push_back(std::move(c));
   }
+  FreshenFirst();
   copy.first_ = first_;
+  copy.inserted_.assign(first_.size(), 0);
   copy.first_key_ = first_key_;
   copy.first_heads_ = first_heads_;
   copy.first_prefix_ = first_prefix_;
@@ -561,7 +592,7 @@ void Tablet::Absorb(Tablet&& next) {
   set_all_dirty(all_dirty_ || next.all_dirty_);
   end_ = next.end_;
   next.chunks_.clear();
-  next.first_.clear();
+  next.ClearFirst();
   next.first_key_.clear();
   next.IndexChunks();
   next.size_ = 0;

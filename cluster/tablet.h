@@ -194,6 +194,11 @@ class Tablet {
   size_t BoundIn(size_t c, std::string_view key, bool upper) const;
   // Recomputes first_heads_ and first_prefix_ from first_key_.
   void IndexChunks();
+  // Brings first_ up to date with the inserts counted in inserted_. Every
+  // reader of first_ calls it first.
+  void FreshenFirst() const;
+  // Empties first_ and inserted_ (with chunks_).
+  void ClearFirst();
 
   std::string start_;
   std::string end_;
@@ -202,7 +207,15 @@ class Tablet {
   // chunks_[c]'s first row, first_key_[c] a copy of its key (searching the
   // chunks touches no row).
   std::vector<std::unique_ptr<Chunk>> chunks_;
-  std::vector<size_t> first_;
+  // An insert into chunk c counts itself in inserted_[c] (same size as
+  // first_) instead of adding one to the start of every later chunk: first_
+  // is exact only up to chunk stale_from_ (no insert since FreshenFirst:
+  // kFresh), and FreshenFirst adds the counts in (a pass over two arrays,
+  // made by a read, not by each insert).
+  static constexpr size_t kFresh = static_cast<size_t>(-1);
+  mutable std::vector<size_t> first_;
+  mutable std::vector<uint32_t> inserted_;
+  mutable size_t stale_from_ = kFresh;
   std::vector<std::string> first_key_;
   // For ChunkFor (see cluster/key_heads.h): the heads of first_key_ after
   // the prefix they all share. Kept by IndexChunks whenever first_key_

@@ -341,6 +341,24 @@ TEST(TabletTest, ACloneIsAllDirty) {
   EXPECT_THAT(MarkedKeys(tablet), ElementsAre("b"));  // the original keeps it
 }
 
+TEST(TabletTest, ACloneMadeRightAfterInsertsFindsEveryRowByIndex) {
+  // Even keys fill several chunks; then odd keys land in the first chunks
+  // with no read in between (inserts leave the later chunks' start indexes
+  // to the next read), and the clone is the first to index the rows.
+  Tablet tablet("", "", false);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 4;
+  for (int i = 0; i < n; i += 2) tablet.Put(Row(Key(i)));
+  ASSERT_EQ(tablet.row(0).key(), Key(0));
+  for (int i = 1; i < 40; i += 2) tablet.Put(Row(Key(i)));
+  const Tablet copy = tablet.Clone();
+  ASSERT_EQ(copy.size(), static_cast<size_t>(n / 2 + 20));
+  for (size_t i = 0; i < copy.size(); ++i) {
+    const int k = i < 40 ? static_cast<int>(i) : static_cast<int>(2 * i - 40);
+    ASSERT_EQ(copy.row(i).key(), Key(k)) << i;
+  }
+  EXPECT_EQ(copy.LowerBound(Key(n - 2)), copy.size() - 1);
+}
+
 TEST(TabletTest, ErasedAndRewrittenRowsTakeTheirMarks) {
   Tablet tablet("", "", false);
   tablet.set_all_dirty(false);
