@@ -197,6 +197,8 @@ class RowStates {
   RowState& operator[](const Key& key);
   // Null when absent.
   const RowState* Find(std::string_view table, std::string_view row) const;
+  // The state of the i-th row in key order. Requires i < size().
+  RowState& at(size_t i) { return entries_[i].second; }
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }

@@ -507,6 +507,21 @@ TEST(RunnerTest, AClusterThatDivergedKeepsItsOwnDigestAndRows) {
   EXPECT_NE(c3.digest, c1.digest);
   EXPECT_GT(c3.rows.size(), 100u);
   EXPECT_LT(c3.rows.size(), c1.rows.size());
+  // c3's own row states carry the tag and commit version of the write each
+  // row holds, as the first cluster's do.
+  std::map<std::string, uint64_t, std::less<>> version_of;
+  for (const Operation& op : o.history.operations) {
+    if (op.version != 0 && !op.written.empty()) {
+      uint64_t& v = version_of[op.written.str()];
+      v = std::max(v, op.version);
+    }
+  }
+  for (const auto& [key, state] : c3.rows) {
+    ASSERT_FALSE(state.tag.empty()) << key.second;
+    const auto it = version_of.find(state.tag.view());
+    ASSERT_NE(it, version_of.end()) << state.tag;
+    EXPECT_EQ(state.version, it->second) << state.tag;
+  }
 }
 
 TEST(RunnerTest, LinkSamplesRecordLagAndBacklog) {
