@@ -69,6 +69,17 @@ inline Row CopyRow(std::string_view key, std::span<const CellView> cells) {
   return row;
 }
 
+// A cell without a label.
+inline Cell C(std::string family, std::string qualifier, int64_t ts,
+              std::string value) {
+  return Cell{std::move(family), std::move(qualifier), ts, std::move(value),
+              ""};
+}
+
+// A minute and an hour, in microseconds.
+inline constexpr int64_t kMinute = 60'000'000;
+inline constexpr int64_t kHour = 60 * kMinute;
+
 inline std::vector<std::string> Keys(const std::vector<Row>& rows) {
   std::vector<std::string> out;
   for (const Row& r : rows) out.push_back(r.key);
