@@ -209,9 +209,10 @@ class Tablet {
   std::vector<std::unique_ptr<Chunk>> chunks_;
   // An insert into chunk c counts itself in inserted_[c] (same size as
   // first_) instead of adding one to the start of every later chunk: first_
-  // is exact only up to chunk stale_from_ (no insert since FreshenFirst:
-  // kFresh), and FreshenFirst adds the counts in (a pass over two arrays,
-  // made by a read, not by each insert).
+  // is exact only for the chunks before stale_from_ (kFresh: no insert since
+  // FreshenFirst), and FreshenFirst adds the counts in (a pass over two
+  // arrays, made by a read, not by each insert). Mutable: const reads
+  // update them, so even const calls need the owner's serialisation.
   static constexpr size_t kFresh = static_cast<size_t>(-1);
   mutable std::vector<size_t> first_;
   mutable std::vector<uint32_t> inserted_;
