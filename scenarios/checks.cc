@@ -134,7 +134,7 @@ Measure LostWrites(const Analysis& analysis, const Filter& filter) {
     if (examples.size() < kExamples) {
       examples.push_back(std::string(op.client()) + " " +
                          std::string(op.table()) + "/" + op.row.str() + " '" +
-                         op.written.str() + "' missing on " + cluster +
+                         op.written().str() + "' missing on " + cluster +
                          " (has " +
                          RowStateText(analysis.State(analysis.RowOf(entry.op),
                                                      entry.cluster)) +
@@ -233,7 +233,7 @@ Measure ReadViolations(const Analysis& analysis, const Filter& filter,
     if (missed < 0) continue;
     if (++violations == 1) {
       first = "; first: " + DescribeOp(op) + " saw " +
-              (op.read.empty() ? "nothing" : "'" + op.read.str() + "'") +
+              (op.read().empty() ? "nothing" : "'" + op.read().str() + "'") +
               ", older than " + DescribeTag(history, missed);
     }
   }
@@ -462,9 +462,9 @@ Measure KStale(const Analysis& analysis, const Filter& filter,
     detail += "; worst " + std::to_string(worst->k_stale) +
               " writes behind: " + DescribeOp(history.operations[worst->op]) +
               " saw " +
-              (history.operations[worst->op].read.empty()
+              (history.operations[worst->op].read().empty()
                    ? "nothing"
-                   : "'" + history.operations[worst->op].read.str() + "'");
+                   : "'" + history.operations[worst->op].read().str() + "'");
   }
   return {static_cast<double>(value), detail};
 }

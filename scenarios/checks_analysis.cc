@@ -20,7 +20,7 @@ bool IsWriteType(OpType type) {
 }
 
 bool IsAckedWrite(const Operation& op) {
-  return IsWriteType(op.type) && op.ok() && !op.written.empty();
+  return IsWriteType(op.type) && op.ok() && !op.written().empty();
 }
 
 bool IsFault(EventKind kind) {
@@ -246,9 +246,9 @@ void Analysis::IndexRows() {
                       same_row(op.table(), op.row));
       if (inserted) row_op_.push_back(&op);
       row_of_[i] = static_cast<int32_t>(id);
-      if (IsWriteType(op.type) && !op.written.empty() && op.version != 0) {
+      if (IsWriteType(op.type) && !op.written().empty() && op.version != 0) {
         // Tags are unique; on a duplicate the first committed one wins.
-        tags_.Add(op.written, static_cast<uint32_t>(i));
+        tags_.Add(op.written(), static_cast<uint32_t>(i));
       }
       if (IsAckedWrite(op)) acked_writes_.push_back(static_cast<uint32_t>(i));
     }
@@ -378,7 +378,7 @@ void Analysis::IndexDrops() {
   // floor[k]: the newest write committed at or before at[k].
   const auto& ops = history_.operations;
   for (size_t id = 0; id < ops.size(); ++id) {
-    if (!IsWriteType(ops[id].type) || ops[id].written.empty() ||
+    if (!IsWriteType(ops[id].type) || ops[id].written().empty() ||
         ops[id].version == 0) {
       continue;  // not a committed write
     }
@@ -474,8 +474,8 @@ void Analysis::AnalyzeReads() {
     read.op = static_cast<uint32_t>(i);
     read.row = row_of_[i];
     OrderKey seen = kNothing;
-    if (!op.read.empty()) {
-      const int64_t write = WriteOfTag(op.read);
+    if (!op.read().empty()) {
+      const int64_t write = WriteOfTag(op.read());
       if (write < 0) {
         read.unknown_tag = true;
       } else {
@@ -498,7 +498,7 @@ void Analysis::AnalyzeReads() {
     }
     if (const auto* e = earlier_reads.MaxUpTo(own, op.invoke);
         e != nullptr && e->key > read.effective) {
-      const int64_t write = WriteOfTag(ops[e->op].read);
+      const int64_t write = WriteOfTag(ops[e->op].read());
       read.monotonic_missed = write >= 0 ? write : e->op;
     }
     const uint64_t row = Group(0, read.row);
@@ -825,9 +825,9 @@ std::string DescribeOp(const Operation& op) {
 std::string DescribeTag(const History& history, int64_t op) {
   if (op < 0) return "nothing";
   const Operation& write = history.operations[op];
-  return "'" +
-         (write.type == OpType::kReadRow ? write.read : write.written).str() +
-         "'";
+  const Name tag =
+      write.type == OpType::kReadRow ? write.read() : write.written();
+  return "'" + tag.str() + "'";
 }
 
 }  // namespace btsim::scenarios::checks_internal

@@ -24,6 +24,7 @@
 #ifndef BTSIM_SCENARIOS_HISTORY_H_
 #define BTSIM_SCENARIOS_HISTORY_H_
 
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -32,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "base/status.h"
 #include "scenarios/name_pool.h"
 #include "sim/clock.h"
@@ -56,46 +58,69 @@ enum class OpType : uint8_t {
 };
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 
-// At most 128 bytes: a run records millions of them, and every byte per
+// At most 96 bytes: a run records millions of them, and every byte per
 // operation costs time (docs/PERFORMANCE.md).
 struct Operation {
   uint32_t id = 0;  // position in invoke order, from 0
-  int32_t attempts = 0;
+  int16_t attempts = 0;
+  OpType type = OpType::kReadRow;
+  // UNKNOWN "still in flight when the run ended" for an operation that
+  // never finished (then attempts is 0). One byte: every code fits.
+  StatusCode code : 8 = StatusCode::kOk;
   // Client, group, profile and table, interned in History::names (see
   // name_pool.h); never null.
   const OpSource* source = &kNoSource;
-  Name row;  // the row key (a scan's start key)
-  OpType type = OpType::kReadRow;
-  // UNKNOWN "still in flight when the run ended" for an operation that
-  // never finished (then attempts is 0).
-  StatusCode code = StatusCode::kOk;
+  Name row;                // the row key (a scan's start key)
   sim::Nanos invoke{0};    // virtual time the client issued it
   sim::Nanos complete{0};  // virtual time the client saw the outcome
   Name message;            // the error, if any
   // The cluster the last attempt was routed to ("" if routing refused it).
   Name cluster;
 
-  // Writes (kWrite, and kCheckAndMutate whichever branch ran): the tag
-  // written, the cell timestamp, and the commit version on the serving
-  // cluster. `version` is 0 when nothing was committed; it can be non-zero
-  // for a failed operation (committed, but the reply came too late).
-  Name written;
-  int64_t timestamp_micros = 0;
-  uint64_t version = 0;
-  // The virtual time the write committed on the serving cluster, and its
-  // position in that cluster's replication log.
+  // Writes (kWrite, and kCheckAndMutate whichever branch ran): the virtual
+  // time the write committed on the serving cluster, its position in that
+  // cluster's replication log, the cell timestamp, and the commit version
+  // there. `version` is 0 when nothing was committed; it can be non-zero
+  // for a failed operation (committed, but the reply came too late). The
+  // tag written is written().
   sim::Nanos committed{0};
   uint64_t log_position = 0;
+  int64_t timestamp_micros = 0;
+  uint64_t version = 0;
 
+  // What only some types have, sharing one slot: each getter returns ""
+  // or 0 for the other types; each setter requires `type` to be one of its
+  // types (set it first).
+  //
+  // kWrite, kCheckAndMutate: the tag written.
+  Name written() const { return IsWrite() ? SlotAsName() : Name(); }
+  void set_written(Name tag) {
+    BTSIM_CHECK(IsWrite());
+    slot_ = std::bit_cast<int64_t>(tag);
+  }
   // kReadRow: the tag of the newest value cell ("" when the row had none).
-  Name read;
+  Name read() const { return type == OpType::kReadRow ? SlotAsName() : Name(); }
+  void set_read(Name tag) {
+    BTSIM_CHECK(type == OpType::kReadRow);
+    slot_ = std::bit_cast<int64_t>(tag);
+  }
   // kScan: rows returned.
-  int64_t rows = 0;
+  int64_t rows() const { return type == OpType::kScan ? slot_ : 0; }
+  void set_rows(int64_t rows) {
+    BTSIM_CHECK(type == OpType::kScan);
+    slot_ = rows;
+  }
   // kReadModifyWrite: the counter value after the increment. (Its
   // `version` and `committed` are filled too when it committed: the
   // lost-updates check uses `committed` to leave out increments wiped by a
   // later DropRowRange, and `complete` when `version` is 0.)
-  int64_t counter = 0;
+  int64_t counter() const {
+    return type == OpType::kReadModifyWrite ? slot_ : 0;
+  }
+  void set_counter(int64_t counter) {
+    BTSIM_CHECK(type == OpType::kReadModifyWrite);
+    slot_ = counter;
+  }
 
   Name client() const { return source->client; }  // e.g. "writer-3"
   Name group() const { return source->group; }    // e.g. "writer"
@@ -103,8 +128,19 @@ struct Operation {
   Name table() const { return source->table; }
 
   bool ok() const { return code == StatusCode::kOk; }
+
+ private:
+  bool IsWrite() const {
+    return type == OpType::kWrite || type == OpType::kCheckAndMutate;
+  }
+  // A Name's bits (all zero for the empty one) or a number.
+  Name SlotAsName() const { return std::bit_cast<Name>(slot_); }
+
+  // Right after `version`, in the same 16 bytes: ReadFinalState fetches the
+  // two together.
+  int64_t slot_ = 0;
 };
-static_assert(sizeof(Operation) <= 128, "see docs/PERFORMANCE.md");
+static_assert(sizeof(Operation) <= 96, "see docs/PERFORMANCE.md");
 
 // Something the timeline (or the settle phase) did.
 enum class EventKind {

@@ -511,14 +511,16 @@ void WriteHistory(const History& h, std::ostream& out) {
         << ",\"status\":" << JsonString(StatusCodeName(op.code))
         << ",\"attempts\":" << op.attempts;
     if (!op.message.empty()) out << ",\"message\":" << JsonString(op.message);
-    if (!op.written.empty()) {
-      out << ",\"written\":" << JsonString(op.written)
+    if (!op.written().empty()) {
+      out << ",\"written\":" << JsonString(op.written())
           << ",\"timestamp_micros\":" << op.timestamp_micros;
     }
-    if (op.type == OpType::kReadRow) out << ",\"read\":" << JsonString(op.read);
-    if (op.type == OpType::kScan) out << ",\"rows\":" << op.rows;
+    if (op.type == OpType::kReadRow) {
+      out << ",\"read\":" << JsonString(op.read());
+    }
+    if (op.type == OpType::kScan) out << ",\"rows\":" << op.rows();
     if (op.type == OpType::kReadModifyWrite) {
-      out << ",\"counter\":" << op.counter;
+      out << ",\"counter\":" << op.counter();
     }
     out << "}\n";
   }

@@ -64,8 +64,8 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
   TagMap<uint32_t> writer_of(4 * ops.size() + 16, kNoWriter);
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
-    if (op.written.empty() || op.version == 0) continue;
-    uint32_t& writer = writer_of[op.written];
+    if (op.written().empty() || op.version == 0) continue;
+    uint32_t& writer = writer_of[op.written()];
     if (writer == kNoWriter || ops[writer].version < op.version) writer = i;
   }
   NamePool& names = *history->names;
@@ -99,16 +99,19 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
       state.rows.Append({table, names.Store(key)}, row);
     };
     // The operations lie at random in a large array: each is fetched a few
-    // rows ahead, so that the cache misses overlap.
+    // rows ahead (its type, then its version and tag), so that the cache
+    // misses overlap.
     auto fill_written = [&] {
       constexpr size_t kAhead = 8;
       for (size_t i = 0; i < written.size(); ++i) {
         if (i + kAhead < written.size()) {
-          __builtin_prefetch(&ops[written[i + kAhead].second].written);
+          const Operation& ahead = ops[written[i + kAhead].second];
+          __builtin_prefetch(&ahead.type);
+          __builtin_prefetch(&ahead.version);
         }
         const auto [row, w] = written[i];
         RowState& filled = state.rows.at(row);
-        filled.tag = ops[w].written;
+        filled.tag = ops[w].written();
         filled.version = ops[w].version;
       }
       written.clear();

@@ -653,7 +653,7 @@ void Runner::DoStep(int index) {
       std::vector<uint64_t> writes;
       for (const Operation& op : history_.operations) {
         // Finished (attempts > 0) and acknowledged.
-        if (op.attempts > 0 && op.ok() && !op.written.empty() &&
+        if (op.attempts > 0 && op.ok() && !op.written().empty() &&
             op.table() == event.table && op.version != 0) {
           writes.push_back(op.id);
         }

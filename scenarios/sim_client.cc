@@ -179,7 +179,7 @@ void SimClient::ScheduleArrival() {
 cluster::Mutation SimClient::ValueWrite(const Operation& op) {
   cluster::SetCell set{group_.family, std::string(kValueColumn),
                        op.timestamp_micros, std::move(value_buffer_)};
-  FillValue(op.written, &set.value);
+  FillValue(op.written(), &set.value);
   return set;
 }
 
@@ -226,7 +226,7 @@ void SimClient::Issue(uint64_t loop_generation) {
   }
   op.invoke = context_.Elapsed();
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
-    op.written = texts.Store(name_ + "/" + std::to_string(sequence_++));
+    op.set_written(texts.Store(name_ + "/" + std::to_string(sequence_++)));
     // Bigtable timestamps are milliseconds, in microseconds.
     op.timestamp_micros = now.count() / 1'000'000 * 1'000;
   }
@@ -387,9 +387,9 @@ void SimClient::Arrive(uint32_t m) {
   report.latency = done - scheduler.Now();
   if (status.ok()) {
     if (op.type == OpType::kReadRow) {
-      report.returned_rows = op.read.empty() ? 0 : 1;
+      report.returned_rows = op.read().empty() ? 0 : 1;
     } else if (op.type == OpType::kScan) {
-      report.returned_rows = op.rows;
+      report.returned_rows = op.rows();
     } else {
       report.modified_rows = 1;
     }
@@ -415,13 +415,13 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     case OpType::kReadRow: {
       cluster::RowSet rows;
       rows.AddKey(op.row.str());
-      op.read = Name();
-      Status s = ReadRowStates(cluster, op.table(), family, &rows,
-                               [&](std::string_view, const RowRead& row) {
-                                 op.read =
-                                     context_.history->names->Store(row.tag);
-                                 return true;
-                               });
+      op.set_read(Name());
+      Status s =
+          ReadRowStates(cluster, op.table(), family, &rows,
+                        [&](std::string_view, const RowRead& row) {
+                          op.set_read(context_.history->names->Store(row.tag));
+                          return true;
+                        });
       charge(cluster::OpKind::kRead, 1);
       return s;
     }
@@ -447,7 +447,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
             }
             return ++count < limit;
           });
-      op.rows = count;
+      op.set_rows(count);
       charge(cluster::OpKind::kRead, 1);
       charge(cluster::OpKind::kScanBytes, bytes);
       return s;
@@ -487,7 +487,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       charge(cluster::OpKind::kWrite, 1);
       if (!cells.ok()) return cells.status();
       for (const cluster::ModifiedCell& cell : *cells) {
-        op.counter = DecodeCounter(cell.value);
+        op.set_counter(DecodeCounter(cell.value));
       }
       Committed(cluster_id, cluster, op);
       return OkStatus();
@@ -536,7 +536,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
   op.complete = context_.Elapsed();
   op.code = status.code();
   op.message = context_.history->names->Intern(status.message());
-  op.attempts = attempts;
+  op.attempts = static_cast<int16_t>(attempts);
   --context_.in_flight;
 
   sim::Fingerprint& trace = *context_.trace;
@@ -548,9 +548,9 @@ void SimClient::Finish(uint32_t slot, Status status) {
   trace.AddInt(op.complete.count());
   trace.AddInt(static_cast<int64_t>(op.code));
   trace.Add(op.cluster);
-  trace.Add(op.read);
+  trace.Add(op.read());
   trace.AddInt(static_cast<int64_t>(op.version));
-  trace.AddInt(op.counter);
+  trace.AddInt(op.counter());
 
   if (group_.workload.rate_case() == v1::Workload::kInFlight &&
       loop_generation == generation_ && active_) {

@@ -177,7 +177,8 @@ TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
   NamePool texts;
   std::vector<Operation> ops(tags.size());
   for (size_t i = 0; i < tags.size(); ++i) {
-    ops[i].written = texts.Store(tags[i]);
+    ops[i].type = OpType::kWrite;
+    ops[i].set_written(texts.Store(tags[i]));
   }
   checks_internal::TagIndex index(ops);
   for (size_t i = 0; i < tags.size(); ++i) {

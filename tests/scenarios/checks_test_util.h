@@ -70,7 +70,7 @@ class Builder {
                    StatusCode code = StatusCode::kOk, int64_t ts = -1) {
     Operation& op =
         Op(OpType::kWrite, client, row, invoke_ms, complete_ms, cluster, code);
-    op.written = history_.names->Store(tag);
+    op.set_written(history_.names->Store(tag));
     op.timestamp_micros = ts >= 0 ? ts : invoke_ms * 1000;
     op.version = ++version_;
     op.committed = Ms((invoke_ms + complete_ms) / 2);
@@ -81,7 +81,7 @@ class Builder {
                   int64_t complete_ms, const std::string& cluster = "c1") {
     Operation& op =
         Op(OpType::kReadRow, client, row, invoke_ms, complete_ms, cluster);
-    op.read = history_.names->Store(tag);
+    op.set_read(history_.names->Store(tag));
     return op;
   }
   Operation& Increment(const std::string& client, const std::string& row,
@@ -89,7 +89,7 @@ class Builder {
                        const std::string& cluster = "c1") {
     Operation& op = Op(OpType::kReadModifyWrite, client, row, invoke_ms,
                        complete_ms, cluster);
-    op.counter = counter;
+    op.set_counter(counter);
     op.version = ++version_;
     op.committed = Ms((invoke_ms + complete_ms) / 2);
     return op;
@@ -118,7 +118,7 @@ class Builder {
   void Has(ClusterState& cluster, uint64_t id) {
     const Operation& op = history_.operations[id];
     RowState& state = cluster.rows[{op.table(), op.row}];
-    state.tag = op.written;
+    state.tag = op.written();
     state.timestamp_micros = op.timestamp_micros;
     state.version = op.version;
   }

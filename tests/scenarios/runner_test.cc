@@ -182,9 +182,9 @@ TEST(RunnerTest, ReadsSeeTheirOwnWritesOnOneCluster) {
   for (const Operation& op : o.history.operations) {
     ASSERT_TRUE(op.ok());
     if (op.type == OpType::kWrite)
-      last_written[op.row.str()] = op.written.str();
+      last_written[op.row.str()] = op.written().str();
     if (op.type == OpType::kReadRow && last_written.count(op.row.str()) != 0) {
-      EXPECT_EQ(op.read, last_written[op.row.str()]);
+      EXPECT_EQ(op.read(), last_written[op.row.str()]);
       ++reads_checked;
     }
   }
@@ -447,7 +447,7 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   std::map<std::string, std::pair<std::string, uint64_t>> newest;
   for (const Operation& op : o.history.operations) {
     ASSERT_NE(op.version, 0u);
-    newest[op.row.str()] = {op.written.str(), op.version};
+    newest[op.row.str()] = {op.written().str(), op.version};
   }
   for (size_t c = 0; c < o.history.final_state.size(); ++c) {
     const std::string& id = o.history.final_state[c].id;
@@ -511,8 +511,8 @@ TEST(RunnerTest, AClusterThatDivergedKeepsItsOwnDigestAndRows) {
   // row holds, as the first cluster's do.
   std::map<std::string, uint64_t, std::less<>> version_of;
   for (const Operation& op : o.history.operations) {
-    if (op.version != 0 && !op.written.empty()) {
-      uint64_t& v = version_of[op.written.str()];
+    if (op.version != 0 && !op.written().empty()) {
+      uint64_t& v = version_of[op.written().str()];
       v = std::max(v, op.version);
     }
   }
@@ -714,7 +714,9 @@ TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
   EXPECT_EQ(size_of.size(), values.size());
   size_t found = 0;
   for (const Operation& op : o->history.operations) {
-    if (!op.written.empty() && size_of.count(op.written.str()) != 0) ++found;
+    if (!op.written().empty() && size_of.count(op.written().str()) != 0) {
+      ++found;
+    }
   }
   EXPECT_EQ(found, size_of.size());
 }
