@@ -6,6 +6,7 @@
 //   load    drive any Bigtable endpoint with benchmark workloads (cli/load.h).
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -178,7 +179,15 @@ int main(int argc, char** argv) {
 
   // Virtual-time runs are memory-bound: huge pages and a larger malloc cache.
   if (*run || *sweep) btsim::cli::ReexecWithMallocTunables(argv);
-  if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
+  if (*run) {
+    // Ends the process as soon as everything is written, leaving the run's
+    // memory to the OS (see RunRun).
+    return btsim::cli::RunRun(run_args, std::cout, std::cerr, [](int code) {
+      std::cout.flush();
+      std::fflush(nullptr);
+      std::_Exit(code);
+    });
+  }
   if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
   if (*load) return btsim::cli::RunLoad(load_args, std::cout, std::cerr);
 

@@ -61,7 +61,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   return run;
 }
 
-int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
+           const std::function<void(int code)>& exit) {
   std::vector<scenarios::Override> overrides;
   for (const std::string& text : args.sets) {
     auto parsed = scenarios::ParseOverride(text);
@@ -73,6 +74,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   }
   scenarios::RunOptions options;
   options.seed = args.seed;
+  options.keep_state = static_cast<bool>(exit);
   // Times the checks for the summary's run / checks split (nothing else).
   options.wall_clock = [] {
     return std::chrono::duration<double>(
@@ -152,10 +154,13 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     }
     if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";
+      if (exit) exit(kRunInvalid);
       return kRunInvalid;
     }
   }
-  return outcome->passed ? 0 : kRunFailed;
+  const int code = outcome->passed ? 0 : kRunFailed;
+  if (exit) exit(code);
+  return code;
 }
 
 }  // namespace btsim::cli

@@ -14,6 +14,7 @@
 #define BTSIM_CLI_RUN_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -38,7 +39,13 @@ struct RunArgs {
 };
 
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& args);
-int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
+// When `exit` is set, RunRun calls it with the exit code once the summary
+// and the outputs are written, while the run's instance is still alive:
+// `btsim run` passes a function that ends the process there, so the OS
+// reclaims the run's memory instead of a free per row. RunRun returns the
+// code if `exit` returns.
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
+           const std::function<void(int code)>& exit = nullptr);
 
 }  // namespace btsim::cli
 

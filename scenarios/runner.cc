@@ -794,8 +794,10 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
   if (duration <= sim::Nanos(0)) {
     return InvalidArgument("duration: must be positive");
   }
-  auto runner = std::make_unique<Runner>(scenario, seed, duration, options);
-  return runner->Run();
+  auto runner = std::make_shared<Runner>(scenario, seed, duration, options);
+  auto outcome = runner->Run();
+  if (outcome.ok() && options.keep_state) outcome->state = std::move(runner);
+  return outcome;
 }
 
 }  // namespace btsim::scenarios

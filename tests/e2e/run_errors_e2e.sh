@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `btsim run` on bad input exits 2 with a message naming the file, the line
-# and the field, and runs nothing.
+# and the field, and runs nothing. A run whose expectation fails exits 1
+# after its whole summary; one whose outputs cannot be written exits 2.
 # Usage: run_errors_e2e.sh BTSIM EXAMPLE.textproto
 set -euo pipefail
 btsim=$1
@@ -54,4 +55,25 @@ expect_error impossible-value \
 expect_error bad-set "--set seed" run "$example" --set seed=abc
 expect_error bad-duration "--duration" run "$example" --duration forever
 expect_error missing-file "cannot read" run "$work/nope.textproto"
+
+# A failed expectation: exit 1, and the summary (to a file, so buffered)
+# still ends with the fingerprint line.
+code=0
+"$btsim" run "$example" --set expectations[2].at_least=2 >"$work/out" \
+  2>"$work/err" || code=$?
+[[ $code == 1 ]] || { cat "$work/err"; fail "failed expectation: exit $code"; }
+grep -q 'FAIL' "$work/out" || fail "failed expectation: no FAIL line"
+[[ $(tail -n 1 "$work/out") == "fingerprint: "* ]] ||
+  fail "failed expectation: the summary does not end with the fingerprint"
+echo "ok: failed expectation: exit 1"
+
+# Outputs that cannot be written (--out names a file): exit 2 after the run.
+touch "$work/a-file"
+code=0
+"$btsim" run "$example" --out "$work/a-file" >"$work/out" 2>"$work/err" ||
+  code=$?
+[[ $code == 2 ]] || { cat "$work/err"; fail "unwritable --out: exit $code"; }
+grep -qF "$work/a-file" "$work/err" ||
+  { cat "$work/err"; fail "unwritable --out: stderr lacks the path"; }
+echo "ok: unwritable --out: $(head -n 1 "$work/err")"
 echo "PASS"

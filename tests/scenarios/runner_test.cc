@@ -721,5 +721,28 @@ TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
   EXPECT_EQ(found, size_of.size());
 }
 
+// keep_state hands the run's state to the caller (the only owner) and
+// changes nothing else; by default it is freed before RunScenario returns.
+TEST(RunnerTest, KeepStateHandsBackTheRunsStateAndChangesNothingElse) {
+  auto loaded =
+      ParseScenario(std::string(kBase) + kMixedClient, "test.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  RunOptions plain;
+  auto freed = RunScenario(*loaded, plain);
+  ASSERT_TRUE(freed.ok()) << freed.status().message();
+  EXPECT_EQ(freed->state, nullptr);
+
+  RunOptions keep;
+  keep.keep_state = true;
+  auto kept = RunScenario(*loaded, keep);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  ASSERT_NE(kept->state, nullptr);
+  EXPECT_EQ(kept->state.use_count(), 1);
+  EXPECT_EQ(kept->fingerprint, freed->fingerprint);
+  EXPECT_EQ(kept->history.operations.size(), freed->history.operations.size());
+  EXPECT_EQ(kept->passed, freed->passed);
+  kept->state.reset();  // before `keep` and `loaded`, as the contract asks
+}
+
 }  // namespace
 }  // namespace btsim::scenarios
