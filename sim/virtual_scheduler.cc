@@ -8,12 +8,12 @@ namespace btsim::sim {
 
 void VirtualScheduler::Place(size_t index, const Entry& entry) {
   heap_[index] = entry;
-  slots_[entry.slot].heap_index = static_cast<uint32_t>(index);
+  heap_index_[entry.slot()] = static_cast<uint32_t>(index);
 }
 
 void VirtualScheduler::SiftUp(size_t index, Entry entry) {
   while (index > 0) {
-    const size_t parent = (index - 1) / 2;
+    const size_t parent = (index - 1) / kArity;
     if (!(entry < heap_[parent])) break;
     Place(index, heap_[parent]);
     index = parent;
@@ -24,22 +24,26 @@ void VirtualScheduler::SiftUp(size_t index, Entry entry) {
 void VirtualScheduler::SiftDown(size_t index, Entry entry) {
   const size_t n = heap_.size();
   while (true) {
-    size_t child = 2 * index + 1;
-    if (child >= n) break;
-    if (child + 1 < n && heap_[child + 1] < heap_[child]) ++child;
-    if (!(heap_[child] < entry)) break;
-    Place(index, heap_[child]);
-    index = child;
+    const size_t first = kArity * index + 1;
+    if (first >= n) break;
+    size_t least = first;
+    const size_t last = std::min(n, first + kArity);
+    for (size_t child = first + 1; child < last; ++child) {
+      if (heap_[child] < heap_[least]) least = child;
+    }
+    if (!(heap_[least] < entry)) break;
+    Place(index, heap_[least]);
+    index = least;
   }
   Place(index, entry);
 }
 
 uint32_t VirtualScheduler::RemoveAt(size_t index) {
-  const uint32_t slot = heap_[index].slot;
+  const uint32_t slot = heap_[index].slot();
   const Entry last = heap_.back();
   heap_.pop_back();
   if (index < heap_.size()) {
-    if (index > 0 && last < heap_[(index - 1) / 2]) {
+    if (index > 0 && last < heap_[(index - 1) / kArity]) {
       SiftUp(index, last);
     } else {
       SiftDown(index, last);
@@ -58,17 +62,21 @@ TaskId VirtualScheduler::RunAfter(Nanos delay, Task task) {
                     "VirtualScheduler: too many pending tasks");
     slot = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
+    heap_index_.push_back(0);
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
   }
   const uint64_t sequence = next_sequence_++;
+  // The id keeps the sequence's order only while it fits above the slot.
+  BTSIM_CHECK_MSG(sequence < (uint64_t{1} << (64 - kSlotBits)),
+                  "VirtualScheduler: too many tasks scheduled");
   const TaskId id = (sequence << kSlotBits) | slot;
   Slot& s = slots_[slot];
   s.task = std::move(task);
   s.id = id;
   heap_.emplace_back();
-  SiftUp(heap_.size() - 1, Entry{due, sequence, slot});
+  SiftUp(heap_.size() - 1, Entry{due, id});
   return id;
 }
 
@@ -76,7 +84,7 @@ bool VirtualScheduler::Cancel(TaskId id) {
   const uint64_t slot = id & kSlotMask;
   if (id == 0 || slot >= slots_.size() || slots_[slot].id != id) return false;
   Slot& s = slots_[slot];
-  RemoveAt(s.heap_index);
+  RemoveAt(heap_index_[slot]);
   s.id = 0;
   s.task = nullptr;
   free_slots_.push_back(static_cast<uint32_t>(slot));

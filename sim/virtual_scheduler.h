@@ -5,11 +5,11 @@
 // thread that drives it. Tasks may call RunAfter and Cancel, but must not
 // drive the scheduler (Step, RunUntil, ...): that aborts.
 //
-// Cost: the pending tasks live in a binary min-heap of small entries
-// (due, sequence, slot) indexed by slot, so RunAfter, Step and Cancel take
-// O(log n) with no allocation of their own once the heap and the slot
-// table have grown (a task's captures may still allocate: std::function
-// keeps up to 16 bytes inline).
+// Cost: the pending tasks live in a 4-ary min-heap of 16-byte entries (due,
+// task id), four to a cache line, with each slot's heap position in a dense
+// array, so RunAfter, Step and Cancel take O(log n) with no allocation of
+// their own once the heap and the slot table have grown (a task's captures
+// may still allocate: std::function keeps up to 16 bytes inline).
 #ifndef BTSIM_SIM_VIRTUAL_SCHEDULER_H_
 #define BTSIM_SIM_VIRTUAL_SCHEDULER_H_
 
@@ -50,18 +50,22 @@ class VirtualScheduler : public Scheduler {
   static constexpr int kSlotBits = 24;
   static constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
 
+  // Children of heap_[i]: heap_[kArity * i + 1 .. kArity * i + kArity].
+  static constexpr size_t kArity = 4;
+
   struct Entry {
     Nanos due;
-    uint64_t sequence;
-    uint32_t slot;
+    // The task's id: its high bits are the scheduling sequence, so ties on
+    // `due` go by sequence.
+    TaskId id;
     bool operator<(const Entry& o) const {
-      return due != o.due ? due < o.due : sequence < o.sequence;
+      return due != o.due ? due < o.due : id < o.id;
     }
+    uint32_t slot() const { return static_cast<uint32_t>(id & kSlotMask); }
   };
   struct Slot {
     Task task;
     TaskId id = 0;  // 0: free
-    uint32_t heap_index = 0;
   };
 
   void Place(size_t index, const Entry& entry);
@@ -75,6 +79,7 @@ class VirtualScheduler : public Scheduler {
   uint64_t next_sequence_ = 1;
   std::vector<Entry> heap_;  // min-heap on (due, sequence)
   std::vector<Slot> slots_;
+  std::vector<uint32_t> heap_index_;  // by slot: its entry's place in heap_
   std::vector<uint32_t> free_slots_;
 };
 

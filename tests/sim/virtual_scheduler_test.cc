@@ -8,6 +8,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -237,6 +240,62 @@ TEST(VirtualSchedulerTest, SameScheduleGivesTheSameTrace) {
   // Time in the trace never goes backwards.
   for (size_t i = 1; i < a.size(); ++i) EXPECT_GE(a[i].second, a[i - 1].second);
   EXPECT_NE(RunScripted(43), a);  // and the input does matter
+}
+
+// Against a model (a sorted set of (due, scheduling order)): thousands of
+// pending tasks, so the heap is several levels deep, with cancels of tasks
+// anywhere in it, between runs and from inside tasks. Every task runs
+// exactly when the model says, and a cancelled one never runs.
+TEST(VirtualSchedulerTest, RunsInTheModelsOrderWithCancelsAnywhereInTheHeap) {
+  VirtualScheduler s(kStart);
+  Rng rng(7);
+  std::set<std::pair<Nanos, int>> model;  // (due, tag): tags rise with time
+  std::map<int, TaskId> pending;          // tag -> id
+  std::vector<int> ran;
+  int next_tag = 0;
+  std::function<void()> schedule = [&] {
+    const int tag = next_tag++;
+    // Few distinct delays: many ties, which must go by scheduling order.
+    const Nanos delay = milliseconds(static_cast<int64_t>(rng.Uniform(50)));
+    model.emplace(s.Now() + delay, tag);
+    pending[tag] = s.RunAfter(delay, [&, tag] {
+      ran.push_back(tag);
+      pending.erase(tag);
+      if (rng.Bernoulli(0.5)) schedule();
+      if (!pending.empty() && rng.Bernoulli(0.3)) {
+        auto victim = pending.begin();
+        std::advance(victim, rng.Uniform(pending.size()));
+        EXPECT_TRUE(s.Cancel(victim->second));
+        std::erase_if(model,
+                      [&](const auto& e) { return e.second == victim->first; });
+        pending.erase(victim);
+      }
+    });
+  };
+  for (int i = 0; i < 3000; ++i) schedule();
+  // Cancel a tenth of them before anything runs, from all over the heap.
+  for (int i = 0; i < 300; ++i) {
+    auto victim = pending.begin();
+    std::advance(victim, rng.Uniform(pending.size()));
+    ASSERT_TRUE(s.Cancel(victim->second));
+    std::erase_if(model,
+                  [&](const auto& e) { return e.second == victim->first; });
+    pending.erase(victim);
+  }
+  EXPECT_EQ(s.pending(), model.size());
+  std::vector<int> expected;
+  while (s.Step()) {
+    // The task that ran was the model's first, at its due time.
+    ASSERT_FALSE(model.empty());
+    EXPECT_EQ(ran.back(), model.begin()->second);
+    EXPECT_EQ(s.Now(), model.begin()->first);
+    expected.push_back(model.begin()->second);
+    model.erase(model.begin());
+    EXPECT_EQ(s.pending(), model.size());
+  }
+  EXPECT_TRUE(model.empty());
+  EXPECT_EQ(ran, expected);
+  EXPECT_GT(ran.size(), 3000u);
 }
 
 }  // namespace
