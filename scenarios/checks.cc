@@ -675,17 +675,25 @@ namespace {
 std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
   const History& history = analysis.history();
   const std::vector<Nanos> buckets = VisibilityBuckets();
-  // Read clusters by name; the series groups by (cluster, row).
-  std::map<std::string, uint32_t> clusters;
+  // Read clusters in name order, a cluster's id its place there; the series
+  // groups by (cluster, row). A run has a handful of clusters, so a linear
+  // search of interned Names finds one (no string or map per read).
+  std::vector<Name> clusters;
+  auto place_of = [](const std::vector<Name>& names, Name name) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), name) -
+                               names.begin());
+  };
   for (const ReadResult& read : analysis.reads()) {
-    clusters.emplace(history.operations[read.op].cluster, 0);
+    const Name cluster = history.operations[read.op].cluster;
+    if (place_of(clusters, cluster) == clusters.size()) {
+      clusters.push_back(cluster);
+    }
   }
-  uint32_t next = 0;
-  for (auto& [name, id] : clusters) id = next++;
+  std::sort(clusters.begin(), clusters.end());
   Series reads;
   for (const ReadResult& read : analysis.reads()) {
     const Operation& op = history.operations[read.op];
-    reads.Add((uint64_t{clusters[std::string(op.cluster)]} << 32) |
+    reads.Add((uint64_t{place_of(clusters, op.cluster)} << 32) |
                   static_cast<uint32_t>(read.row),
               op.invoke, read.effective, read.op);
   }
@@ -693,14 +701,33 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
   struct Counts {
     std::vector<int64_t> samples, visible;
   };
+  // (write cluster, read cluster) -> counts, in name order for the curves;
+  // found through `slots` ([writer's place * clusters + reader's]) after
+  // the first time.
   std::map<std::pair<std::string, std::string>, Counts> pairs;
+  std::vector<Name> writers;
+  std::vector<Counts*> slots;
+  auto counts_of = [&](Name writer, size_t reader) -> Counts& {
+    size_t w = place_of(writers, writer);
+    if (w == writers.size()) {
+      writers.push_back(writer);
+      slots.resize(writers.size() * clusters.size(), nullptr);
+    }
+    Counts*& slot = slots[w * clusters.size() + reader];
+    if (slot == nullptr) {
+      slot = &pairs[{writer.str(), clusters[reader].str()}];
+      slot->samples.assign(buckets.size(), 0);
+      slot->visible.assign(buckets.size(), 0);
+    }
+    return *slot;
+  };
   for (uint32_t id : analysis.acked_writes()) {
     // No read of the row: no sample (every range below is empty).
     if (!analysis.RowHasReads(analysis.RowOf(id))) continue;
     const Operation& op = history.operations[id];
     const auto key = checks_internal::KeyOf(op);
-    for (const auto& [name, cluster] : clusters) {
-      const auto range = reads.Range((uint64_t{cluster} << 32) |
+    for (size_t c = 0; c < clusters.size(); ++c) {
+      const auto range = reads.Range((uint64_t{c} << 32) |
                                      static_cast<uint32_t>(analysis.RowOf(id)));
       if (range.first == range.second) continue;
       Counts* counts = nullptr;
@@ -708,13 +735,7 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
         const auto* read =
             reads.FirstAtOrAfter(range, op.complete + buckets[b]);
         if (read == nullptr) break;  // none later either
-        if (counts == nullptr) {
-          counts = &pairs[{std::string(op.cluster), name}];
-          if (counts->samples.empty()) {
-            counts->samples.assign(buckets.size(), 0);
-            counts->visible.assign(buckets.size(), 0);
-          }
-        }
+        if (counts == nullptr) counts = &counts_of(op.cluster, c);
         ++counts->samples[b];
         counts->visible[b] += !(read->key < key);
       }

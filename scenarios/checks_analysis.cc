@@ -433,7 +433,9 @@ void Analysis::AnalyzeReads() {
   // Lookups only.
   LookupMap<std::string_view, uint32_t> client_ids;
   auto client_id = [&](std::string_view client) {
-    return client_ids.emplace(client, static_cast<uint32_t>(client_ids.size()))
+    // try_emplace: emplace would allocate a node on every call.
+    return client_ids
+        .try_emplace(client, static_cast<uint32_t>(client_ids.size()))
         .first->second;
   };
   // Rows with a successful read: the series below are only queried for
@@ -556,8 +558,12 @@ void Analysis::CountStaleWrites() {
     }
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    std::stable_sort(writes_begin, writes_end, [&](uint32_t a, uint32_t b) {
-      return ops[a].complete < ops[b].complete;
+    // By completion (ties in op order, though writes completing at the same
+    // time enter the sweep together): no stable sort's buffer per row.
+    std::sort(writes_begin, writes_end, [&](uint32_t a, uint32_t b) {
+      return ops[a].complete != ops[b].complete
+                 ? ops[a].complete < ops[b].complete
+                 : a < b;
     });
     const size_t count = static_cast<size_t>(writes_end - writes_begin);
     // Sweep in time order; a write acknowledged at t enters before reads
