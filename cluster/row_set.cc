@@ -33,7 +33,8 @@ std::vector<Interval> RowSet::Normalized() const {
   for (const Interval& r : ranges_) {
     if (!r.IsEmpty()) out.push_back(r);
   }
-  std::stable_sort(out.begin(), out.end(), StartLess);
+  // One interval (a point read) needs no sort, nor the buffer it takes.
+  if (out.size() > 1) std::stable_sort(out.begin(), out.end(), StartLess);
   return out;
 }
 
