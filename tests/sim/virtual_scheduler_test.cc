@@ -253,6 +253,17 @@ TEST(VirtualSchedulerTest, RunsInTheModelsOrderWithCancelsAnywhereInTheHeap) {
   std::map<int, TaskId> pending;          // tag -> id
   std::vector<int> ran;
   int next_tag = 0;
+  // Cancels a pending task picked at random and drops it from the model;
+  // returns what Cancel said.
+  auto cancel_one = [&] {
+    auto victim = pending.begin();
+    std::advance(victim, rng.Uniform(pending.size()));
+    const bool cancelled = s.Cancel(victim->second);
+    std::erase_if(model,
+                  [&](const auto& e) { return e.second == victim->first; });
+    pending.erase(victim);
+    return cancelled;
+  };
   std::function<void()> schedule = [&] {
     const int tag = next_tag++;
     // Few distinct delays: many ties, which must go by scheduling order.
@@ -263,24 +274,14 @@ TEST(VirtualSchedulerTest, RunsInTheModelsOrderWithCancelsAnywhereInTheHeap) {
       pending.erase(tag);
       if (rng.Bernoulli(0.5)) schedule();
       if (!pending.empty() && rng.Bernoulli(0.3)) {
-        auto victim = pending.begin();
-        std::advance(victim, rng.Uniform(pending.size()));
-        EXPECT_TRUE(s.Cancel(victim->second));
-        std::erase_if(model,
-                      [&](const auto& e) { return e.second == victim->first; });
-        pending.erase(victim);
+        EXPECT_TRUE(cancel_one());
       }
     });
   };
   for (int i = 0; i < 3000; ++i) schedule();
   // Cancel a tenth of them before anything runs, from all over the heap.
   for (int i = 0; i < 300; ++i) {
-    auto victim = pending.begin();
-    std::advance(victim, rng.Uniform(pending.size()));
-    ASSERT_TRUE(s.Cancel(victim->second));
-    std::erase_if(model,
-                  [&](const auto& e) { return e.second == victim->first; });
-    pending.erase(victim);
+    ASSERT_TRUE(cancel_one());
   }
   EXPECT_EQ(s.pending(), model.size());
   std::vector<int> expected;
