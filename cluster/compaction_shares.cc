@@ -30,6 +30,19 @@ const RowRecord* CompactionShares::Find(const RowRecord& row,
   }
 }
 
+void CompactionShares::PrefetchResult(const RowRecord& row) const {
+  if (slots_.empty() || !row.shared()) return;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Home(row.allocation());; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (!slot.row.valid()) return;
+    if (slot.row.allocation() == row.allocation()) {
+      slot.result.Prefetch();
+      return;
+    }
+  }
+}
+
 void CompactionShares::Add(const RowRecord& row, const GcRule& rule,
                            int64_t now_micros, const RowRecord& result) {
   if ((used_ + 1) * 2 > slots_.size()) Grow();

@@ -36,6 +36,10 @@ class CompactionShares {
   void Prefetch(const RowRecord& row) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[Home(row.allocation())]);
   }
+  // The second step after Prefetch(row): asks for the header of the result
+  // recorded for `row`, if any, which taking it (RowRecord::Share) writes.
+  // Reads the slot and the row's header. Changes nothing.
+  void PrefetchResult(const RowRecord& row) const;
   // Records `result` as what compacting `row` with `rule` at `now_micros`
   // gives. Only rows that other records share are worth recording.
   void Add(const RowRecord& row, const GcRule& rule, int64_t now_micros,

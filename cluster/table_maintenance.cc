@@ -273,13 +273,19 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
   } else {
     // The marked rows (and their entries in `shares`) are scattered over
     // the heap: each is requested a few rows ahead so that their cache
-    // misses overlap (Rewrite keeps slots).
+    // misses overlap (Rewrite keeps slots); half as far ahead, what those
+    // lead to (the rest of a long row, the shared result's header).
     constexpr size_t kAhead = 8;
     for (size_t k = 0; k < marked.size(); ++k) {
       if (k + kAhead < marked.size()) {
         const RowRecord& ahead = *tablet.At(marked[k + kAhead]);
         ahead.Prefetch();
         if (shares != nullptr) shares->Prefetch(ahead);
+      }
+      if (k + kAhead / 2 < marked.size()) {
+        const RowRecord& ahead = *tablet.At(marked[k + kAhead / 2]);
+        ahead.PrefetchRest();
+        if (shares != nullptr) shares->PrefetchResult(ahead);
       }
       const Tablet::Slot& slot = marked[k];
       if (MayNeedCompaction(tablet.At(slot)->encoded())) {

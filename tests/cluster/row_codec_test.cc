@@ -179,6 +179,11 @@ TEST(RowCodecTest, RowRecordOutlivesTheRowDataItWasBuiltFrom) {
         0, kNoVersion, {ColumnData{"c", {}, {CellData{0, 1, value}}}}});
     record = RowRecord("key", row);
   }
+  // The prefetches change nothing (a long record, an invalid one).
+  record.Prefetch();
+  record.PrefetchRest();
+  RowRecord().Prefetch();
+  RowRecord().PrefetchRest();
   RowData back = DecodeRow(record.encoded());
   EXPECT_EQ(back.families[0].columns[0].cells[0].value, std::string(1000, 'x'));
 }

@@ -114,15 +114,24 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
   for (int i = 0; i < 5000; ++i) {
     rows.emplace_back("key" + std::to_string(i), TwoCells());
     results.emplace_back("key" + std::to_string(i), OneCell("new"));
-    shares.Prefetch(rows.back());  // changes nothing, even when empty
+    // Neither prefetch changes anything, even when the table is empty.
+    shares.Prefetch(rows.back());
+    shares.PrefetchResult(rows.back());
     shares.Add(rows.back(), one, 5, results.back());
   }
   for (int i = 0; i < 5000; ++i) {
     shares.Prefetch(rows[(i + 8) % 5000]);
+    shares.PrefetchResult(rows[(i + 4) % 5000]);
     const RowRecord* found = shares.Find(rows[i], one, 5);
     ASSERT_NE(found, nullptr) << i;
     EXPECT_EQ(found->allocation(), results[i].allocation()) << i;
   }
+  // A row with no result, shared or not.
+  const RowRecord unrecorded("key", TwoCells());
+  shares.PrefetchResult(unrecorded);
+  const RowRecord unrecorded_copy = unrecorded.Share();
+  shares.PrefetchResult(unrecorded);
+  EXPECT_EQ(shares.Find(unrecorded, one, 5), nullptr);
   // Recording a row again replaces its result.
   const RowRecord other("key7", OneCell("other"));
   shares.Add(rows[7], one, 6, other);
