@@ -62,7 +62,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
 }
 
 int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
-           const std::function<void(int code)>& exit) {
+           const std::function<void(int code)>& exit_hook) {
   std::vector<scenarios::Override> overrides;
   for (const std::string& text : args.sets) {
     auto parsed = scenarios::ParseOverride(text);
@@ -74,7 +74,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
   }
   scenarios::RunOptions options;
   options.seed = args.seed;
-  options.keep_state = static_cast<bool>(exit);
+  options.keep_state = static_cast<bool>(exit_hook);
   // Times the checks for the summary's run / checks split (nothing else).
   options.wall_clock = [] {
     return std::chrono::duration<double>(
@@ -154,12 +154,12 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
     }
     if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";
-      if (exit) exit(kRunInvalid);
+      if (exit_hook) exit_hook(kRunInvalid);
       return kRunInvalid;
     }
   }
   const int code = outcome->passed ? 0 : kRunFailed;
-  if (exit) exit(code);
+  if (exit_hook) exit_hook(code);
   return code;
 }
 
