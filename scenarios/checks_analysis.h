@@ -231,6 +231,10 @@ std::vector<Failback> FindFailbacks(const History& history,
                                     const Filter& filter,
                                     const std::vector<Outage>& outages);
 
+// TVisibility (checks.h) over an analysis already made
+// (checks_visibility.cc).
+std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis);
+
 // Nearest-rank percentile (p in (0, 100]) of a non-empty vector.
 sim::Nanos Percentile(std::vector<sim::Nanos> values, double p);
 int64_t Percentile(std::vector<int64_t> values, double p);
