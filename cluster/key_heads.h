@@ -10,22 +10,58 @@
 #define BTSIM_CLUSTER_KEY_HEADS_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
 namespace btsim::cluster {
 
-// The 8 bytes of `key` from `offset`, zero-padded, big-endian.
-inline uint64_t KeyHead(std::string_view key, size_t offset) {
-  uint64_t head = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    const size_t at = offset + i;
-    const uint8_t b = at < key.size() ? static_cast<uint8_t>(key[at]) : 0;
-    head = (head << 8) | b;
+namespace key_heads_internal {
+
+// The bytes at `p` read big-endian (no alignment needed).
+inline uint64_t LoadBig64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap64(v);
   }
-  return head;
+  return v;
+}
+inline uint64_t LoadBig32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap32(v);
+  }
+  return v;
+}
+
+}  // namespace key_heads_internal
+
+// The 8 bytes of `key` from `offset`, zero-padded, big-endian. Reads only
+// the key's bytes: fewer than 8 are read as two overlapping loads (or, under
+// 4, three single bytes), whose overlap holds the same bytes.
+inline uint64_t KeyHead(std::string_view key, size_t offset) {
+  using key_heads_internal::LoadBig32;
+  using key_heads_internal::LoadBig64;
+  if (offset >= key.size()) return 0;
+  const char* const p = key.data() + offset;
+  const size_t n = key.size() - offset;
+  if (n >= 8) return LoadBig64(p);
+  uint64_t v;  // p[0, n) as an n-byte big-endian number
+  if (n >= 4) {
+    v = (LoadBig32(p) << (8 * (n - 4))) | LoadBig32(p + n - 4);
+  } else {
+    auto byte = [p](size_t i) {
+      return static_cast<uint64_t>(static_cast<uint8_t>(p[i]));
+    };
+    v = (byte(0) << (8 * (n - 1))) | (byte(n / 2) << (8 * (n - 1 - n / 2))) |
+        byte(n - 1);
+  }
+  return v << (8 * (8 - n));
 }
 
 inline size_t CommonPrefixLength(std::string_view a, std::string_view b) {
@@ -40,12 +76,16 @@ inline size_t CommonPrefixLength(std::string_view a, std::string_view b) {
 template <typename KeyAt>
 size_t HeadsBound(std::span<const uint64_t> heads, std::string_view prefix,
                   std::string_view key, bool upper, const KeyAt& key_at) {
-  const std::string_view key_prefix = key.substr(0, prefix.size());
-  if (key_prefix < prefix) return 0;
-  if (key_prefix > prefix) return heads.size();
+  if (const int c = key.substr(0, prefix.size()).compare(prefix); c != 0) {
+    return c < 0 ? 0 : heads.size();
+  }
   const uint64_t head = KeyHead(key, prefix.size());
   const auto lo = std::lower_bound(heads.begin(), heads.end(), head);
-  const auto hi = std::upper_bound(lo, heads.end(), head);
+  // Heads rarely tie: look one place on before searching the rest.
+  auto hi = lo;
+  if (hi != heads.end() && *hi == head) {
+    hi = std::upper_bound(hi + 1, heads.end(), head);
+  }
   size_t first = static_cast<size_t>(lo - heads.begin());
   size_t last = static_cast<size_t>(hi - heads.begin());
   while (first < last) {

@@ -18,6 +18,33 @@ TEST(KeyHeadTest, EightBytesAfterTheOffsetBigEndianZeroPadded) {
   EXPECT_EQ(KeyHead("\xff", 0), 0xff00000000000000u);  // unsigned bytes
 }
 
+// The definition, byte by byte.
+uint64_t SlowKeyHead(std::string_view key, size_t offset) {
+  uint64_t head = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    const size_t at = offset + i;
+    const uint8_t b = at < key.size() ? static_cast<uint8_t>(key[at]) : 0;
+    head = (head << 8) | b;
+  }
+  return head;
+}
+
+TEST(KeyHeadTest, MatchesTheDefinitionForEveryLengthAndOffset) {
+  sim::Rng rng(11);
+  for (size_t size = 0; size <= 20; ++size) {
+    for (int round = 0; round < 20; ++round) {
+      std::string key;
+      for (size_t i = 0; i < size; ++i) {
+        key.push_back(static_cast<char>(rng.Uniform(256)));
+      }
+      for (size_t offset = 0; offset <= size + 2; ++offset) {
+        EXPECT_EQ(KeyHead(key, offset), SlowKeyHead(key, offset))
+            << "size " << size << ", offset " << offset;
+      }
+    }
+  }
+}
+
 TEST(CommonPrefixLengthTest, Bytes) {
   EXPECT_EQ(CommonPrefixLength("row123", "row129"), 5u);
   EXPECT_EQ(CommonPrefixLength("", "row"), 0u);
