@@ -216,8 +216,13 @@ bool Table::HasFamily(std::string_view name) const {
 }
 
 const Table::FamilyEntry* Table::FindFamily(std::string_view name) const {
+  if (last_family_ != nullptr && last_family_->name == name) {
+    return last_family_;
+  }
   auto it = families_.find(name);
-  return it == families_.end() ? nullptr : it->second.get();
+  if (it == families_.end()) return nullptr;
+  last_family_ = it->second.get();
+  return last_family_;
 }
 
 const std::string* Table::FamilyNameById(uint32_t id) const {
@@ -279,6 +284,7 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
         // are never reused.
         auto it = families_.find(m.name);
         families_by_id_[it->second->id] = nullptr;
+        if (last_family_ == it->second.get()) last_family_ = nullptr;
         families_.erase(it);
         break;
       }

@@ -290,6 +290,9 @@ class Table {
   TableOptions options_;
   std::map<std::string, std::unique_ptr<FamilyEntry>, std::less<>> families_;
   std::vector<const FamilyEntry*> families_by_id_;  // null once dropped
+  // FindFamily's last answer (writes name the same family again and again):
+  // null, or an entry of families_. Cleared whenever one is dropped.
+  mutable const FamilyEntry* last_family_ = nullptr;
   std::vector<std::unique_ptr<Tablet>> tablets_;    // sorted by start
   // For TabletIndex (see cluster/key_heads.h): the heads of the start keys
   // of tablets_[1..] (tablets_[0] starts at ""), after the prefix they all
