@@ -18,7 +18,15 @@ namespace btsim::cluster {
 void Table::PrefetchRows(std::span<const std::string_view> keys) {
   AdvanceHints();
   probes_.clear();
-  for (std::string_view key : keys) probes_.push_back(ProbeChunk(key));
+  // The chunk indexes first (each search waits for its own loads, not for
+  // the chunk entry of the key before), then the chunks they found.
+  for (std::string_view key : keys) {
+    const size_t ti = TabletIndex(key);
+    const Tablet* tablet = tablets_[ti].get();
+    probes_.push_back(RowProbe{tablet, ti, {}});
+    probes_.back().probe.index = tablet->FindChunk(key);
+  }
+  for (RowProbe& p : probes_) p.probe = p.tablet->ProbeChunkAt(p.probe.index);
   for (size_t i = 0; i < keys.size(); ++i) {
     probes_[i].tablet->ProbeHeads(keys[i], probes_[i].probe);
   }

@@ -236,8 +236,18 @@ Tablet::Slot Tablet::Seek(std::string_view key) const {
 }
 
 Tablet::Probe Tablet::ProbeChunk(std::string_view key) const {
-  if (chunks_.empty()) return Probe{};
+  return ProbeChunkAt(FindChunk(key));
+}
+
+size_t Tablet::FindChunk(std::string_view key) const {
+  if (chunks_.empty()) return 0;
   const size_t c = ChunkFor(key);
+  __builtin_prefetch(&chunks_[c]);
+  return c;
+}
+
+Tablet::Probe Tablet::ProbeChunkAt(size_t c) const {
+  if (chunks_.empty()) return Probe{};
   const Chunk* chunk = chunks_[c].get();
   // The size, the prefix and the summary: every line up to the summary's
   // end (three).

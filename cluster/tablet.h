@@ -95,6 +95,12 @@ class Tablet {
     size_t offset = 0;  // ProbeRow: the key's lower bound in the chunk
   };
   Probe ProbeChunk(std::string_view key) const;
+  // ProbeChunk(key) in two steps, so that a batch's searches of the chunk
+  // index and its loads of the chunks found overlap: FindChunk searches the
+  // index and requests the chunk's entry; ProbeChunkAt(FindChunk(key)),
+  // with no change in between, is ProbeChunk(key).
+  size_t FindChunk(std::string_view key) const;
+  Probe ProbeChunkAt(size_t found) const;
   // Both require Current(probe) (true with no change since ProbeChunk).
   void ProbeHeads(std::string_view key, const Probe& probe) const;
   void ProbeRow(std::string_view key, Probe* probe) const;
