@@ -26,9 +26,19 @@ void Table::PrefetchRows(std::span<const std::string_view> keys) {
     probes_.push_back(RowProbe{tablet, ti, {}});
     probes_.back().probe.index = tablet->FindChunk(key);
   }
-  for (RowProbe& p : probes_) p.probe = p.tablet->ProbeChunkAt(p.probe.index);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    probes_[i].tablet->ProbeHeads(keys[i], probes_[i].probe);
+  // Then each chunk's header, read (by ProbeHeads) kSkew keys after it was
+  // requested: requesting every key's before reading any would find the
+  // first ones not yet arrived.
+  constexpr size_t kSkew = 8;
+  for (size_t i = 0; i < keys.size() + kSkew; ++i) {
+    if (i < keys.size()) {
+      RowProbe& p = probes_[i];
+      p.probe = p.tablet->ProbeChunkAt(p.probe.index);
+    }
+    if (i >= kSkew) {
+      const size_t j = i - kSkew;
+      probes_[j].tablet->ProbeHeads(keys[j], probes_[j].probe);
+    }
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     probes_[i].tablet->ProbeRow(keys[i], &probes_[i].probe);

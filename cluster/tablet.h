@@ -83,12 +83,13 @@ class Tablet {
   const RowRecord* At(const Slot& slot) const;
 
   // Batched prefetching, for a caller about to Seek many keys (a
-  // replication batch): it calls ProbeChunk for every key, then ProbeHeads
-  // for every probe, then ProbeRow for every probe, and only then searches
-  // (SeekProbed). Each step touches only memory the previous one requested,
-  // so the cache misses of different keys overlap instead of following one
-  // another; ProbeRow also fetches the rows and heads that inserting an
-  // absent key would shift. Changes nothing.
+  // replication batch): it calls ProbeChunk, then ProbeHeads, then ProbeRow
+  // for each key, several other keys' steps between a key's two steps (so
+  // that what a step requested has arrived when the next reads it), and
+  // only then searches (SeekProbed). Each step touches only memory the
+  // previous one requested, so the cache misses of different keys overlap
+  // instead of following one another; ProbeRow also fetches the rows and
+  // heads that inserting an absent key would shift. Changes nothing.
   struct Probe {
     const Chunk* chunk = nullptr;  // null: empty tablet
     size_t index = 0;              // chunks_[index] held `chunk`
