@@ -247,7 +247,7 @@ size_t Tablet::FindChunk(std::string_view key) const {
 }
 
 Tablet::Probe Tablet::ProbeChunkAt(size_t c) const {
-  if (chunks_.empty()) return Probe{};
+  if (c >= chunks_.size()) return Probe{};
   const Chunk* chunk = chunks_[c].get();
   // The size, the prefix and the summary: every line up to the summary's
   // end (three).

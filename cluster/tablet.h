@@ -99,7 +99,9 @@ class Tablet {
   // ProbeChunk(key) in two steps, so that a batch's searches of the chunk
   // index and its loads of the chunks found overlap: FindChunk searches the
   // index and requests the chunk's entry; ProbeChunkAt(FindChunk(key)),
-  // with no change in between, is ProbeChunk(key).
+  // with no change in between, is ProbeChunk(key). After changes,
+  // ProbeChunkAt may probe another chunk (a probe is never trusted) or give
+  // an empty probe.
   size_t FindChunk(std::string_view key) const;
   Probe ProbeChunkAt(size_t found) const;
   // Both require Current(probe) (true with no change since ProbeChunk).

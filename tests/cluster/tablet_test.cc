@@ -481,6 +481,50 @@ TEST(TabletTest, AProbeMadeStaleByAnInsertBeforeItIsRefused) {
   EXPECT_FALSE(empty.SeekProbed("k", empty.ProbeChunk("k")).has_value());
 }
 
+// FindChunk, then changes, then ProbeChunkAt and the other steps: the probe
+// gives Seek's slot or nothing.
+std::optional<Tablet::Slot> ProbeFound(const Tablet& tablet, size_t found,
+                                       const std::string& key) {
+  Tablet::Probe probe = tablet.ProbeChunkAt(found);
+  if (probe.chunk != nullptr) {
+    tablet.ProbeHeads(key, probe);
+    tablet.ProbeRow(key, &probe);
+  }
+  return tablet.SeekProbed(key, probe);
+}
+
+TEST(TabletTest, AChunkFoundBeforeChangesIsNeverTrusted) {
+  Tablet tablet("", "", false);
+  const int n = static_cast<int>(Tablet::kMaxChunkRows) * 6;
+  for (int i = 0; i < n; ++i) tablet.Put(Row("k" + Key(4 * i)));
+  const std::string last = "k" + Key(4 * (n - 1));
+  const std::string late = "k" + Key(4 * (n - 10) + 1);  // absent
+  const size_t last_found = tablet.FindChunk(last);
+  const size_t late_found = tablet.FindChunk(late);
+  ASSERT_GT(last_found, 2u);
+  // Unchanged: the two steps are ProbeChunk.
+  ASSERT_TRUE(ProbeFound(tablet, last_found, last).has_value());
+  EXPECT_TRUE(ProbeFound(tablet, last_found, last)->found);
+  // Inserts before the keys split chunks: the indexes found now name
+  // earlier chunks.
+  for (int i = 0; i < n / 2; ++i) tablet.Put(Row("k" + Key(4 * i + 2)));
+  for (const auto& [found, key] :
+       {std::pair{last_found, last}, std::pair{late_found, late}}) {
+    const std::optional<Tablet::Slot> slot = ProbeFound(tablet, found, key);
+    if (slot.has_value()) {
+      const Tablet::Slot seek = tablet.Seek(key);
+      EXPECT_EQ(slot->chunk, seek.chunk) << key;
+      EXPECT_EQ(slot->offset, seek.offset) << key;
+      EXPECT_EQ(slot->found, seek.found) << key;
+    }
+  }
+  // A split leaves fewer chunks than the index found: an empty probe.
+  Tablet right = tablet.SplitAt(tablet.size() / 4);
+  EXPECT_EQ(tablet.ProbeChunkAt(last_found + 100).chunk, nullptr);
+  EXPECT_FALSE(ProbeFound(tablet, last_found + 100, last).has_value());
+  EXPECT_FALSE(ProbeFound(tablet, last_found, last).has_value());
+}
+
 TEST(TabletTest, AProbePastASplitIsRefused) {
   // After SplitAt the tablet keeps [start, at): a key now past its end must
   // not get a slot here, even where its probe's chunk survived.
