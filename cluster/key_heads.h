@@ -21,20 +21,18 @@ namespace btsim::cluster {
 
 namespace key_heads_internal {
 
-// The bytes at `p` read big-endian (no alignment needed).
-inline uint64_t LoadBig64(const char* p) {
-  uint64_t v;
+// The sizeof(U) bytes at `p` read big-endian (no alignment needed).
+template <typename U>
+inline U LoadBig(const char* p) {
+  static_assert(sizeof(U) == 4 || sizeof(U) == 8);
+  U v;
   std::memcpy(&v, p, sizeof v);
   if constexpr (std::endian::native == std::endian::little) {
-    v = __builtin_bswap64(v);
-  }
-  return v;
-}
-inline uint64_t LoadBig32(const char* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  if constexpr (std::endian::native == std::endian::little) {
-    v = __builtin_bswap32(v);
+    if constexpr (sizeof(U) == 8) {
+      v = __builtin_bswap64(v);
+    } else {
+      v = __builtin_bswap32(v);
+    }
   }
   return v;
 }
@@ -45,15 +43,15 @@ inline uint64_t LoadBig32(const char* p) {
 // the key's bytes: fewer than 8 are read as two overlapping loads (or, under
 // 4, three single bytes), whose overlap holds the same bytes.
 inline uint64_t KeyHead(std::string_view key, size_t offset) {
-  using key_heads_internal::LoadBig32;
-  using key_heads_internal::LoadBig64;
+  using key_heads_internal::LoadBig;
   if (offset >= key.size()) return 0;
   const char* const p = key.data() + offset;
   const size_t n = key.size() - offset;
-  if (n >= 8) return LoadBig64(p);
+  if (n >= 8) return LoadBig<uint64_t>(p);
   uint64_t v;  // p[0, n) as an n-byte big-endian number
   if (n >= 4) {
-    v = (LoadBig32(p) << (8 * (n - 4))) | LoadBig32(p + n - 4);
+    v = (uint64_t{LoadBig<uint32_t>(p)} << (8 * (n - 4))) |
+        LoadBig<uint32_t>(p + n - 4);
   } else {
     auto byte = [p](size_t i) {
       return static_cast<uint64_t>(static_cast<uint8_t>(p[i]));
