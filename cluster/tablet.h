@@ -91,7 +91,7 @@ class Tablet {
   // instead of following one another; ProbeRow also fetches the rows and
   // heads that inserting an absent key would shift. Changes nothing.
   struct Probe {
-    const Chunk* chunk = nullptr;  // null: empty tablet
+    const Chunk* chunk = nullptr;  // null: none (empty tablet, stale index)
     size_t index = 0;              // chunks_[index] held `chunk`
     size_t offset = 0;  // ProbeRow: the key's lower bound in the chunk
   };
