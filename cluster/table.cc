@@ -878,21 +878,6 @@ const std::string& Table::TabletStartOf(std::string_view key) const {
   return TabletFor(key).start();
 }
 
-void Table::MaybeSplit(size_t ti) {
-  Tablet& t = *tablets_[ti];
-  if (t.size() < 2) return;
-  if (t.bytes() <= options_.split_bytes &&
-      static_cast<int64_t>(t.size()) <= options_.split_rows) {
-    return;
-  }
-  // Split where half the bytes lie on each side.
-  const size_t at = std::clamp<size_t>(t.HalfBytesIndex(), 1, t.size() - 1);
-  auto right = std::make_unique<Tablet>(t.SplitAt(at));
-  tablets_.insert(tablets_.begin() + static_cast<ptrdiff_t>(ti) + 1,
-                  std::move(right));
-  IndexTablets();
-}
-
 TableStats Table::Stats() const {
   TableStats s;
   for (const auto& t : tablets_) {

@@ -1,6 +1,6 @@
 // Table's replication and maintenance: applying changes committed on other
-// clusters, versioned row-range drops, compaction and tablet merging, and
-// comparing replicas' contents. The rest of Table is in table.cc.
+// clusters, versioned row-range drops, compaction, tablet splits and
+// merging, and comparing replicas' contents. The rest of Table is in table.cc.
 #include <algorithm>
 #include <bit>
 #include <functional>
@@ -219,6 +219,21 @@ void Table::DropRowRangeAt(std::string_view prefix, Version version) {
     }
     if (any_removed) tablet->DropInvalid();
   }
+}
+
+void Table::MaybeSplit(size_t ti) {
+  Tablet& t = *tablets_[ti];
+  if (t.size() < 2) return;
+  if (t.bytes() <= options_.split_bytes &&
+      static_cast<int64_t>(t.size()) <= options_.split_rows) {
+    return;
+  }
+  // Split where half the bytes lie on each side.
+  const size_t at = std::clamp<size_t>(t.HalfBytesIndex(), 1, t.size() - 1);
+  auto right = std::make_unique<Tablet>(t.SplitAt(at));
+  tablets_.insert(tablets_.begin() + static_cast<ptrdiff_t>(ti) + 1,
+                  std::move(right));
+  IndexTablets();
 }
 
 void Table::MergeSmallTablets() {
