@@ -231,7 +231,15 @@ void SimClient::Issue(uint64_t loop_generation) {
     op.timestamp_micros = now.count() / 1'000'000 * 1'000;
   }
   const uint64_t index = op.id;
-  history.operations.push_back(std::move(op));
+  std::vector<Operation>& ops = history.operations;
+  ops.push_back(std::move(op));
+  // The next operation's slot is cold by the time it is written (other
+  // work runs between two issues): request its lines now, for writing.
+  if (ops.size() < ops.capacity()) {
+    const char* next = reinterpret_cast<const char*>(ops.data() + ops.size());
+    __builtin_prefetch(next, 1);
+    __builtin_prefetch(next + sizeof(Operation) - 1, 1);
+  }
   ++context_.in_flight;
   const uint32_t slot = NewAttempt();
   Attempt& attempt = attempts_[slot];
