@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/prefetch.h"
 
 namespace btsim::replication {
 
@@ -26,10 +27,7 @@ uint64_t ReplicationLog::Append(cluster::CommitRecord record) {
   // The next entry's slot is usually cold by the time it is written (other
   // work runs between commits): request it now, for writing.
   if ((position + 1 - chunks_start_) % kChunkEntries != 0) {
-    const char* next = reinterpret_cast<const char*>(&slot + 1);
-    for (size_t line = 0; line < sizeof(LogEntry); line += 64) {
-      __builtin_prefetch(next + line, 1);
-    }
+    PrefetchForWrite(&slot + 1, sizeof(LogEntry));
   }
   return position;
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "base/prefetch.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
@@ -236,9 +237,7 @@ void SimClient::Issue(uint64_t loop_generation) {
   // The next operation's slot is cold by the time it is written (other
   // work runs between two issues): request its lines now, for writing.
   if (ops.size() < ops.capacity()) {
-    const char* next = reinterpret_cast<const char*>(ops.data() + ops.size());
-    __builtin_prefetch(next, 1);
-    __builtin_prefetch(next + sizeof(Operation) - 1, 1);
+    PrefetchForWrite(ops.data() + ops.size(), sizeof(Operation));
   }
   ++context_.in_flight;
   const uint32_t slot = NewAttempt();
