@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "base/check.h"
+#include "base/prefetch.h"
 #include "cluster/key_heads.h"
 
 namespace btsim::cluster {
@@ -254,9 +255,7 @@ Tablet::Probe Tablet::ProbeChunkAt(size_t c) const {
   const char* const base = reinterpret_cast<const char*>(chunk);
   const char* const end =
       reinterpret_cast<const char*>(&chunk->summary[Chunk::kSummary]);
-  for (const char* line = base; line < end; line += 64) {
-    __builtin_prefetch(line);
-  }
+  PrefetchForRead(base, static_cast<size_t>(end - base));
   return Probe{chunk, c, 0};
 }
 
