@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/prefetch.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster {
@@ -111,9 +112,8 @@ class RowRecord {
   // time to bring that in.
   void PrefetchRest() const {
     if (!valid()) return;
-    const char* at = data();
-    const char* const end = at + bytes();
-    for (at += 128; at < end; at += 64) __builtin_prefetch(at);
+    const size_t size = bytes();
+    if (size > 128) PrefetchForRead(data() + 128, size - 128);
   }
   // A byte-for-byte copy in an allocation of its own, unmarked.
   RowRecord Clone() const;
