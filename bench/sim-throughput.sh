@@ -3,15 +3,57 @@
 # client operations) in virtual time and prints btsim's `sim:` line (client
 # operations per wall second, the ratio of simulated to wall time, and how
 # the wall time splits between the run and the checks). Target: >= 200,000
-# ops/s on one core. Builds a Release binary in build-sim/ first (BUILD=0
-# skips that; BTSIM=path uses another binary). Extra arguments go to
-# `btsim run` (e.g. --duration 20s for a quick look).
+# ops/s on one core. Builds a Release binary in build-sim/ first, with
+# profile-guided optimisation: an instrumented build in build-sim-gen/ runs
+# the ten examples of scenarios/examples/ (not this benchmark) and
+# build-sim/ is compiled from the profile they leave (PGO=0 builds
+# build-sim/ without it; BUILD=0 skips building; BTSIM=path uses another
+# binary). Extra arguments go to `btsim run` (e.g. --duration 20s for a
+# quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BTSIM="${BTSIM:-build-sim/btsim}"
+configure() {  # configure DIR PGO-MODE
+  cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DBTSIM_BENCH=OFF \
+    -DBTSIM_PGO="$2" >/dev/null
+}
+build() {  # build DIR: the compiler's output goes to DIR/build.log
+  # (GCC 12 warns of string copies it cannot bound at -O3, falsely), shown
+  # when the build fails.
+  cmake --build "$1" -j"$(nproc)" --target btsim >"$1/build.log" 2>&1 ||
+    { tail -50 "$1/build.log" >&2; exit 1; }
+}
+train() {  # profiles from a run of each example by build-sim-gen/
+  find build-sim-gen -name '*.gcda' -delete
+  for example in scenarios/examples/*.textproto; do
+    build-sim-gen/btsim run "$example" >/dev/null ||
+      { echo "training run failed: $example" >&2; exit 1; }
+  done
+  # Each object's profile goes where build-sim/ compiles the same object;
+  # an object whose profile changed is compiled again.
+  (cd build-sim-gen && find . -name '*.gcda' -print0) |
+    while IFS= read -r -d '' f; do
+      if ! cmp -s "build-sim-gen/$f" "build-sim/$f"; then
+        mkdir -p "build-sim/$(dirname "$f")"
+        cp "build-sim-gen/$f" "build-sim/$f"
+        rm -f "build-sim/${f%.gcda}.o"
+      fi
+    done
+  touch build-sim-gen/trained
+}
 if [[ "${BUILD:-1}" != 0 && "$BTSIM" == build-sim/btsim ]]; then
-  cmake -S . -B build-sim -DCMAKE_BUILD_TYPE=Release -DBTSIM_BENCH=ON >/dev/null
-  cmake --build build-sim -j"$(nproc)" --target btsim >/dev/null
+  if [[ "${PGO:-1}" != 0 ]]; then
+    configure build-sim-gen generate
+    build build-sim-gen
+    # Only a changed binary trains again: some counts depend on the
+    # addresses memory lands at (loops over the cache lines a row spans),
+    # so each training run changes a few dozen profiles, each a compile.
+    if [[ build-sim-gen/btsim -nt build-sim-gen/trained ]]; then train; fi
+    configure build-sim use
+  else
+    configure build-sim off
+  fi
+  build build-sim
 fi
 echo "== sim-throughput (target: >= 200,000 client ops per wall second)"
 # The run's own exit status (expectations) is reported, not fatal here.

@@ -27,6 +27,10 @@
 #include "scenarios/instance_config.h"
 #include "sim/virtual_scheduler.h"
 
+// Defined only in a build instrumented for profile-guided optimisation
+// (-fprofile-generate): writes the profile, which std::_Exit would skip.
+extern "C" void __gcov_dump(void) __attribute__((weak));
+
 namespace {
 
 // Serves until SIGINT or SIGTERM. With `metrics_port` >= 0 (0: a free
@@ -185,6 +189,7 @@ int main(int argc, char** argv) {
     return btsim::cli::RunRun(run_args, std::cout, std::cerr, [](int code) {
       std::cout.flush();
       std::fflush(nullptr);
+      if (__gcov_dump != nullptr) __gcov_dump();
       std::_Exit(code);
     });
   }
