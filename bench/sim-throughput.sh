@@ -4,18 +4,18 @@
 # operations per wall second, the ratio of simulated to wall time, and how
 # the wall time splits between the run and the checks). Target: >= 200,000
 # ops/s on one core. Builds a Release binary in build-sim/ first, with
-# profile-guided optimisation: an instrumented build in build-sim-gen/ runs
-# the ten examples of scenarios/examples/ (not this benchmark) and
-# build-sim/ is compiled from the profile they leave (PGO=0 builds
-# build-sim/ without it; BUILD=0 skips building; BTSIM=path uses another
-# binary). Extra arguments go to `btsim run` (e.g. --duration 20s for a
-# quick look).
+# link-time and profile-guided optimisation: an instrumented build in
+# build-sim-gen/ runs the ten examples of scenarios/examples/ (not this
+# benchmark) and build-sim/ is compiled from the profile they leave (PGO=0
+# builds a plain Release build-sim/ instead; BUILD=0 skips building;
+# BTSIM=path uses another binary). Extra arguments go to `btsim run` (e.g.
+# --duration 20s for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BTSIM="${BTSIM:-build-sim/btsim}"
-configure() {  # configure DIR PGO-MODE
+configure() {  # configure DIR PGO-MODE LTO(ON/OFF)
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DBTSIM_BENCH=OFF \
-    -DBTSIM_PGO="$2" >/dev/null
+    -DBTSIM_PGO="$2" -DCMAKE_INTERPROCEDURAL_OPTIMIZATION="$3" >/dev/null
 }
 build() {  # build DIR: the compiler's output goes to DIR/build.log
   # (GCC 12 warns of string copies it cannot bound at -O3, falsely), shown
@@ -43,15 +43,15 @@ train() {  # profiles from a run of each example by build-sim-gen/
 }
 if [[ "${BUILD:-1}" != 0 && "$BTSIM" == build-sim/btsim ]]; then
   if [[ "${PGO:-1}" != 0 ]]; then
-    configure build-sim-gen generate
+    configure build-sim-gen generate ON
     build build-sim-gen
     # Only a changed binary trains again: some counts depend on the
     # addresses memory lands at (loops over the cache lines a row spans),
     # so each training run changes a few dozen profiles, each a compile.
     if [[ build-sim-gen/btsim -nt build-sim-gen/trained ]]; then train; fi
-    configure build-sim use
+    configure build-sim use ON
   else
-    configure build-sim off
+    configure build-sim off OFF
   fi
   build build-sim
 fi
