@@ -774,6 +774,17 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
         }
       }
     }
+    // One row (a point read): one search, in either direction, and no
+    // walk by row index.
+    if (interval.start.kind == Bound::Kind::kClosed &&
+        interval.end.kind == Bound::Kind::kClosed &&
+        interval.start.value == interval.end.value) {
+      const std::string& key = interval.start.value;
+      if (const RowRecord* r = TabletFor(key).Find(key)) {
+        if (!process(*r)) return;
+      }
+      continue;
+    }
     if (!options.reversed) {
       size_t ti = 0;
       size_t pos = 0;

@@ -282,6 +282,34 @@ TEST_F(SmallTabletClusterTest, ReversedScanIsDescendingAcrossTablets) {
             std::vector<std::string>(reversed.begin() + 60, reversed.end()));
 }
 
+TEST_F(SmallTabletClusterTest, PointReadsFindEachKeyOnlyInItsOwnTablet) {
+  // Even keys stored; every key from before the first to after the last
+  // read alone: tablet starts, keys between a tablet's last row and the
+  // next tablet's start, keys between rows.
+  for (int i = 0; i < 240; i += 2) Put(NumKey(i), "cf", "q", 1000, "v");
+  ASSERT_GT(table().Stats().tablets, 10);
+  for (int i = -1; i <= 240; ++i) {
+    const std::string key = i < 0 ? "a" : NumKey(i);
+    RowSet set;
+    set.AddKey(key);
+    const std::vector<std::string> expected =
+        i >= 0 && i < 240 && i % 2 == 0 ? std::vector<std::string>{key}
+                                        : std::vector<std::string>{};
+    EXPECT_EQ(Keys(ReadRowSet(set)), expected) << key;
+    EXPECT_EQ(Keys(ReadRowSet(set, true)), expected) << key;
+  }
+  // A point read after the resume point still reads; one at or before it
+  // does not.
+  RowSet set;
+  set.AddKey(NumKey(100));
+  ReadOptions options;
+  options.rows = &set;
+  options.resume_after = NumKey(99);
+  EXPECT_THAT(Keys(Read(options)), ElementsAre(NumKey(100)));
+  options.resume_after = NumKey(100);
+  EXPECT_THAT(Read(options), IsEmpty());
+}
+
 TEST_F(SmallTabletClusterTest, CreateTableSplitsAppearInSampleRowKeys) {
   ASSERT_TRUE(CreateTable("s", {CreateFamily("cf")}, {"k0100", "k0050"}).ok());
   for (int i = 0; i < 150; i += 10) {
