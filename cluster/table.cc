@@ -881,12 +881,20 @@ const Tablet& Table::TabletFor(std::string_view key) const {
   return *tablets_[TabletIndex(key)];
 }
 
-const std::string& Table::TabletStartOf(std::string_view key) const {
+const Tablet& Table::TabletNearWrite(std::string_view key) const {
   if (written_tablet_ < tablets_.size()) {
     const Tablet& written = *tablets_[written_tablet_];
-    if (written.Covers(key)) return written.start();
+    if (written.Covers(key)) return written;
   }
-  return TabletFor(key).start();
+  return TabletFor(key);
+}
+
+const std::string& Table::TabletStartOf(std::string_view key) const {
+  return TabletNearWrite(key).start();
+}
+
+uint64_t Table::TabletStartHash(std::string_view key, uint64_t seed) const {
+  return TabletNearWrite(key).StartHash(seed);
 }
 
 TableStats Table::Stats() const {

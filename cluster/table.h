@@ -212,6 +212,9 @@ class Table {
   // The start key of the tablet that holds `key` now ("" for the first
   // tablet). Changes only when that tablet splits or merges.
   const std::string& TabletStartOf(std::string_view key) const;
+  // sim::StableHash(TabletStartOf(key), seed), computed once per tablet
+  // and seed in a row (Tablet::StartHash).
+  uint64_t TabletStartHash(std::string_view key, uint64_t seed) const;
 
  private:
   struct FamilyEntry {
@@ -221,6 +224,8 @@ class Table {
   };
   Tablet& TabletFor(std::string_view key);
   const Tablet& TabletFor(std::string_view key) const;
+  // TabletFor(key), trying the tablet of the last write first.
+  const Tablet& TabletNearWrite(std::string_view key) const;
   size_t TabletIndex(std::string_view key) const;
   // Recomputes start_heads_ and start_prefix_; call after tablets_ changes.
   void IndexTablets();
@@ -293,7 +298,7 @@ class Table {
   // FindFamily's last answer (writes name the same family again and again):
   // null, or an entry of families_. Cleared whenever one is dropped.
   mutable const FamilyEntry* last_family_ = nullptr;
-  std::vector<std::unique_ptr<Tablet>> tablets_;    // sorted by start
+  std::vector<std::unique_ptr<Tablet>> tablets_;  // sorted by start
   // For TabletIndex (see cluster/key_heads.h): the heads of the start keys
   // of tablets_[1..] (tablets_[0] starts at ""), after the prefix they all
   // share.

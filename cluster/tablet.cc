@@ -7,6 +7,7 @@
 #include "base/check.h"
 #include "base/prefetch.h"
 #include "cluster/key_heads.h"
+#include "sim/rng.h"
 
 namespace btsim::cluster {
 
@@ -148,6 +149,15 @@ Tablet::Tablet(std::string start, std::string end, bool pinned)
 Tablet::Tablet(Tablet&&) noexcept = default;
 Tablet& Tablet::operator=(Tablet&&) noexcept = default;
 Tablet::~Tablet() = default;
+
+uint64_t Tablet::StartHash(uint64_t seed) const {
+  if (!has_start_hash_ || start_hash_seed_ != seed) {
+    start_hash_ = sim::StableHash(start_, seed);
+    start_hash_seed_ = seed;
+    has_start_hash_ = true;
+  }
+  return start_hash_;
+}
 
 void Tablet::FreshenFirst() const {
   if (stale_from_ == kFresh) return;

@@ -40,6 +40,10 @@ class Tablet {
   bool Covers(std::string_view key) const {
     return key >= start_ && (end_.empty() || key < end_);
   }
+  // sim::StableHash(start(), seed), remembered for the last seed asked (the
+  // start never changes): computed once per tablet by a caller that names
+  // tablets by such a hash. Mutable state: needs the owner's serialisation.
+  uint64_t StartHash(uint64_t seed) const;
 
   // Compaction bookkeeping. With the schema unchanged and no age-based GC
   // rule, compaction can change only the marked rows (RowRecord::marked()),
@@ -212,6 +216,10 @@ class Tablet {
   std::string start_;
   std::string end_;
   bool pinned_;
+  // StartHash's last answer, for start_hash_seed_ (when has_start_hash_).
+  mutable bool has_start_hash_ = false;
+  mutable uint64_t start_hash_seed_ = 0;
+  mutable uint64_t start_hash_ = 0;
   // Non-empty chunks in key order; first_[c] is the tablet index of
   // chunks_[c]'s first row, first_key_[c] a copy of its key (searching the
   // chunks touches no row).

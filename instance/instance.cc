@@ -21,14 +21,12 @@ std::vector<std::string> IdsOf(const std::vector<ClusterConfig>& clusters) {
 // StableHash(table + '\0' + start) (table ids never hold NUL), computed
 // without building the string: StableHash is FNV-1a, whose state after a
 // prefix continues as the seed (xor the offset basis). TableHash is the
-// table's part, computed once per table; TabletId finishes it.
+// table's part, computed once per table; the table finishes it
+// (Table::TabletStartHash, once per tablet).
 constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
 constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
 uint64_t TableHash(std::string_view table) {
   return (sim::StableHash(table) * kFnvPrime) ^ kFnvOffset;  // then '\0'
-}
-uint64_t TabletId(uint64_t table_hash, std::string_view start) {
-  return sim::StableHash(start, table_hash);
 }
 
 }  // namespace
@@ -306,8 +304,7 @@ sim::Nanos Instance::SubmitTo(Capacity* cap, std::string_view row_key,
                               sim::Nanos now) {
   if (cap == nullptr) return now;
   return cap->model.Submit(
-      now, TabletId(cap->table_hash, cap->table->TabletStartOf(row_key)), kind,
-      units);
+      now, cap->table->TabletStartHash(row_key, cap->table_hash), kind, units);
 }
 
 void Instance::ChargeRows(std::string_view cluster, std::string_view table,
@@ -318,8 +315,7 @@ void Instance::ChargeRows(std::string_view cluster, std::string_view table,
   Capacity* cap = CapacityFor(cluster, table, now);
   if (cap == nullptr) return;
   for (std::string_view key : row_keys) {
-    cap->model.Submit(now,
-                      TabletId(cap->table_hash, cap->table->TabletStartOf(key)),
+    cap->model.Submit(now, cap->table->TabletStartHash(key, cap->table_hash),
                       kind, 1);
   }
 }

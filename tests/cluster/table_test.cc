@@ -848,6 +848,31 @@ TEST_F(PresplitTableTest, TabletStartOfNamesTheTabletHoldingTheKey) {
   EXPECT_LE(upper, "n" + Key(19));
 }
 
+TEST_F(PresplitTableTest, TabletStartHashIsTheHashOfTheKeysTabletStart) {
+  // Each tablet remembers its hash for one seed: alternating seeds, and
+  // splits and merges in between, must never give a stale one.
+  std::vector<std::string> keys = {"a", "czzz", "d", "e", "m", "s", "t"};
+  for (int i = 0; i < 40; ++i) keys.push_back("n" + Key(i));
+  auto expect_exact = [&] {
+    for (const std::string& key : keys) {
+      for (uint64_t seed : {uint64_t{7}, uint64_t{7}, uint64_t{99}}) {
+        EXPECT_EQ(table_.TabletStartHash(key, seed),
+                  sim::StableHash(table_.TabletStartOf(key), seed))
+            << key << " " << seed;
+      }
+    }
+  };
+  expect_exact();
+  for (int i = 0; i < 40; ++i) {
+    Put("n" + Key(i));
+    expect_exact();
+  }
+  ASSERT_GT(table_.Stats().tablets, 4);
+  table_.DropRowRange("n");
+  CompactAll();  // merges the split tablets again
+  expect_exact();
+}
+
 TEST_F(PresplitTableTest, TabletStartOfIsExactWhateverTabletWasWrittenLast) {
   // TabletStartOf tries the last written tablet first: after writes to
   // every tablet (splitting some), every key must still get its own.
