@@ -1,6 +1,7 @@
 // Table's replication and maintenance: applying changes committed on other
 // clusters, versioned row-range drops, compaction, tablet splits and
-// merging, and comparing replicas' contents. The rest of Table is in table.cc.
+// merging, and comparing replicas' contents. The rest of Table is in table.cc
+// and table_read.cc.
 #include <algorithm>
 #include <bit>
 #include <functional>

@@ -1,0 +1,176 @@
+// Table's reads: Read (row sets, ranges, resumption, filters, both
+// directions) and SampleRowKeys. The rest of Table is in table.cc and
+// table_maintenance.cc.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/table.h"
+
+namespace btsim::cluster {
+
+void Table::LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
+                      std::vector<CellView>* out) const {
+  scratch->clear();
+  out->clear();
+  AppendLiveCells(record.encoded(), scratch);
+  bool sorted = true;
+  for (const LiveCell& c : *scratch) {
+    const std::string* family = FamilyNameById(c.family_id);
+    if (family == nullptr) continue;  // dropped family
+    if (!out->empty() && out->back().family != *family &&
+        *family < out->back().family) {
+      sorted = false;
+    }
+    out->push_back(
+        CellView{*family, c.qualifier, c.timestamp_micros, c.value, nullptr});
+  }
+  if (!sorted) {
+    std::stable_sort(out->begin(), out->end(),
+                     [](const CellView& a, const CellView& b) {
+                       return a.family < b.family;
+                     });
+  }
+}
+
+namespace {
+
+constexpr size_t kScanAhead = 8;
+
+// Orders intervals for a reversed scan: by end, descending.
+bool EndGreater(const Interval& a, const Interval& b) {
+  if (a.end.unbounded() != b.end.unbounded()) return a.end.unbounded();
+  if (a.end.unbounded()) return false;
+  if (int c = a.end.value.compare(b.end.value); c != 0) return c > 0;
+  return a.end.kind == Bound::Kind::kClosed && b.end.kind == Bound::Kind::kOpen;
+}
+
+}  // namespace
+
+void Table::Read(const ReadOptions& options, sim::Rng& rng,
+                 const RowVisitor& visit) const {
+  std::vector<Interval> intervals =
+      options.rows ? options.rows->Normalized() : RowSet().Normalized();
+  if (options.reversed) {
+    std::stable_sort(intervals.begin(), intervals.end(), EndGreater);
+  }
+  // Rows already passed, in scan order: the resume point, then the last row
+  // visited (intervals may overlap).
+  std::string last = options.resume_after.value_or("");
+  bool have_last = options.resume_after.has_value();
+  std::vector<LiveCell> scratch;
+  std::vector<CellView> cells;
+  std::vector<CellView> filtered;
+
+  // Returns false to stop the whole read.
+  auto process = [&](const RowRecord& record) -> bool {
+    const std::string_view key = record.key();
+    if (have_last && (options.reversed ? key >= last : key <= last)) {
+      return true;
+    }
+    last.assign(key);
+    have_last = true;
+    LiveCells(record, &scratch, &cells);
+    if (cells.empty()) return true;
+    if (options.filter == nullptr) return visit(key, cells);
+    filtered.clear();
+    options.filter->Apply(key, cells, rng, &filtered);
+    if (filtered.empty()) return true;
+    return visit(key, filtered);
+  };
+
+  for (Interval interval : intervals) {
+    // Seek straight to the resume point instead of rescanning up to it.
+    if (options.resume_after) {
+      const std::string& r = *options.resume_after;
+      if (!options.reversed) {
+        if (!interval.end.unbounded() && interval.end.value <= r) continue;
+        if (interval.start.unbounded() || interval.start.value <= r) {
+          interval.start = Bound::Open(r);
+        }
+      } else {
+        if (!interval.start.unbounded() && interval.start.value >= r) continue;
+        if (interval.end.unbounded() || interval.end.value >= r) {
+          interval.end = Bound::Open(r);
+        }
+      }
+    }
+    // One row (a point read): one search, in either direction, and no
+    // walk by row index.
+    if (interval.start.kind == Bound::Kind::kClosed &&
+        interval.end.kind == Bound::Kind::kClosed &&
+        interval.start.value == interval.end.value) {
+      const std::string& key = interval.start.value;
+      if (const RowRecord* r = TabletFor(key).Find(key)) {
+        if (!process(*r)) return;
+      }
+      continue;
+    }
+    if (!options.reversed) {
+      size_t ti = 0;
+      size_t pos = 0;
+      if (!interval.start.unbounded()) {
+        ti = TabletIndex(interval.start.value);
+        pos = interval.start.kind == Bound::Kind::kClosed
+                  ? tablets_[ti]->LowerBound(interval.start.value)
+                  : tablets_[ti]->UpperBound(interval.start.value);
+      }
+      for (; ti < tablets_.size(); ++ti, pos = 0) {
+        const Tablet& t = *tablets_[ti];
+        bool past_end = false;
+        for (; pos < t.size(); ++pos) {
+          // Rows are scattered over the heap: request one a few rows ahead
+          // so that a long scan's cache misses overlap.
+          if (pos + kScanAhead < t.size()) t.row(pos + kScanAhead).Prefetch();
+          const RowRecord& r = t.row(pos);
+          if (!interval.end.AdmitsAsEnd(r.key())) {
+            past_end = true;
+            break;
+          }
+          if (!process(r)) return;
+        }
+        if (past_end) break;
+      }
+    } else {
+      size_t ti = tablets_.size() - 1;
+      size_t pos = tablets_[ti]->size();  // one past the row to visit
+      if (!interval.end.unbounded()) {
+        ti = TabletIndex(interval.end.value);
+        pos = interval.end.kind == Bound::Kind::kClosed
+                  ? tablets_[ti]->UpperBound(interval.end.value)
+                  : tablets_[ti]->LowerBound(interval.end.value);
+      }
+      while (true) {
+        const Tablet& t = *tablets_[ti];
+        bool past_start = false;
+        for (; pos > 0; --pos) {
+          const RowRecord& r = t.row(pos - 1);
+          if (!interval.start.AdmitsAsStart(r.key())) {
+            past_start = true;
+            break;
+          }
+          if (!process(r)) return;
+        }
+        if (past_start || ti == 0) break;
+        --ti;
+        pos = tablets_[ti]->size();
+      }
+    }
+  }
+}
+
+std::vector<KeySample> Table::SampleRowKeys() const {
+  std::vector<KeySample> out;
+  int64_t offset = 0;
+  for (size_t i = 0; i < tablets_.size(); ++i) {
+    offset += tablets_[i]->bytes();
+    if (i + 1 < tablets_.size()) {
+      out.push_back(KeySample{tablets_[i + 1]->start(), offset});
+    }
+  }
+  out.push_back(KeySample{"", offset});
+  return out;
+}
+
+}  // namespace btsim::cluster
