@@ -153,31 +153,6 @@ void TableTest::ExpectHintsChangeNothing(TableOptions options, int count,
   EXPECT_EQ(Read(), want);
 }
 
-// ------------------------------------------------------------------ Basics
-
-TEST(VersionTest, PacksCommitTimeAndOrigin) {
-  const Version v = MakeVersion(kNowMicros, 7);
-  EXPECT_EQ(VersionMicros(v), kNowMicros);
-  EXPECT_EQ(VersionOrigin(v), 7u);
-  EXPECT_EQ(VersionOrigin(MakeVersion(1, 255)), 255u);
-  // Commit time decides first, then the origin breaks ties.
-  EXPECT_LT(MakeVersion(kNowMicros, 255), MakeVersion(kNowMicros + 1, 0));
-  EXPECT_LT(MakeVersion(kNowMicros, 1), MakeVersion(kNowMicros, 2));
-  EXPECT_LT(kNoVersion, MakeVersion(0, 1));
-}
-
-TEST(CanonicalLessTest, OrdersByFamilyQualifierThenNewestFirst) {
-  const CellView a{"a", "z", 1000, "", nullptr};
-  const CellView b_old{"b", "a", 1000, "", nullptr};
-  const CellView b_new{"b", "a", 2000, "", nullptr};
-  const CellView b_q{"b", "\x80", 5000, "", nullptr};
-  EXPECT_TRUE(CanonicalLess(a, b_old));
-  EXPECT_TRUE(CanonicalLess(b_new, b_old));
-  EXPECT_FALSE(CanonicalLess(b_old, b_new));
-  EXPECT_TRUE(CanonicalLess(b_old, b_q));  // unsigned qualifier bytes
-  EXPECT_FALSE(CanonicalLess(b_old, b_old));
-}
-
 // ------------------------------------------------------------------ Schema
 
 TEST_F(TableTest, FamiliesAreListedByNameWithTheirRules) {
