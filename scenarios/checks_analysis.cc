@@ -32,23 +32,40 @@ uint64_t Group(uint32_t high, int32_t row) {
   return (uint64_t{high} << 32) | static_cast<uint32_t>(row);
 }
 
-// Finds (adding when absent) the entry of a client name in `*by_name`
-// through a hash map: one hash per operation instead of a tree search. The
-// map is what callers iterate (in name order); the hash map is for lookups
-// only, and views the names it is given (they must outlive it).
+// Finds (adding when absent) the entry of an operation's client in
+// `*by_name`. The map is what callers iterate (in name order). Lookups go
+// by the operation's interned source (one pointer hash; a source names one
+// client), then, for a source not seen yet, by the client's name. The hash
+// maps are for lookups only and view the history's names (which must
+// outlive the index).
 template <class V>
 class ClientIndex {
  public:
   explicit ClientIndex(std::map<std::string, V>* by_name) : by_name_(by_name) {}
-  // `name` must outlive the index.
-  V& operator()(std::string_view name) {
+  V& operator()(const Operation& op) {
+    auto [it, added] = by_source_.try_emplace(op.source, nullptr);
+    if (added) it->second = &ByName(op.client());
+    return *it->second;
+  }
+  // The entry of op's client; nullptr when it has none (adds nothing).
+  V* Find(const Operation& op) {
+    auto [it, added] = by_source_.try_emplace(op.source, nullptr);
+    if (added) {
+      auto named = by_name_->find(std::string(op.client().view()));
+      it->second = named == by_name_->end() ? nullptr : &named->second;
+    }
+    return it->second;
+  }
+
+ private:
+  V& ByName(std::string_view name) {
     auto [it, added] = index_.try_emplace(name, nullptr);
     if (added) it->second = &(*by_name_)[std::string(name)];
     return *it->second;
   }
 
- private:
   std::map<std::string, V>* by_name_;
+  LookupMap<const OpSource*, V*> by_source_;
   LookupMap<std::string_view, V*> index_;
 };
 
@@ -625,16 +642,24 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
     std::vector<std::pair<Nanos, uint32_t>> failures;  // (complete, op)
   };
   std::map<std::string, ClientOps> clients;  // iterated in name order
-  ClientIndex<ClientOps> client_of(&clients);
   const auto& ops = history.operations;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = client_of(op.client());
-    if (op.ok()) {
-      client.successes.emplace_back(op.invoke, op.complete);
-    } else {
-      client.failures.emplace_back(op.complete, static_cast<uint32_t>(i));
+  // An outage is made of failed operations: only clients with a failure
+  // have their successes collected (on a run without errors, none).
+  {
+    ClientIndex<ClientOps> client_of(&clients);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const Operation& op = ops[i];
+      if (op.ok() || !filter.SelectsClient(op)) continue;
+      client_of(op).failures.emplace_back(op.complete,
+                                          static_cast<uint32_t>(i));
+    }
+  }
+  if (clients.empty()) return {};
+  ClientIndex<ClientOps> failing(&clients);
+  for (const Operation& op : ops) {
+    if (!op.ok() || !filter.SelectsClient(op)) continue;
+    if (ClientOps* client = failing.Find(op)) {
+      client->successes.emplace_back(op.invoke, op.complete);
     }
   }
   std::vector<Outage> outages;
@@ -704,7 +729,7 @@ std::vector<Failback> FindFailbacks(const History& history,
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = client_of(op.client());
+    ClientOps& client = client_of(op);
     client.last_invoke = std::max(client.last_invoke, op.invoke);
     if (!op.ok()) continue;
     client.successes.push_back(static_cast<uint32_t>(i));

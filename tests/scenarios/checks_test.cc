@@ -376,6 +376,26 @@ TEST(RtoTest, OutageFromFaultToFirstSuccessAfterErrors) {
             0);
 }
 
+TEST(RtoTest, AClientsOperationsThroughSeveralProfilesMakeOneOutage) {
+  // Operations are grouped by client name, whatever source (client,
+  // profile, table) they came through: a failure through one profile and
+  // the recovery through another make one outage.
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
+  b.SetProfile(b.Op(OpType::kReadRow, "a-0", "r", 10'100, 10'200, "",
+                    StatusCode::kUnavailable),
+               "other");
+  b.Read("a-0", "r", "", 10'300, 12'000, "c2");  // the default profile
+  const std::vector<checks_internal::Outage> outages =
+      checks_internal::FindOutages(b.history(), checks_internal::Filter{});
+  ASSERT_EQ(outages.size(), 1u);
+  EXPECT_EQ(outages[0].client, "a-0");
+  EXPECT_EQ(outages[0].length, Ms(2'000));
+  EXPECT_FALSE(outages[0].never);
+  EXPECT_THAT(outages[0].failed, ElementsAre(0u));
+  EXPECT_DOUBLE_EQ(RunCheck(b.history(), "rto_seconds").value, 2);
+}
+
 TEST(RtoTest, NoRecoveryIsInfiniteAndProfileEditsAreNotFaults) {
   Builder b;
   b.AddEvent(EventKind::kUpdateAppProfile, 1'000, "");
