@@ -135,18 +135,34 @@ std::vector<PhaseStats> Phases(const History& history) {
   phases.back().end = history.duration;
   // Per phase, per (profile, cluster): latencies of successes, errors.
   // Keys view the history's names.
-  std::vector<std::map<std::pair<std::string_view, std::string_view>,
-                       std::pair<std::vector<sim::Nanos>, int64_t>>>
+  using Bucket = std::pair<std::vector<sim::Nanos>, int64_t>;
+  std::vector<std::map<std::pair<std::string_view, std::string_view>, Bucket>>
       buckets(phases.size());
+  // The current phase's buckets by source, then by the copy of the cluster
+  // name (a source sees one or two): a pointer hash per operation instead
+  // of a tree search by strings. For lookups only.
+  checks_internal::LookupMap<const OpSource*,
+                             std::vector<std::pair<const char*, Bucket*>>>
+      bucket_of;
   size_t phase = 0;
   for (const Operation& op : history.operations) {
     if (op.invoke >= history.duration) continue;
     while (phase + 1 < phases.size() && op.invoke >= phases[phase].end) {
       ++phase;
+      bucket_of.clear();
     }
-    auto& b = buckets[phase][{op.profile().view(), op.cluster.empty()
-                                                       ? std::string_view("-")
-                                                       : op.cluster.view()}];
+    const std::string_view cluster = op.cluster.view();
+    auto& seen = bucket_of[op.source];
+    auto cached = std::find_if(seen.begin(), seen.end(), [&](const auto& e) {
+      return e.first == cluster.data();
+    });
+    if (cached == seen.end()) {
+      Bucket* bucket =
+          &buckets[phase][{op.profile().view(),
+                           cluster.empty() ? std::string_view("-") : cluster}];
+      cached = seen.insert(seen.end(), {cluster.data(), bucket});
+    }
+    Bucket& b = *cached->second;
     if (op.ok()) {
       b.first.push_back(op.complete - op.invoke);
     } else {
