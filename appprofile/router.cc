@@ -176,7 +176,9 @@ Result<RouteChoice> RouteFirst(const AppProfile& profile,
     if (profile.cluster_ids.empty() ||
         std::find(profile.cluster_ids.begin(), profile.cluster_ids.end(),
                   c.id) != profile.cluster_ids.end()) {
-      candidates[n++] = {&c, Distance(request.client_zone, c.zone)};
+      candidates[n++] = {&c, c.distance >= 0
+                                 ? c.distance
+                                 : Distance(request.client_zone, c.zone)};
     }
   }
   // A stable insertion sort by distance: std::stable_sort would allocate a

@@ -55,10 +55,13 @@ Result<std::vector<std::string>> Route(
     const std::vector<ClusterPlace>& clusters, sim::Rng& rng);
 
 // A cluster as RouteFirst sees it (views; valid during the call).
+// `distance`, when not -1, must be Distance(request.client_zone, zone): a
+// caller that routes many requests from one zone computes it once.
 struct ClusterView {
   std::string_view id;
   std::string_view zone;
   bool available = true;
+  int distance = -1;
 };
 
 // What Route chooses, without building the failover list: `chosen` is the

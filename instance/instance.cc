@@ -139,22 +139,17 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
       kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
   // One pass gives the route and the "nearest" cluster (the route were
   // every cluster up), with the same draws as routing twice.
-  if (route_places_version_ != fabric_->members_version()) {
-    route_places_.clear();
-    for (const ClusterConfig& c : clusters_) {
-      route_places_.push_back({c.id, c.zone, !fabric_->IsDown(c.id)});
-    }
-    route_places_version_ = fabric_->members_version();
-  }
-  auto route = appprofile::RouteFirst(*profile, request, route_places_, rng_);
+  const std::vector<appprofile::ClusterView>& places =
+      RoutePlaces(request.client_zone);
+  auto route = appprofile::RouteFirst(*profile, request, places, rng_);
   if (!route.ok()) return refuse(route.status());
   const std::string_view chosen = route->chosen;
-  // `chosen` views its entry of route_places_.
-  const auto place = std::find_if(route_places_.begin(), route_places_.end(),
+  // `chosen` views its entry of places.
+  const auto place = std::find_if(places.begin(), places.end(),
                                   [&](const appprofile::ClusterView& p) {
                                     return p.id.data() == chosen.data();
                                   });
-  BTSIM_CHECK(place != route_places_.end());
+  BTSIM_CHECK(place != places.end());
   if (!place->available) {
     // Single-cluster routing never fails over by itself.
     return refuse(Unavailable("cluster '" + std::string(chosen) +
@@ -168,6 +163,28 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
     o->OnRoute(profile->id, chosen);
   }
   return std::string(chosen);
+}
+
+const std::vector<appprofile::ClusterView>& Instance::RoutePlaces(
+    std::string_view client_zone) {
+  // A handful of zones route in a run; a caller with ever new zones only
+  // makes the list start over.
+  constexpr size_t kMaxZones = 16;
+  if (route_places_version_ != fabric_->members_version() ||
+      route_places_.size() >= kMaxZones) {
+    route_places_.clear();
+    route_places_version_ = fabric_->members_version();
+  }
+  for (const ZonePlaces& z : route_places_) {
+    if (z.client_zone == client_zone) return z.places;
+  }
+  ZonePlaces& z = route_places_.emplace_back();
+  z.client_zone = std::string(client_zone);
+  for (const ClusterConfig& c : clusters_) {
+    z.places.push_back({c.id, c.zone, !fabric_->IsDown(c.id),
+                        appprofile::Distance(client_zone, c.zone)});
+  }
+  return z.places;
 }
 
 Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {

@@ -245,10 +245,18 @@ class Instance {
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
   std::vector<InstanceObserver*> observers_;
-  // Route's list of clusters (views into clusters_, with whether each is
-  // up), valid while route_places_version_ is the fabric's members_version()
-  // and clusters_ is unchanged (its changes reset the version to kStale).
-  std::vector<appprofile::ClusterView> route_places_;
+  // Route's lists of clusters, one per client zone seen (views into
+  // clusters_, with whether each is up and its distance from the zone),
+  // valid while route_places_version_ is the fabric's members_version() and
+  // clusters_ is unchanged (its changes reset the version to kStale).
+  struct ZonePlaces {
+    std::string client_zone;
+    std::vector<appprofile::ClusterView> places;
+  };
+  std::vector<ZonePlaces> route_places_;
+  // route_places_' entry for `client_zone`, made when missing.
+  const std::vector<appprofile::ClusterView>& RoutePlaces(
+      std::string_view client_zone);
   static constexpr uint64_t kStale = ~uint64_t{0};
   uint64_t route_places_version_ = kStale;
   // Per table: the log positions right after its last DropRowRange.

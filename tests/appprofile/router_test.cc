@@ -382,12 +382,20 @@ TEST(RouteFirstTest, AgreesWithRoute) {
             for (const ClusterPlace& p : places) {
               views.push_back({p.id, p.zone, p.available});
             }
-            sim::Rng rng(row + 1), rng_copy = rng, first_rng = rng;
+            sim::Rng rng(row + 1), rng_copy = rng, first_rng = rng,
+                                   measured_rng = rng;
             auto route = Route(profile, request, places, rng);
             auto nearest = Route(profile, request, all, rng_copy);
             auto first = RouteFirst(profile, request, views, first_rng);
+            // The same with the distances given (as Instance passes them).
+            std::vector<ClusterView> measured = views;
+            for (ClusterView& v : measured) v.distance = Distance(zone, v.zone);
+            auto given = RouteFirst(profile, request, measured, measured_rng);
             ASSERT_EQ(first.ok(), route.ok());
-            EXPECT_EQ(first_rng.Next(), rng.Next());
+            ASSERT_EQ(given.ok(), route.ok());
+            const uint64_t next = rng.Next();
+            EXPECT_EQ(first_rng.Next(), next);
+            EXPECT_EQ(measured_rng.Next(), next);
             if (!route.ok()) {
               EXPECT_EQ(first.status().message(), route.status().message());
               continue;
@@ -395,11 +403,25 @@ TEST(RouteFirstTest, AgreesWithRoute) {
             ASSERT_TRUE(nearest.ok());
             EXPECT_EQ(first->chosen, route->front());
             EXPECT_EQ(first->nearest, nearest->front());
+            EXPECT_EQ(given->chosen, route->front());
+            EXPECT_EQ(given->nearest, nearest->front());
           }
         }
       }
     }
   }
+}
+
+TEST(RouteFirstTest, GivenDistancesAreUsed) {
+  // A distance given with a cluster is taken as is (the caller vouches for
+  // it): here it makes the far cluster the nearest.
+  const std::vector<ClusterView> views = {{"c1", "us-east1-b", true, 2},
+                                          {"c2", "europe-west1-b", true, 0}};
+  sim::Rng rng(1);
+  auto first = RouteFirst(Multi(), {RequestKind::kSingleRow, "k", "us-east1-b"},
+                          views, rng);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->chosen, "c2");
 }
 
 TEST(RouteFirstTest, AgreesWithRouteOnManyClusters) {

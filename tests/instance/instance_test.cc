@@ -196,6 +196,27 @@ TEST_F(InstanceTest, RouteReportsTheClusterAndClusterIfUpChecksIt) {
             StatusCode::kNotFound);
 }
 
+TEST_F(InstanceTest, EachClientZoneRoutesToItsNearestCluster) {
+  // Requests from several zones, interleaved: each goes to its own zone's
+  // cluster, and after a cluster goes down to the next nearest.
+  auto route_from = [&](std::string_view zone) {
+    auto id = instance_->Route("", RequestKind::kMultiRow, "", zone);
+    return id.ok() ? *id : id.status().ToString();
+  };
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(route_from("europe-west1-d"), "c3");
+    EXPECT_EQ(route_from("us-east1-c"), "c2");
+    EXPECT_EQ(route_from("us-east1-b"), "c1");
+  }
+  ASSERT_TRUE(instance_->fabric().SetDown("c2", true).ok());
+  EXPECT_EQ(route_from("us-east1-c"), "c1");  // same region
+  EXPECT_EQ(route_from("europe-west1-d"), "c3");
+  ASSERT_TRUE(instance_->fabric().SetDown("c3", true).ok());
+  EXPECT_EQ(route_from("europe-west1-d"), "c1");
+  ASSERT_TRUE(instance_->fabric().SetDown("c3", false).ok());
+  EXPECT_EQ(route_from("europe-west1-d"), "c3");
+}
+
 TEST_F(InstanceTest, SchemaChangesCanBeMadeVisibleEverywhereAtOnce) {
   auto id = instance_->AnyLiveClusterId();
   ASSERT_TRUE(id.ok());
