@@ -13,7 +13,7 @@ LogEntry& ReplicationLog::Slot(uint64_t position) const {
   return chunks_[index / kChunkEntries][index % kChunkEntries];
 }
 
-uint64_t ReplicationLog::Append(cluster::CommitRecord record) {
+uint64_t ReplicationLog::Append(cluster::CommitRecord&& record) {
   const uint64_t position = end_position_;
   if (position - chunks_start_ == chunks_.size() * kChunkEntries) {
     chunks_.push_back(spare_ != nullptr

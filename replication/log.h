@@ -33,8 +33,8 @@ class ReplicationLog {
   ReplicationLog(ReplicationLog&&) = default;
   ReplicationLog& operator=(ReplicationLog&&) = default;
 
-  // Appends a record; returns its position.
-  uint64_t Append(cluster::CommitRecord record);
+  // Appends a record (moved from, not copied); returns its position.
+  uint64_t Append(cluster::CommitRecord&& record);
   // Takes the next position for a record no peer will read, storing
   // nothing: the log of a cluster with no peer. Requires size() == 0.
   void Skip();
