@@ -140,10 +140,13 @@ std::vector<PhaseStats> Phases(const History& history) {
       buckets(phases.size());
   // The current phase's buckets by source, then by the copy of the cluster
   // name (a source sees one or two): a pointer hash per operation instead
-  // of a tree search by strings. For lookups only.
+  // of a tree search by strings. For lookups only; a source's list stays
+  // short even when cluster names are not interned (then every operation
+  // brings a new copy, and the ones past the list search the tree).
   checks_internal::LookupMap<const OpSource*,
                              std::vector<std::pair<const char*, Bucket*>>>
       bucket_of;
+  constexpr size_t kCopiesPerSource = 8;
   size_t phase = 0;
   for (const Operation& op : history.operations) {
     if (op.invoke >= history.duration) continue;
@@ -156,13 +159,15 @@ std::vector<PhaseStats> Phases(const History& history) {
     auto cached = std::find_if(seen.begin(), seen.end(), [&](const auto& e) {
       return e.first == cluster.data();
     });
-    if (cached == seen.end()) {
-      Bucket* bucket =
+    Bucket* found = cached == seen.end() ? nullptr : cached->second;
+    if (found == nullptr) {
+      found =
           &buckets[phase][{op.profile().view(),
                            cluster.empty() ? std::string_view("-") : cluster}];
-      cached = seen.insert(seen.end(), {cluster.data(), bucket});
+      if (seen.size() < kCopiesPerSource)
+        seen.push_back({cluster.data(), found});
     }
-    Bucket& b = *cached->second;
+    Bucket& b = *found;
     if (op.ok()) {
       b.first.push_back(op.complete - op.invoke);
     } else {

@@ -56,5 +56,20 @@ TEST(PhasesTest, LinesCountEachProfileAndClusterOfEachPhase) {
   EXPECT_EQ(phases[1].lines[1].p50, Ms(50));
 }
 
+TEST(PhasesTest, ClusterNamesThatAreNotInternedStillCountTogether) {
+  // Every operation's cluster name a separate copy of "c1".
+  Builder b;
+  b.history().duration = Ms(1'000);
+  for (int i = 0; i < 20; ++i) {
+    b.Read("a-0", "r", "", i * 10, i * 10 + 5, "c1").cluster =
+        b.history().names->Store("c1");
+  }
+  const std::vector<PhaseStats> phases = Phases(b.history());
+  ASSERT_EQ(phases.size(), 1u);
+  ASSERT_EQ(phases[0].lines.size(), 1u);
+  EXPECT_EQ(phases[0].lines[0].cluster, "c1");
+  EXPECT_EQ(phases[0].lines[0].ops, 20);
+}
+
 }  // namespace
 }  // namespace btsim::scenarios
