@@ -43,8 +43,9 @@ class ClientIndex {
  public:
   explicit ClientIndex(std::map<std::string, V>* by_name) : by_name_(by_name) {}
   V& operator()(const Operation& op) {
-    auto [it, added] = by_source_.try_emplace(op.source, nullptr);
-    if (added) it->second = &ByName(op.client());
+    // Null: a new source, or one Find cached as having no entry.
+    auto it = by_source_.try_emplace(op.source, nullptr).first;
+    if (it->second == nullptr) it->second = &ByName(op.client());
     return *it->second;
   }
   // The entry of op's client; nullptr when it has none (adds nothing).
