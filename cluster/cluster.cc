@@ -109,20 +109,8 @@ void Cluster::HookTable(Table& table) {
           observer_->OnRowCommitSkipped();
           return;
         }
-        CommitRecord record;
-        record.kind = CommitRecord::Kind::kMutateRow;
-        record.table = id;
-        record.version = version;
-        record.row_key = std::string(key);
-        record.mutations.assign(m.begin(), m.end());
-        record.share = std::move(share);
-        for (Mutation& mutation : record.mutations) {
-          auto* set = std::get_if<SetCell>(&mutation);
-          if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
-            set->timestamp_micros = server_time_micros;
-          }
-        }
-        observer_->OnCommit(std::move(record));
+        observer_->OnRowCommit(RowCommit{id, key, m, server_time_micros,
+                                         version, std::move(share)});
       });
 }
 

@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -109,6 +111,35 @@ struct CommitRecord {
   std::vector<std::string> splits;
 };
 
+// A local row commit as the table reports it (Table::CommitHook): server
+// timestamps (kServerTimestamp) not resolved yet. Views the caller's data.
+struct RowCommit {
+  std::string_view table;
+  std::string_view key;
+  std::span<const Mutation> mutations;
+  int64_t server_time_micros = 0;
+  Version version = 0;
+  RowShare share;
+};
+
+// Makes *record, which must be empty (as default-constructed), the
+// kMutateRow record of `commit`, server timestamps resolved to
+// commit.server_time_micros. Takes commit.share.
+inline void FillRowRecord(RowCommit& commit, CommitRecord* record) {
+  record->kind = CommitRecord::Kind::kMutateRow;
+  record->table = commit.table;
+  record->version = commit.version;
+  record->row_key = commit.key;
+  record->mutations.assign(commit.mutations.begin(), commit.mutations.end());
+  record->share = std::move(commit.share);
+  for (Mutation& mutation : record->mutations) {
+    auto* set = std::get_if<SetCell>(&mutation);
+    if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
+      set->timestamp_micros = commit.server_time_micros;
+    }
+  }
+}
+
 // Receives every record a cluster commits locally, in commit order, on the
 // cluster's thread, right after the change is applied.
 class CommitObserver {
@@ -119,6 +150,14 @@ class CommitObserver {
   // keeps it may take it instead of copying. Defaults to the const& form.
   virtual void OnCommit(CommitRecord&& record) {
     OnCommit(static_cast<const CommitRecord&>(record));
+  }
+  // A row commit (kMutateRow) as its parts. By default its record, made by
+  // FillRowRecord, goes to OnCommit(CommitRecord&&); an observer that keeps
+  // records may fill one where it keeps it instead (no move).
+  virtual void OnRowCommit(RowCommit&& commit) {
+    CommitRecord record;
+    FillRowRecord(commit, &record);
+    OnCommit(std::move(record));
   }
   // False while the observer has no use for the records of row commits
   // (kMutateRow): the cluster then skips building them and calls

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "cluster/key_heads.h"
 
 namespace btsim::replication {
 
@@ -32,6 +33,9 @@ class ReplicationFabric::Observer : public cluster::CommitObserver {
   }
   void OnCommit(CommitRecord&& record) override {
     fabric_.OnLocalCommit(origin_, std::move(record));
+  }
+  void OnRowCommit(cluster::RowCommit&& commit) override {
+    fabric_.OnLocalRowCommit(origin_, std::move(commit));
   }
   bool WantsRowRecords() const override {
     return fabric_.WantsRecords(origin_);
@@ -152,6 +156,7 @@ Status ReplicationFabric::AddCluster(const ClusterSpec& spec) {
     other->applied[origin] = 0;
   }
   members_[origin] = std::move(member);
+  IndexIds();
   ++members_version_;
   for (auto& [other_origin, other] : members_) {
     if (other_origin != origin) Ship(other_origin, origin);
@@ -172,6 +177,7 @@ Status ReplicationFabric::RemoveCluster(std::string_view id) {
   }
   m->cluster->set_commit_observer(nullptr);
   members_.erase(origin);
+  IndexIds();
   ++members_version_;
   for (auto& [other_origin, other] : members_) {
     auto it = other->shippers.find(origin);
@@ -191,17 +197,26 @@ std::vector<std::string> ReplicationFabric::ClusterIds() const {
   return ids;
 }
 
-ReplicationFabric::Member* ReplicationFabric::FindMember(std::string_view id) {
-  for (auto& [origin, m] : members_) {
-    if (m->spec.id == id) return m.get();
+void ReplicationFabric::IndexIds() {
+  ids_.clear();
+  for (const auto& [origin, m] : members_) {
+    ids_.push_back({cluster::KeyHead(m->spec.id, 0), m->spec.id, m.get()});
   }
-  return nullptr;
+}
+
+ReplicationFabric::Member* ReplicationFabric::FindMember(std::string_view id) {
+  return const_cast<Member*>(std::as_const(*this).FindMember(id));
 }
 
 const ReplicationFabric::Member* ReplicationFabric::FindMember(
     std::string_view id) const {
-  for (const auto& [origin, m] : members_) {
-    if (m->spec.id == id) return m.get();
+  // Ids of up to 8 bytes are told apart by their heads and lengths alone.
+  const uint64_t head = cluster::KeyHead(id, 0);
+  for (const IdEntry& entry : ids_) {
+    if (entry.head == head && entry.id.size() == id.size() &&
+        (id.size() <= 8 || entry.id == id)) {
+      return entry.member;
+    }
   }
   return nullptr;
 }
@@ -289,7 +304,7 @@ void ReplicationFabric::SkipLocalCommit(uint32_t origin) {
   m->log.Skip();
 }
 
-void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
+cluster::CommitRecord* ReplicationFabric::NewLogRecord(uint32_t origin) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
   // With no peer, no ack would ever truncate the entry: keep only its
@@ -297,11 +312,34 @@ void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
   // committed.
   if (!WantsRecords(origin)) {
     SkipLocalCommit(origin);
-    return;
+    return nullptr;
   }
-  m->log.Append(std::move(record));
+  return &m->log.Emplace();
+}
+
+void ReplicationFabric::ShipNewRecord(uint32_t origin) {
+  Member* m = ByOrigin(origin);
   if (m->shippers.empty()) Truncate(*m);
-  for (auto& [peer, shipper] : m->shippers) Ship(origin, peer);
+  for (auto& [peer, shipper] : m->shippers) {
+    // Ship would return at once: a batch awaits its ack.
+    if (shipper.in_flight) continue;
+    Ship(origin, peer);
+  }
+}
+
+void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
+  if (CommitRecord* slot = NewLogRecord(origin)) {
+    *slot = std::move(record);
+    ShipNewRecord(origin);
+  }
+}
+
+void ReplicationFabric::OnLocalRowCommit(uint32_t origin,
+                                         cluster::RowCommit&& commit) {
+  if (CommitRecord* slot = NewLogRecord(origin)) {
+    cluster::FillRowRecord(commit, slot);
+    ShipNewRecord(origin);
+  }
 }
 
 void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {

@@ -158,7 +158,14 @@ class ReplicationFabric {
   // still in its log; otherwise its commits only take a log position.
   bool WantsRecords(uint32_t origin) const;
   void SkipLocalCommit(uint32_t origin);
+  // A local commit of `origin`: a new record at the end of its log, shipped
+  // to its peers, or only a log position (see WantsRecords).
   void OnLocalCommit(uint32_t origin, cluster::CommitRecord&& record);
+  void OnLocalRowCommit(uint32_t origin, cluster::RowCommit&& commit);
+  // The empty record to fill at the end of the log; null when the commit
+  // only takes a position (done). Ship the record once filled.
+  cluster::CommitRecord* NewLogRecord(uint32_t origin);
+  void ShipNewRecord(uint32_t origin);
   void Ship(uint32_t origin, uint32_t peer);
   // A batch is the positions (after, after + count] of `origin`'s log,
   // read from the log when it arrives (see Receive).
@@ -173,6 +180,15 @@ class ReplicationFabric {
   ReplicationOptions options_;
   uint32_t next_origin_ = 0;
   std::map<uint32_t, std::unique_ptr<Member>> members_;  // by origin
+  // members_ for FindMember, in origin order: each id's first 8 bytes
+  // (cluster::KeyHead) and the id (a view of the member's spec.id).
+  struct IdEntry {
+    uint64_t head;
+    std::string_view id;
+    Member* member;
+  };
+  std::vector<IdEntry> ids_;
+  void IndexIds();  // rebuilds ids_ after members_ changes
   uint64_t members_version_ = 0;
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
   std::vector<const cluster::CommitRecord*> prefetch_records_;  // scratch

@@ -14,6 +14,11 @@ LogEntry& ReplicationLog::Slot(uint64_t position) const {
 }
 
 uint64_t ReplicationLog::Append(cluster::CommitRecord&& record) {
+  Emplace() = std::move(record);
+  return last_position();
+}
+
+cluster::CommitRecord& ReplicationLog::Emplace() {
   const uint64_t position = end_position_;
   if (position - chunks_start_ == chunks_.size() * kChunkEntries) {
     chunks_.push_back(spare_ != nullptr
@@ -22,14 +27,13 @@ uint64_t ReplicationLog::Append(cluster::CommitRecord&& record) {
   }
   LogEntry& slot = Slot(position);
   slot.position = position;
-  slot.record = std::move(record);
   ++end_position_;
   // The next entry's slot is usually cold by the time it is written (other
   // work runs between commits): request it now, for writing.
   if ((position + 1 - chunks_start_) % kChunkEntries != 0) {
     PrefetchForWrite(&slot + 1, sizeof(LogEntry));
   }
-  return position;
+  return slot.record;
 }
 
 const LogEntry& ReplicationLog::At(uint64_t position) const {

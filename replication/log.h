@@ -35,6 +35,9 @@ class ReplicationLog {
 
   // Appends a record (moved from, not copied); returns its position.
   uint64_t Append(cluster::CommitRecord&& record);
+  // Appends an empty record and returns it, to be filled in place before
+  // anything reads it (its position is last_position()).
+  cluster::CommitRecord& Emplace();
   // Takes the next position for a record no peer will read, storing
   // nothing: the log of a cluster with no peer. Requires size() == 0.
   void Skip();

@@ -95,6 +95,35 @@ TEST_F(FabricTest, LookupsAndDownState) {
   EXPECT_FALSE(down);
 }
 
+TEST_F(FabricTest, LookupsTellIdsApartByEveryByte) {
+  // Ids of 1 to 10 bytes, three with the same first 8 bytes, one of them a
+  // prefix of the other two.
+  const std::vector<std::string> ids = {"clusters-a", "clusters-b", "c",
+                                        "clusters"};
+  const std::vector<std::string> zones = {kEastB, kEastC, kEurope, kAsia};
+  for (size_t i = 0; i < ids.size(); ++i) Add(ids[i], zones[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_NE(fabric_->Spec(ids[i]), nullptr) << ids[i];
+    EXPECT_EQ(fabric_->Spec(ids[i])->zone, zones[i]) << ids[i];
+    for (size_t j = 0; j < i; ++j) {
+      EXPECT_NE(fabric_->Find(ids[i]), fabric_->Find(ids[j])) << ids[i];
+    }
+  }
+  for (std::string_view unknown :
+       {"clusters-c", "clusters-", "cluster", "clusters-aa", "", "d"}) {
+    EXPECT_EQ(fabric_->Find(unknown), nullptr) << unknown;
+  }
+  // An id from a buffer that holds more bytes after it.
+  const std::string longer = "clusters-b and more";
+  EXPECT_EQ(fabric_->Spec(std::string_view(longer).substr(0, 10))->zone,
+            kEastC);
+  // Lookups follow removals.
+  ASSERT_TRUE(fabric_->RemoveCluster("clusters-a").ok());
+  EXPECT_EQ(fabric_->Find("clusters-a"), nullptr);
+  EXPECT_EQ(fabric_->Spec("clusters-b")->zone, kEastC);
+  EXPECT_EQ(fabric_->Spec("clusters")->zone, kAsia);
+}
+
 // ---- Timing over constant links ----
 
 TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
