@@ -304,41 +304,42 @@ void ReplicationFabric::SkipLocalCommit(uint32_t origin) {
   m->log.Skip();
 }
 
-cluster::CommitRecord* ReplicationFabric::NewLogRecord(uint32_t origin) {
-  Member* m = ByOrigin(origin);
-  BTSIM_CHECK(m != nullptr);
+cluster::CommitRecord* ReplicationFabric::NewLogRecord(Member& m) {
   // With no peer, no ack would ever truncate the entry: keep only its
   // position, or a single-cluster instance keeps every record it ever
   // committed.
-  if (!WantsRecords(origin)) {
-    SkipLocalCommit(origin);
+  if (!WantsRecords(m.origin)) {
+    SkipLocalCommit(m.origin);
     return nullptr;
   }
-  return &m->log.Emplace();
+  return &m.log.Emplace();
 }
 
-void ReplicationFabric::ShipNewRecord(uint32_t origin) {
-  Member* m = ByOrigin(origin);
-  if (m->shippers.empty()) Truncate(*m);
-  for (auto& [peer, shipper] : m->shippers) {
+void ReplicationFabric::ShipNewRecord(Member& m) {
+  if (m.shippers.empty()) Truncate(m);
+  for (auto& [peer, shipper] : m.shippers) {
     // Ship would return at once: a batch awaits its ack.
     if (shipper.in_flight) continue;
-    Ship(origin, peer);
+    Ship(m.origin, peer);
   }
 }
 
 void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
-  if (CommitRecord* slot = NewLogRecord(origin)) {
+  Member* m = ByOrigin(origin);
+  BTSIM_CHECK(m != nullptr);
+  if (CommitRecord* slot = NewLogRecord(*m)) {
     *slot = std::move(record);
-    ShipNewRecord(origin);
+    ShipNewRecord(*m);
   }
 }
 
 void ReplicationFabric::OnLocalRowCommit(uint32_t origin,
                                          cluster::RowCommit&& commit) {
-  if (CommitRecord* slot = NewLogRecord(origin)) {
+  Member* m = ByOrigin(origin);
+  BTSIM_CHECK(m != nullptr);
+  if (CommitRecord* slot = NewLogRecord(*m)) {
     cluster::FillRowRecord(commit, slot);
-    ShipNewRecord(origin);
+    ShipNewRecord(*m);
   }
 }
 

@@ -150,6 +150,7 @@ class ReplicationFabric {
   struct Shipper;
   class Observer;
 
+  void IndexIds();  // after every change to members_
   Member* FindMember(std::string_view id);
   const Member* FindMember(std::string_view id) const;
   Member* ByOrigin(uint32_t origin);
@@ -162,10 +163,10 @@ class ReplicationFabric {
   // to its peers, or only a log position (see WantsRecords).
   void OnLocalCommit(uint32_t origin, cluster::CommitRecord&& record);
   void OnLocalRowCommit(uint32_t origin, cluster::RowCommit&& commit);
-  // The empty record to fill at the end of the log; null when the commit
+  // The empty record to fill at the end of m's log; null when the commit
   // only takes a position (done). Ship the record once filled.
-  cluster::CommitRecord* NewLogRecord(uint32_t origin);
-  void ShipNewRecord(uint32_t origin);
+  cluster::CommitRecord* NewLogRecord(Member& m);
+  void ShipNewRecord(Member& m);
   void Ship(uint32_t origin, uint32_t peer);
   // A batch is the positions (after, after + count] of `origin`'s log,
   // read from the log when it arrives (see Receive).
@@ -187,8 +188,7 @@ class ReplicationFabric {
     std::string_view id;
     Member* member;
   };
-  std::vector<IdEntry> ids_;
-  void IndexIds();  // rebuilds ids_ after members_ changes
+  std::vector<IdEntry> ids_;  // rebuilt by IndexIds
   uint64_t members_version_ = 0;
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
   std::vector<const cluster::CommitRecord*> prefetch_records_;  // scratch
