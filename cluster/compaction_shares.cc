@@ -12,20 +12,16 @@ size_t CompactionShares::Home(const void* allocation) const {
   return static_cast<size_t>(h >> (64 - std::countr_zero(slots_.size())));
 }
 
-const RowRecord* CompactionShares::Find(const RowRecord& row,
-                                        const GcRule& rule,
-                                        int64_t now_micros) const {
+CompactionShares::Recorded CompactionShares::Find(const RowRecord& row,
+                                                  int64_t now_micros) const {
   // A recorded row is shared at least with this table's own reference.
-  if (slots_.empty() || !row.shared()) return nullptr;
+  if (slots_.empty() || now_micros != now_micros_ || !row.shared()) return {};
   const size_t mask = slots_.size() - 1;
   for (size_t i = Home(row.allocation());; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
-    if (!slot.row.valid()) return nullptr;
+    if (!slot.row.valid()) return {};
     if (slot.row.allocation() == row.allocation()) {
-      if (slot.now_micros != now_micros || !(*slot.rule == rule)) {
-        return nullptr;
-      }
-      return &slot.result;
+      return {&slot.result, slot.family_id, slot.rule};
     }
   }
 }
@@ -43,8 +39,13 @@ void CompactionShares::PrefetchResult(const RowRecord& row) const {
   }
 }
 
-void CompactionShares::Add(const RowRecord& row, const GcRule& rule,
-                           int64_t now_micros, const RowRecord& result) {
+void CompactionShares::Add(const RowRecord& row, uint32_t family_id,
+                           const GcRule& rule, int64_t now_micros,
+                           const RowRecord& result) {
+  if (now_micros != now_micros_) {
+    Clear();
+    now_micros_ = now_micros;
+  }
   if ((used_ + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = Home(row.allocation());
@@ -59,7 +60,7 @@ void CompactionShares::Add(const RowRecord& row, const GcRule& rule,
   }
   slot.result = result.Share();
   slot.rule = &rule;
-  slot.now_micros = now_micros;
+  slot.family_id = family_id;
 }
 
 void CompactionShares::Clear() {

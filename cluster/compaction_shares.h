@@ -4,14 +4,15 @@
 // Replicas often hold one shared row version (cluster/row_share.h).
 // Compacting it gives the same bytes on every replica that compacts it with
 // the same GC rule at the same time, so the first computes the result and
-// the others take a reference to it: the row stays shared instead of
-// becoming one copy per cluster. Covers compaction's splice of a row with
-// one column and no tombstone (Table::CompactRow), nearly every compaction
-// of a replicated write.
+// the others take a reference to it, without reading the row's cells: the
+// row stays shared instead of becoming one copy per cluster. Covers
+// compaction's splice of a row with one column and no tombstone
+// (Table::CompactRow), nearly every compaction of a replicated write.
 //
 // Holds one round's results (ReplicationFabric::CompactAll), then Clear()
-// readies it for the next. The GC rules it points to must not change during
-// a round. Not thread-safe.
+// readies it for the next. Results of one moment only: an Add at another
+// time than the results held forgets them first. The GC rules it points to
+// must not change during a round. Not thread-safe.
 #ifndef BTSIM_CLUSTER_COMPACTION_SHARES_H_
 #define BTSIM_CLUSTER_COMPACTION_SHARES_H_
 
@@ -26,10 +27,18 @@ namespace btsim::cluster {
 
 class CompactionShares {
  public:
-  // The result recorded for compacting `row` (the same allocation) with an
-  // equal `rule` at `now_micros`; null when there is none.
-  const RowRecord* Find(const RowRecord& row, const GcRule& rule,
-                        int64_t now_micros) const;
+  // What Add recorded for compacting `row` (the same allocation) at
+  // `now_micros`: the result, the family id of the row's one column and the
+  // GC rule it was compacted with. A caller whose rule for that family
+  // equals *rule would compute the same result (the row's bytes decide the
+  // rest), so it may take the result without reading the row.
+  struct Recorded {
+    const RowRecord* result = nullptr;
+    uint32_t family_id = 0;
+    const GcRule* rule = nullptr;
+  };
+  // Empty (result null) when nothing was recorded.
+  Recorded Find(const RowRecord& row, int64_t now_micros) const;
   // Brings into cache what Find(row, ...) and Add(row, ...) look at first,
   // reading only the record, not the row's bytes: for a caller about to
   // compact rows one after another. Changes nothing.
@@ -40,10 +49,12 @@ class CompactionShares {
   // recorded for `row`, if any, which taking it (RowRecord::Share) writes.
   // Reads the slot and the row's header. Changes nothing.
   void PrefetchResult(const RowRecord& row) const;
-  // Records `result` as what compacting `row` with `rule` at `now_micros`
-  // gives. Only rows that other records share are worth recording.
-  void Add(const RowRecord& row, const GcRule& rule, int64_t now_micros,
-           const RowRecord& result);
+  // Records `result` as what compacting `row`, whose one column is in
+  // family `family_id`, with `rule` at `now_micros` gives (forgetting every
+  // result of another time). Only rows that other records share are worth
+  // recording.
+  void Add(const RowRecord& row, uint32_t family_id, const GcRule& rule,
+           int64_t now_micros, const RowRecord& result);
   // Forgets every result, dropping its references (a row's allocation, the
   // key, may then be reused), and keeps room for about as many results as
   // this round had: the next round reuses memory already touched.
@@ -57,7 +68,7 @@ class CompactionShares {
     RowRecord row;  // keeps the allocation (the key) from being reused
     RowRecord result;
     const GcRule* rule = nullptr;
-    int64_t now_micros = 0;
+    uint32_t family_id = 0;
   };
   size_t Home(const void* allocation) const;
   // Doubles the table (at least 1,024 slots), moving every entry.
@@ -65,6 +76,7 @@ class CompactionShares {
 
   std::vector<Slot> slots_;  // a power of two in size, at most half used
   size_t used_ = 0;
+  int64_t now_micros_ = 0;  // the time of every result held
 };
 
 }  // namespace btsim::cluster

@@ -284,6 +284,12 @@ class Table {
   // (all_dirty()) or the marked ones.
   void CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
                      Version tombstone_horizon, CompactionShares* shares);
+  // Replaces the row at `slot` with the result `shares` holds for it, when
+  // it holds one for this table's GC rule of the row's family (CompactRow
+  // would compute the same bytes): true when it did. Reads only the row's
+  // record, not its cells.
+  bool TakeCompacted(Tablet& tablet, const Tablet::Slot& slot,
+                     int64_t now_micros, const CompactionShares* shares);
   // Compacts the row at `slot` in place. A row left with nothing is added to
   // `*emptied` instead (for the caller to remove once done with the slots);
   // one that keeps tombstones newer than the horizon stays marked.

@@ -299,6 +299,7 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
     tablet.set_all_dirty(false);
     for (size_t i = 0; i < tablet.size(); ++i) {
       const Tablet::Slot slot = tablet.SlotAt(i);
+      if (TakeCompacted(tablet, slot, now_micros, shares)) continue;
       if (every_row || MayNeedCompaction(tablet.At(slot)->encoded())) {
         CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
                    &emptied);
@@ -322,6 +323,7 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
         if (shares != nullptr) shares->PrefetchResult(ahead);
       }
       const Tablet::Slot& slot = marked[k];
+      if (TakeCompacted(tablet, slot, now_micros, shares)) continue;
       if (MayNeedCompaction(tablet.At(slot)->encoded())) {
         CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
                    &emptied);
@@ -331,6 +333,20 @@ void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
   if (emptied.empty()) return;
   for (const Tablet::Slot& slot : emptied) tablet.Rewrite(slot, RowRecord());
   tablet.DropInvalid();
+}
+
+bool Table::TakeCompacted(Tablet& tablet, const Tablet::Slot& slot,
+                          int64_t now_micros, const CompactionShares* shares) {
+  if (shares == nullptr) return false;
+  const CompactionShares::Recorded known =
+      shares->Find(*tablet.At(slot), now_micros);
+  if (known.result == nullptr || known.family_id >= families_by_id_.size() ||
+      families_by_id_[known.family_id] == nullptr ||
+      !(families_by_id_[known.family_id]->gc_rule == *known.rule)) {
+    return false;
+  }
+  tablet.Rewrite(slot, known.result->Share());
+  return true;
 }
 
 void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
@@ -359,18 +375,11 @@ void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
       if (keep == 0) {
         emptied->push_back(slot);
       } else if (keep < lone.cells) {
-        const RowRecord* known = shares != nullptr
-                                     ? shares->Find(record, rule, now_micros)
-                                     : nullptr;
-        if (known != nullptr) {
-          tablet.Rewrite(slot, known->Share());
-        } else {
-          RowRecord kept = KeepNewestCells(record, lone, keep);
-          if (shares != nullptr && record.shared()) {
-            shares->Add(record, rule, now_micros, kept);
-          }
-          tablet.Rewrite(slot, std::move(kept));
+        RowRecord kept = KeepNewestCells(record, lone, keep);
+        if (shares != nullptr && record.shared()) {
+          shares->Add(record, lone.family_id, rule, now_micros, kept);
         }
+        tablet.Rewrite(slot, std::move(kept));
       }
       return;
     }

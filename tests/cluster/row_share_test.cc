@@ -90,20 +90,22 @@ RowData TwoCells() {
   return row;
 }
 
-TEST(CompactionSharesTest, FindsAResultForTheSameAllocationRuleAndTime) {
+TEST(CompactionSharesTest, FindsAResultForTheSameAllocationAndTime) {
   CompactionShares shares;
   const RowRecord row("key", TwoCells());
   const RowRecord result("key", OneCell("new"));
   const GcRule one = GcRule::MaxVersions(1);
-  EXPECT_EQ(shares.Find(row, one, 5), nullptr);
-  shares.Add(row, one, 5, result);
-  const RowRecord* found = shares.Find(row.Share(), GcRule::MaxVersions(1), 5);
-  ASSERT_NE(found, nullptr);
-  EXPECT_EQ(found->allocation(), result.allocation());
+  EXPECT_EQ(shares.Find(row, 5).result, nullptr);
+  shares.Add(row, 3, one, 5, result);
+  const CompactionShares::Recorded found = shares.Find(row.Share(), 5);
+  ASSERT_NE(found.result, nullptr);
+  EXPECT_EQ(found.result->allocation(), result.allocation());
+  // With what the caller needs to tell whether its compaction is the same.
+  EXPECT_EQ(found.family_id, 3u);
+  EXPECT_EQ(found.rule, &one);
   // Anything else is not the same compaction.
-  EXPECT_EQ(shares.Find(row, one, 6), nullptr);
-  EXPECT_EQ(shares.Find(row, GcRule::MaxVersions(2), 5), nullptr);
-  EXPECT_EQ(shares.Find(row.Clone(), one, 5), nullptr);
+  EXPECT_EQ(shares.Find(row, 6).result, nullptr);
+  EXPECT_EQ(shares.Find(row.Clone(), 5).result, nullptr);
 }
 
 TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
@@ -117,12 +119,12 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
     // Neither prefetch changes anything, even when the table is empty.
     shares.Prefetch(rows.back());
     shares.PrefetchResult(rows.back());
-    shares.Add(rows.back(), one, 5, results.back());
+    shares.Add(rows.back(), 0, one, 5, results.back());
   }
   for (int i = 0; i < 5000; ++i) {
     shares.Prefetch(rows[(i + 8) % 5000]);
     shares.PrefetchResult(rows[(i + 4) % 5000]);
-    const RowRecord* found = shares.Find(rows[i], one, 5);
+    const RowRecord* found = shares.Find(rows[i], 5).result;
     ASSERT_NE(found, nullptr) << i;
     EXPECT_EQ(found->allocation(), results[i].allocation()) << i;
   }
@@ -131,12 +133,18 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
   shares.PrefetchResult(unrecorded);
   const RowRecord unrecorded_copy = unrecorded.Share();
   shares.PrefetchResult(unrecorded);
-  EXPECT_EQ(shares.Find(unrecorded, one, 5), nullptr);
+  EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
   // Recording a row again replaces its result.
   const RowRecord other("key7", OneCell("other"));
-  shares.Add(rows[7], one, 6, other);
-  EXPECT_EQ(shares.Find(rows[7], one, 5), nullptr);
-  EXPECT_EQ(shares.Find(rows[7], one, 6)->allocation(), other.allocation());
+  shares.Add(rows[7], 1, one, 5, other);
+  EXPECT_EQ(shares.Find(rows[7], 5).result->allocation(), other.allocation());
+  EXPECT_EQ(shares.Find(rows[7], 5).family_id, 1u);
+  // A result of another time forgets every result of this one.
+  shares.Add(rows[8], 0, one, 6, other);
+  EXPECT_EQ(shares.Find(rows[8], 6).result->allocation(), other.allocation());
+  EXPECT_EQ(shares.Find(rows[8], 5).result, nullptr);
+  EXPECT_EQ(shares.Find(rows[7], 6).result, nullptr);
+  EXPECT_FALSE(rows[7].shared());  // its reference dropped
 }
 
 TEST(CompactionSharesTest, KeepsItsRowsAlive) {
@@ -146,7 +154,7 @@ TEST(CompactionSharesTest, KeepsItsRowsAlive) {
   {
     const RowRecord row("key", TwoCells());
     address = row.allocation();
-    shares.Add(row, one, 5, RowRecord("key", OneCell("new")));
+    shares.Add(row, 0, one, 5, RowRecord("key", OneCell("new")));
     EXPECT_TRUE(row.shared());
   }
   // The row is gone from its holder but not freed, so no new row can take
@@ -161,25 +169,25 @@ TEST(CompactionSharesTest, ClearForgetsEveryResultAndDropsItsReferences) {
   std::vector<RowRecord> rows;
   for (int i = 0; i < 5000; ++i) {
     rows.emplace_back("key" + std::to_string(i), TwoCells());
-    shares.Add(rows.back(), one, 5, RowRecord("key", OneCell("new")));
+    shares.Add(rows.back(), 0, one, 5, RowRecord("key", OneCell("new")));
     ASSERT_TRUE(rows.back().shared());
   }
   shares.Clear();
   for (const RowRecord& row : rows) {
     EXPECT_FALSE(row.shared());  // only the holder's reference is left
-    EXPECT_EQ(shares.Find(row, one, 5), nullptr);
+    EXPECT_EQ(shares.Find(row, 5).result, nullptr);
   }
   // The next rounds, smaller (the table shrinks) and empty, work alike.
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 10; ++i) {
-      shares.Add(rows[i], one, 6 + round, rows[i + 1]);
+      shares.Add(rows[i], 0, one, 6 + round, rows[i + 1]);
     }
     for (int i = 0; i < 10; ++i) {
-      const RowRecord* found = shares.Find(rows[i], one, 6 + round);
+      const RowRecord* found = shares.Find(rows[i], 6 + round).result;
       ASSERT_NE(found, nullptr);
       EXPECT_EQ(found->allocation(), rows[i + 1].allocation());
     }
-    EXPECT_EQ(shares.Find(rows[20], one, 6 + round), nullptr);
+    EXPECT_EQ(shares.Find(rows[20], 6 + round).result, nullptr);
     shares.Clear();
     shares.Clear();
     EXPECT_FALSE(rows[0].shared());
@@ -274,6 +282,48 @@ TEST_F(ReplicaTest, DifferentFamilyIdsPreventTakingTheShare) {
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].family, "cf");
   EXPECT_EQ(cells[0].value, "a");
+}
+
+TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
+  // Two replicas hold the origin's row (two cells, one allocation); one
+  // keeps a cell per column as the origin does, the other two (its rule
+  // update has not reached the others yet).
+  Table same("t", {}, {});
+  const FamilyModification create[] = {CreateFamily("cf")};
+  ASSERT_TRUE(same.ModifyColumnFamilies(create).ok());
+  const FamilyModification one[] = {
+      {"cf", FamilyModification::Kind::kUpdate, GcRule::MaxVersions(1)}};
+  const FamilyModification two[] = {
+      {"cf", FamilyModification::Kind::kUpdate, GcRule::MaxVersions(2)}};
+  ASSERT_TRUE(origin_.ModifyColumnFamilies(one).ok());
+  ASSERT_TRUE(same.ModifyColumnFamilies(one).ok());
+  ASSERT_TRUE(replica_.ModifyColumnFamilies(two).ok());
+  for (const char* value : {"a", "b"}) {
+    const std::vector<Mutation> m = {Set("cf", "q", value[0] * 1000, value)};
+    const Version v = Commit(m);
+    same.ApplyReplicated("k", m, v, &last_share_);
+    replica_.ApplyReplicated("k", m, v, &last_share_);
+  }
+  ASSERT_EQ(ReadK(replica_).size(), 2u);
+  // A result recorded for their row (a marker, so that taking it shows)
+  // under a rule equal to the origin's, for "cf" (id 0 in every table).
+  CompactionShares shares;
+  const int64_t now = kNowMicros + 1000;
+  const GcRule origin_rule = GcRule::MaxVersions(1);
+  shares.Add(last_share_.after, 0, origin_rule, now,
+             RowRecord("k", OneCell("from the share")));
+  const Version horizon = MakeVersion(now, 0);
+  replica_.Compact(now, horizon, &shares);
+  same.Compact(now, horizon, &shares);
+  EXPECT_EQ(ReadK(replica_).size(), 2u);  // its own rule: compacted itself
+  ASSERT_EQ(ReadK(same).size(), 1u);
+  EXPECT_EQ(ReadK(same)[0].value, "from the share");
+  // At another time the result is not the same compaction.
+  shares.Add(last_share_.after, 0, origin_rule, now,
+             RowRecord("k", OneCell("from the share")));
+  origin_.Compact(now + 1000, MakeVersion(now + 1000, 0), &shares);
+  ASSERT_EQ(ReadK(origin_).size(), 1u);
+  EXPECT_EQ(ReadK(origin_)[0].value, "b");
 }
 
 TEST_F(ReplicaTest, ARowDeletedOnTheReplicaDoesNotMatchTheOriginsRow) {
