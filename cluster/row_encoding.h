@@ -62,7 +62,11 @@ class Reader {
   explicit Reader(std::string_view in)
       : p_(in.data()), end_(in.data() + in.size()) {}
 
+  // A varint of up to 10 bytes (bits past the 64th dropped).
   uint64_t Varint() {
+    BTSIM_CHECK_MSG(p_ < end_, "truncated row encoding");
+    // Most are one byte (counts, ids, lengths): decoded before the loop.
+    if (static_cast<uint8_t>(*p_) < 0x80) return static_cast<uint8_t>(*p_++);
     uint64_t result = 0;
     for (int shift = 0; shift <= 63; shift += 7) {
       BTSIM_CHECK_MSG(p_ < end_, "truncated row encoding");
