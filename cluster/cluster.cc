@@ -143,7 +143,9 @@ void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
     const std::string& table_id = records[i]->table;
     auto it = tables_.find(table_id);
     if (!row_write_to(i, table_id) || it == tables_.end()) {
-      ApplyReplicated(*records[i], Table::kNoProbe);
+      ApplyReplicated(*records[i],
+                      it == tables_.end() ? nullptr : it->second.get(),
+                      Table::kNoProbe);
       applied(i++);
       continue;
     }
@@ -154,22 +156,28 @@ void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
       records[end]->share.after.Prefetch();  // its count changes if taken
     }
     it->second->PrefetchRows(prefetch_keys_);
+    // Row writes leave the tables as they are: `it` stays valid.
     for (size_t probe = 0; i < end; ++i, ++probe) {
-      ApplyReplicated(*records[i], probe);
+      ApplyReplicated(*records[i], it->second.get(), probe);
       applied(i);
     }
   }
 }
 
-void Cluster::ApplyReplicated(const CommitRecord& record, size_t probe) {
+void Cluster::ApplyReplicated(const CommitRecord& record) {
+  auto it = tables_.find(record.table);
+  ApplyReplicated(record, it == tables_.end() ? nullptr : it->second.get(),
+                  Table::kNoProbe);
+}
+
+void Cluster::ApplyReplicated(const CommitRecord& record, Table* table,
+                              size_t probe) {
   // Hybrid logical clock: a change seen from another cluster moves this
   // cluster's commit clock past it, so that a write made after reading it
   // wins over it even if that cluster's clock ran ahead.
   if (VersionMicros(record.version) >= VersionMicros(last_version_)) {
     last_version_ = MakeVersion(VersionMicros(record.version), options_.origin);
   }
-  auto it = tables_.find(record.table);
-  Table* table = it == tables_.end() ? nullptr : it->second.get();
   switch (record.kind) {
     case CommitRecord::Kind::kMutateRow:
       if (table)
@@ -208,7 +216,7 @@ void Cluster::ApplyReplicated(const CommitRecord& record, size_t probe) {
       return;
     case CommitRecord::Kind::kDeleteTable:
       if (table) {
-        tables_.erase(it);
+        tables_.erase(record.table);
         ++tables_version_;
       }
       return;

@@ -87,9 +87,7 @@ class Cluster {
   void set_commit_observer(CommitObserver* observer) { observer_ = observer; }
   // Applies a record another cluster committed. Idempotent; never fails:
   // changes to a missing table or family are skipped.
-  void ApplyReplicated(const CommitRecord& record) {
-    ApplyReplicated(record, Table::kNoProbe);
-  }
+  void ApplyReplicated(const CommitRecord& record);
   // ApplyReplicated for each of `records` in order, calling `applied(i)`
   // after records[i]. The rows of each run of row writes to one table are
   // searched for together first (Table::PrefetchRows), and their shared
@@ -136,8 +134,10 @@ class Cluster {
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
   uint64_t tables_version_ = 0;
   std::vector<std::string_view> prefetch_keys_;  // scratch
-  // `probe`: see Table::PrefetchRows.
-  void ApplyReplicated(const CommitRecord& record, size_t probe);
+  // ApplyReplicated(record) with `table`, this cluster's table named
+  // record.table (null when it has none), found by the caller. `probe`:
+  // see Table::PrefetchRows.
+  void ApplyReplicated(const CommitRecord& record, Table* table, size_t probe);
   CommitObserver* observer_ = nullptr;
 };
 
