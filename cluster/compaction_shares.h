@@ -37,7 +37,7 @@ class CompactionShares {
     uint32_t family_id = 0;
     const GcRule* rule = nullptr;
   };
-  // Empty (result null) when nothing was recorded.
+  // Empty (result null) when nothing was recorded for `row` at `now_micros`.
   Recorded Find(const RowRecord& row, int64_t now_micros) const;
   // Brings into cache what Find(row, ...) and Add(row, ...) look at first,
   // reading only the record, not the row's bytes: for a caller about to
