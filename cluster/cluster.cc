@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/bytes.h"
 #include "cluster/limits.h"
 
 namespace btsim::cluster {
@@ -136,7 +137,7 @@ void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
                                    const std::function<void(size_t)>& applied) {
   auto row_write_to = [&](size_t i, const std::string& table) {
     return records[i]->kind == CommitRecord::Kind::kMutateRow &&
-           records[i]->table == table;
+           SameBytes(records[i]->table, table);
   };
   size_t i = 0;
   while (i < records.size()) {

@@ -10,56 +10,19 @@
 #define BTSIM_CLUSTER_KEY_HEADS_H_
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string_view>
 
+#include "base/bytes.h"
+
 namespace btsim::cluster {
 
-namespace key_heads_internal {
-
-// The sizeof(U) bytes at `p` read big-endian (no alignment needed).
-template <typename U>
-inline U LoadBig(const char* p) {
-  static_assert(sizeof(U) == 4 || sizeof(U) == 8);
-  U v;
-  std::memcpy(&v, p, sizeof v);
-  if constexpr (std::endian::native == std::endian::little) {
-    if constexpr (sizeof(U) == 8) {
-      v = __builtin_bswap64(v);
-    } else {
-      v = __builtin_bswap32(v);
-    }
-  }
-  return v;
-}
-
-}  // namespace key_heads_internal
-
-// The 8 bytes of `key` from `offset`, zero-padded, big-endian. Reads only
-// the key's bytes: fewer than 8 are read as two overlapping loads (or, under
-// 4, three single bytes), whose overlap holds the same bytes.
+// The 8 bytes of `key` from `offset`, zero-padded, big-endian
+// (btsim::BigEndianWord).
 inline uint64_t KeyHead(std::string_view key, size_t offset) {
-  using key_heads_internal::LoadBig;
-  if (offset >= key.size()) return 0;
-  const char* const p = key.data() + offset;
-  const size_t n = key.size() - offset;
-  if (n >= 8) return LoadBig<uint64_t>(p);
-  uint64_t v;  // p[0, n) as an n-byte big-endian number
-  if (n >= 4) {
-    v = (uint64_t{LoadBig<uint32_t>(p)} << (8 * (n - 4))) |
-        LoadBig<uint32_t>(p + n - 4);
-  } else {
-    auto byte = [p](size_t i) {
-      return static_cast<uint64_t>(static_cast<uint8_t>(p[i]));
-    };
-    v = (byte(0) << (8 * (n - 1))) | (byte(n / 2) << (8 * (n - 1 - n / 2))) |
-        byte(n - 1);
-  }
-  return v << (8 * (8 - n));
+  return BigEndianWord(key, offset);
 }
 
 inline size_t CommonPrefixLength(std::string_view a, std::string_view b) {
@@ -74,8 +37,9 @@ inline size_t CommonPrefixLength(std::string_view a, std::string_view b) {
 template <typename KeyAt>
 size_t HeadsBound(std::span<const uint64_t> heads, std::string_view prefix,
                   std::string_view key, bool upper, const KeyAt& key_at) {
-  if (const int c = key.substr(0, prefix.size()).compare(prefix); c != 0) {
-    return c < 0 ? 0 : heads.size();
+  if (const std::string_view start = key.substr(0, prefix.size());
+      !SameBytes(start, prefix)) {
+    return LessBytes(start, prefix) ? 0 : heads.size();
   }
   const uint64_t head = KeyHead(key, prefix.size());
   const auto lo = std::lower_bound(heads.begin(), heads.end(), head);
@@ -89,7 +53,7 @@ size_t HeadsBound(std::span<const uint64_t> heads, std::string_view prefix,
   while (first < last) {
     const size_t mid = first + (last - first) / 2;
     const std::string_view k = key_at(mid);
-    if (upper ? !(key < k) : k < key) {
+    if (upper ? !LessBytes(key, k) : LessBytes(k, key)) {
       first = mid + 1;
     } else {
       last = mid;

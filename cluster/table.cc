@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "cluster/cluster.h"  // ValidateFamilyName
 #include "cluster/key_heads.h"
@@ -208,7 +209,7 @@ bool Table::HasFamily(std::string_view name) const {
 }
 
 const Table::FamilyEntry* Table::FindFamily(std::string_view name) const {
-  if (last_family_ != nullptr && last_family_->name == name) {
+  if (last_family_ != nullptr && SameBytes(last_family_->name, name)) {
     return last_family_;
   }
   auto it = families_.find(name);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/bytes.h"
 #include "cluster/row_edits.h"
 #include "cluster/table.h"
 
@@ -99,7 +100,7 @@ const Table::RowProbe* Table::TakeHint(std::string_view key) {
   const uint64_t hash = HintHash(key);
   for (uint32_t m = live_hints_; m != 0; m &= m - 1) {
     const size_t i = static_cast<size_t>(std::countr_zero(m));
-    if (hint_hashes_[i] != hash || hints_[i].key != key) continue;
+    if (hint_hashes_[i] != hash || !SameBytes(hints_[i].key, key)) continue;
     while (hints_[i].steps < 3) AdvanceHint(i);
     live_hints_ &= ~(1u << i);
     return &hints_[i].probe;

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <optional>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "base/prefetch.h"
 #include "cluster/key_heads.h"
@@ -98,7 +99,7 @@ struct alignas(64) Tablet::Chunk {
 
   // The key's head, or nullopt when the key does not start with the prefix.
   std::optional<uint64_t> HeadOf(std::string_view key) const {
-    if (key.substr(0, prefix.size()) != prefix) return std::nullopt;
+    if (!SameBytes(key.substr(0, prefix.size()), prefix)) return std::nullopt;
     return KeyHead(key, prefix.size());
   }
 
@@ -108,7 +109,7 @@ struct alignas(64) Tablet::Chunk {
     if (const std::optional<uint64_t> head = HeadOf(key)) {
       if (heads[i] != *head) return heads[i] < *head;
     }
-    return rows[i].key() < key;
+    return LessBytes(rows[i].key(), key);
   }
 
   // Index of the first row whose head is >= the key's `head` (HeadOf(key);
@@ -117,7 +118,7 @@ struct alignas(64) Tablet::Chunk {
   // key's, the key may belong just after it. Reads no row.
   size_t HeadBound(std::string_view key,
                    const std::optional<uint64_t>& head) const {
-    if (!head) return key < prefix ? 0 : size;
+    if (!head) return LessBytes(key, prefix) ? 0 : size;
     const auto [from, to] = Interval(*head);
     return static_cast<size_t>(
         std::lower_bound(heads + from, heads + to, *head) - heads);
@@ -134,7 +135,7 @@ struct alignas(64) Tablet::Chunk {
     while (first < last) {
       const size_t mid = first + (last - first) / 2;
       const std::string_view k = rows[mid].key();
-      if (upper ? !(key < k) : k < key) {
+      if (upper ? !LessBytes(key, k) : LessBytes(k, key)) {
         first = mid + 1;
       } else {
         last = mid;
@@ -243,7 +244,7 @@ Tablet::Slot Tablet::Seek(std::string_view key) const {
   const size_t c = ChunkFor(key);
   const Chunk& chunk = *chunks_[c];
   const size_t i = chunk.Bound(key, /*upper=*/false);
-  return Slot{c, i, i < chunk.size && chunk.rows[i].key() == key};
+  return Slot{c, i, i < chunk.size && SameBytes(chunk.rows[i].key(), key)};
 }
 
 Tablet::Probe Tablet::ProbeChunk(std::string_view key) const {
@@ -318,15 +319,15 @@ std::optional<Tablet::Slot> Tablet::SeekProbed(std::string_view key,
   // Keys are unique: the key at rows[i] is the key's row.
   if (i < chunk.size) {
     const std::string_view at = chunk.rows[i].key();
-    if (at == key) return Slot{c, i, true};
-    if (at < key) return std::nullopt;
-  } else if (c + 1 < chunks_.size() ? !(key < first_key_[c + 1])
-                                    : !(end_.empty() || key < end_)) {
+    if (SameBytes(at, key)) return Slot{c, i, true};
+    if (LessBytes(at, key)) return std::nullopt;
+  } else if (c + 1 < chunks_.size() ? !LessBytes(key, first_key_[c + 1])
+                                    : !(end_.empty() || LessBytes(key, end_))) {
     return std::nullopt;  // it goes after this chunk
   }
   // Absent: it goes at i when the row before sorts before it (in this
   // chunk, or, at the tablet's first position, when the tablet covers it).
-  if (i > 0 ? !chunk.Before(i - 1, key) : c > 0 || key < start_) {
+  if (i > 0 ? !chunk.Before(i - 1, key) : c > 0 || LessBytes(key, start_)) {
     return std::nullopt;
   }
   return Slot{c, i, false};

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/bytes.h"
 #include "cluster/row_codec.h"
 
 namespace btsim::cluster {
@@ -38,7 +39,7 @@ class Tablet {
   // A pinned start is a user-requested split: never merged away.
   bool pinned() const { return pinned_; }
   bool Covers(std::string_view key) const {
-    return key >= start_ && (end_.empty() || key < end_);
+    return !LessBytes(key, start_) && (end_.empty() || LessBytes(key, end_));
   }
   // sim::StableHash(start(), seed), remembered for the last seed asked (the
   // start never changes): computed once per tablet by a caller that names

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "cluster/commit_record.h"
 #include "sim/rng.h"
@@ -176,7 +177,7 @@ const std::vector<appprofile::ClusterView>& Instance::RoutePlaces(
     route_places_version_ = fabric_->members_version();
   }
   for (const ZonePlaces& z : route_places_) {
-    if (z.client_zone == client_zone) return z.places;
+    if (SameBytes(z.client_zone, client_zone)) return z.places;
   }
   ZonePlaces& z = route_places_.emplace_back();
   z.client_zone = std::string(client_zone);
@@ -292,7 +293,7 @@ Instance::Capacity* Instance::Prepare(Capacity& cap, std::string_view cluster,
   }
   cluster::Cluster* c = cap.cluster;
   if (cap.tables_version != c->tables_version() || cap.table == nullptr ||
-      cap.table_id != table) {
+      !SameBytes(cap.table_id, table)) {
     auto t = c->GetTable(table);
     if (!t.ok()) return nullptr;
     cap.tables_version = c->tables_version();

@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/bytes.h"
+
 namespace btsim::scenarios {
 
 class Name {
@@ -48,10 +50,10 @@ class Name {
   size_t size() const { return view().size(); }
 
   friend bool operator==(const Name& a, const Name& b) {
-    return a.text_ == b.text_ || a.view() == b.view();
+    return a.text_ == b.text_ || SameBytes(a.view(), b.view());
   }
   friend bool operator==(const Name& a, std::string_view b) {
-    return a.view() == b;
+    return SameBytes(a.view(), b);
   }
   friend std::strong_ordering operator<=>(const Name& a, const Name& b) {
     return a.view() <=> b.view();

@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "base/prefetch.h"
 #include "cluster/filter.h"
@@ -359,7 +360,7 @@ const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {
   instance::Instance& instance = *context_.instance;
   const uint64_t latency_version = instance.transport().latency_version();
   const uint64_t members_version = instance.fabric().members_version();
-  if (!link_ || link_cluster_ != cluster_id ||
+  if (!link_ || !SameBytes(link_cluster_, cluster_id) ||
       link_latency_version_ != latency_version ||
       link_members_version_ != members_version) {
     link_ = instance.transport().LatencyOf(group_.zone,

@@ -10,11 +10,13 @@
 #define BTSIM_SCENARIOS_TAG_MAP_H_
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <unordered_map>  // btsim: order-independent (lookups only)
 #include <utility>
 #include <vector>
 
+#include "base/bytes.h"
 #include "scenarios/history.h"
 
 namespace btsim::scenarios {
@@ -56,7 +58,8 @@ class TagMap {
   T absent_;
   template <class V>
   using Lookup =
-      std::unordered_map<std::string_view, V>;  // btsim: order-independent
+      std::unordered_map<std::string_view, V,  // btsim: order-independent
+                         std::hash<std::string_view>, BytesEqual>;
   Lookup<std::vector<T>> by_client_;
   Lookup<T> others_;
 };
