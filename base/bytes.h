@@ -122,9 +122,8 @@ inline bool LessBytes(std::string_view a, std::string_view b) {
   return CompareBytes(a, b) < 0;
 }
 
-// A transparent equality for hash maps keyed by strings: SameBytes.
+// SameBytes as the equality of a hash map keyed by std::string_view.
 struct BytesEqual {
-  using is_transparent = void;
   bool operator()(std::string_view a, std::string_view b) const {
     return SameBytes(a, b);
   }

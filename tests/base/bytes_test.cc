@@ -79,7 +79,7 @@ TEST(BytesTest, BigEndianWordPadsWithZeros) {
   EXPECT_EQ(BigEndianWord("\xff", 0), 0xff00000000000000u);
 }
 
-TEST(BytesTest, BytesEqualIsTransparentEquality) {
+TEST(BytesTest, BytesEqualIsSameBytes) {
   const BytesEqual equal;
   const std::string a = "cluster-1";
   EXPECT_TRUE(equal(a, std::string_view("cluster-1")));
