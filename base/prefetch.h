@@ -4,6 +4,11 @@
 // never change memory and may be dropped, so results never depend on them.
 // For a loop that will soon touch an object or slot it last touched long
 // ago (the next history record, the next log entry).
+//
+// GCC treats a prefetch as having no effect: it deletes a call to a
+// function whose only effect is prefetching unless the call is inlined
+// first. Such a helper must be small enough to inline early, or marked
+// [[gnu::always_inline]] (cluster::PrefetchForDestroy).
 #ifndef BTSIM_BASE_PREFETCH_H_
 #define BTSIM_BASE_PREFETCH_H_
 

@@ -115,6 +115,13 @@ class RowRecord {
     const size_t size = bytes();
     if (size > 128) PrefetchForRead(data() + 128, size - 128);
   }
+  // Asks the CPU for the line Release writes (the reference count, which
+  // free() writes too, with the 8 bytes before it), for writing (a hint:
+  // harmless on an invalid record). For loops that drop many records.
+  void PrefetchForRelease() const {
+    const uintptr_t at = bits_ & ~uintptr_t{1};
+    if (at != 0) PrefetchForWrite(reinterpret_cast<const void*>(at - 8), 16);
+  }
   // A byte-for-byte copy in an allocation of its own, unmarked.
   RowRecord Clone() const;
   // Another reference to the same allocation, unmarked (invalid when this
