@@ -170,15 +170,16 @@ class Table {
   // scratch space), so call it where writes are allowed.
   static constexpr size_t kNoProbe = static_cast<size_t>(-1);
   void PrefetchRows(std::span<const std::string_view> keys);
-  // Says that a write of `key` is probably on its way (a simulated request
-  // in flight): starts bringing what searching for it reads into cache.
-  // Every later ExpectRow, MutateRow and PrefetchRows takes each pending
-  // hint one step further (see Tablet::Probe), so that its cache misses
-  // overlap with other work, and the next local write of `key` without a
-  // probe of its own (MutateRow, or the write of a CheckAndMutateRow or
-  // ReadModifyWriteRow) starts from the hint, checked against the rows
-  // like PrefetchRows' probes. The newest kHints hints are kept. Changes no
-  // row.
+  // Says that a read or write of `key` is probably on its way (a simulated
+  // request in flight): starts bringing what searching for it reads into
+  // cache. Every later ExpectRow, MutateRow and PrefetchRows takes each
+  // pending hint one step further (see Tablet::Probe), so that its cache
+  // misses overlap with other work, and the next local write of `key`
+  // without a probe of its own (MutateRow, or the write of a
+  // CheckAndMutateRow or ReadModifyWriteRow) starts from the hint, checked
+  // against the rows like PrefetchRows' probes. A read does not take the
+  // hint; its search finds the lines in cache. The newest kHints hints are
+  // kept. Changes no row.
   static constexpr size_t kHints = 16;  // at most 32 (bit masks)
   void ExpectRow(std::string_view key);
 
