@@ -1,0 +1,167 @@
+// The fixture of the Table tests (table_test.cc, table_tablets_test.cc): a
+// Table driven directly, with commit versions handed out like a Cluster
+// would, and the helpers its tests share.
+#ifndef BTSIM_TESTS_CLUSTER_TABLE_FIXTURE_H_
+#define BTSIM_TESTS_CLUSTER_TABLE_FIXTURE_H_
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/check.h"
+#include "cluster/row_set.h"
+#include "cluster/table.h"
+#include "cluster/version.h"
+#include "sim/rng.h"
+#include "tests/cluster/engine_test_util.h"
+
+namespace btsim::cluster::table_test {
+
+using test_util::Cell;
+using test_util::CreateFamily;
+using test_util::DelRow;
+using test_util::Row;
+using test_util::Set;
+
+inline constexpr int64_t kNowMicros = 1'700'000'000'000'000;
+
+// Drives a Table directly, handing out commit versions like a Cluster would.
+class TableTest : public ::testing::Test {
+ protected:
+  explicit TableTest(TableOptions options = {},
+                     std::vector<std::string> splits = {})
+      : table_("t", options, splits) {
+    const FamilyModification mods[] = {CreateFamily("cf")};
+    BTSIM_CHECK(table_.ModifyColumnFamilies(mods).ok());
+  }
+
+  CommitContext Commit(size_t n = 1) {
+    CommitContext c{next_version_, kNowMicros};
+    next_version_ += static_cast<Version>(std::max<size_t>(n, 1))
+                     << kOriginBits;
+    return c;
+  }
+  Version last_version() const { return next_version_ - (1 << kOriginBits); }
+
+  Status Mutate(std::string_view key, std::vector<Mutation> mutations) {
+    return table_.MutateRow(key, mutations, Commit(mutations.size()));
+  }
+  void Put(std::string_view key, std::string value = "v",
+           std::string qualifier = "q", int64_t ts = 1000) {
+    Status s = Mutate(key, {Set("cf", qualifier, ts, value)});
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+
+  // The rows of table_ (those of `rows`, or all), in order or reversed.
+  std::vector<Row> Read(const RowSet* rows = nullptr, bool reversed = false) {
+    return Contents(table_, rows, reversed);
+  }
+
+  // The rows of `table` (those of `rows`, or all), in order or reversed.
+  std::vector<Row> Contents(const Table& table, const RowSet* rows = nullptr,
+                            bool reversed = false) {
+    ReadOptions options;
+    options.rows = rows;
+    options.reversed = reversed;
+    std::vector<Row> out;
+    table.Read(options, rng_,
+               [&](std::string_view key, std::span<const CellView> cells) {
+                 out.push_back(test_util::CopyRow(key, cells));
+                 return true;
+               });
+    return out;
+  }
+
+  std::vector<Cell> ReadRow(std::string_view key) {
+    RowSet set;
+    set.AddKey(std::string(key));
+    std::vector<Row> rows = Read(&set);
+    return rows.empty() ? std::vector<Cell>{} : rows[0].cells;
+  }
+
+  Status Modify(std::vector<FamilyModification> mods) {
+    return table_.ModifyColumnFamilies(mods);
+  }
+
+  void CompactAll() { table_.Compact(kNowMicros, last_version()); }
+
+  // Writes `count` rows to table_ (made with `options`) and to a table
+  // without hints, each write announced (ExpectRow) some writes ahead, more
+  // than kHints ahead for some, while the writes split chunks and tablets,
+  // and a range drop and compactions change the rows under the hints; some
+  // keys are announced twice and some never written. Point reads, announced
+  // the same way (their hints are not taken; later writes of those keys may
+  // find them), go to both tables between the writes. Expects the same
+  // reads and the same contents in both.
+  void ExpectHintsChangeNothing(TableOptions options, int count,
+                                int keys_in_use);
+
+  Table table_;
+  sim::Rng rng_{7};
+  Version next_version_ = MakeVersion(kNowMicros, 0);
+};
+
+inline std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "row%05d", i);
+  return buf;
+}
+
+inline void TableTest::ExpectHintsChangeNothing(TableOptions options, int count,
+                                                int keys_in_use) {
+  Table plain("plain", options, {});
+  const FamilyModification mods[] = {CreateFamily("cf")};
+  ASSERT_TRUE(plain.ModifyColumnFamilies(mods).ok());
+  std::vector<std::string> keys;
+  for (int i = 0; i < count; ++i) keys.push_back(Key((i * 53) % keys_in_use));
+  const size_t ahead[] = {0, 1, 3, 9, Table::kHints - 1, Table::kHints + 4};
+  auto point_read = [&](const Table& table, std::string_view key) {
+    RowSet set;
+    set.AddKey(std::string(key));
+    return Contents(table, &set);
+  };
+  // Read keys: written ones (before and after their writes) and absent ones.
+  auto read_key = [&](size_t i) {
+    return Key(static_cast<int>((i * 31) % (keys_in_use + 40)));
+  };
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t lead = ahead[(i / 50) % std::size(ahead)];
+    if (i + lead < keys.size()) table_.ExpectRow(keys[i + lead]);
+    if (i % 3 == 0) {
+      if (i + lead < keys.size()) table_.ExpectRow(read_key(i + lead));
+      EXPECT_EQ(point_read(table_, read_key(i)), point_read(plain, read_key(i)))
+          << "read " << read_key(i) << " at write " << i;
+    }
+    if (i % 7 == 0) table_.ExpectRow(keys[i]);                    // twice
+    if (i % 11 == 0) table_.ExpectRow(Key(keys_in_use + 1 + i));  // unused
+    if (i == keys.size() / 2) {
+      table_.DropRowRange("row001");
+      plain.DropRowRange("row001");
+    }
+    if (i % 97 == 0) {
+      table_.Compact(kNowMicros, last_version());
+      plain.Compact(kNowMicros, last_version());
+    }
+    // Every other write deletes the row: compaction then removes rows.
+    std::vector<Mutation> m = {
+        Set("cf", "q", 1000 * static_cast<int64_t>(i + 1), "v" + keys[i])};
+    if (i % 2 == 1) m = {DelRow()};
+    const CommitContext commit = Commit();
+    ASSERT_TRUE(table_.MutateRow(keys[i], m, commit).ok());
+    ASSERT_TRUE(plain.MutateRow(keys[i], m, commit).ok());
+  }
+  const std::vector<Row> want = Contents(plain);
+  EXPECT_GE(want.size(), static_cast<size_t>(keys_in_use / 4));
+  EXPECT_EQ(Read(), want);
+}
+
+}  // namespace btsim::cluster::table_test
+
+#endif  // BTSIM_TESTS_CLUSTER_TABLE_FIXTURE_H_
