@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include <sys/prctl.h>
 #include <unistd.h>
 
 namespace btsim::cli {
@@ -13,5 +14,7 @@ void ReexecWithMallocTunables(char** argv) {
   // The exec failed (no /proc?): carry on with glibc's defaults.
   unsetenv("GLIBC_TUNABLES");
 }
+
+bool StopHugePages() { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0; }
 
 }  // namespace btsim::cli

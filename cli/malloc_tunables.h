@@ -1,4 +1,5 @@
-// glibc malloc tunables for the virtual-time commands.
+// glibc malloc tunables and the huge-page policy for the virtual-time
+// commands.
 //
 // A large scenario holds gigabytes in millions of small allocations (rows,
 // history, replication log entries) and frees and allocates rows of the same
@@ -38,6 +39,16 @@ inline constexpr char kMallocTunables[] =
 // the only thread. Changes only speed and memory use: nothing depends on
 // page size or on which freed block malloc reuses.
 void ReexecWithMallocTunables(char** argv);
+
+// Asks the kernel to back this process's later page faults with 4 KiB
+// pages only (prctl PR_SET_THP_DISABLE); transparent huge pages already
+// mapped stay. `btsim run` calls it once the simulation is over: the final
+// snapshot and the checks then fault in their fresh memory (~150 MB on the
+// benchmark) in small pages, which a VM whose host backs memory lazily
+// serves several times faster per byte than huge pages, while the run's
+// rows and history keep theirs. Changes only speed. False when the kernel
+// refuses (nothing changed).
+bool StopHugePages();
 
 }  // namespace btsim::cli
 

@@ -10,6 +10,7 @@
 #include <prometheus/registry.h>
 
 #include "cli/duration.h"
+#include "cli/malloc_tunables.h"
 #include "metrics/instance_metrics.h"
 #include "metrics/openmetrics.h"
 #include "metrics/report_html.h"
@@ -81,6 +82,9 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
+  // The snapshot and the checks fault in their memory in small pages (see
+  // malloc_tunables.h); the run keeps its huge pages.
+  options.after_run = [] { StopHugePages(); };
   if (!args.duration.empty()) {
     auto duration = ParseDuration(args.duration);
     if (!duration.ok() || duration->count() <= 0) {

@@ -758,6 +758,7 @@ Result<RunOutcome> Runner::Run() {
 
   scheduler_.RunUntil(kRunEpoch + duration_);
   Settle();
+  if (options_.after_run) options_.after_run();
   Snapshot();
 
   RunOutcome out;

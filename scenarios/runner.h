@@ -41,6 +41,11 @@ struct RunOptions {
   // before and after the checks to fill RunOutcome::check_wall_seconds, and
   // for nothing else (scenarios/ reads no clock of its own).
   std::function<double()> wall_clock;
+  // When set, called once when the clients have stopped and replication
+  // has settled, before the final snapshot and the checks (e.g. to change
+  // the process's memory policy for what is left). It must not touch the
+  // run; nothing in the outcome depends on it.
+  std::function<void()> after_run;
   // When true, RunOutcome::state keeps the run's instance, scheduler and
   // clients alive instead of freeing them before RunScenario returns.
   bool keep_state = false;

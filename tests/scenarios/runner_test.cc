@@ -744,5 +744,28 @@ TEST(RunnerTest, KeepStateHandsBackTheRunsStateAndChangesNothingElse) {
   kept->state.reset();  // before `keep` and `loaded`, as the contract asks
 }
 
+TEST(RunnerTest, AfterRunIsCalledOnceBeforeTheChecksAndChangesNothing) {
+  auto loaded =
+      ParseScenario(std::string(kBase) + kMixedClient, "test.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto plain = RunScenario(*loaded, RunOptions());
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+
+  std::vector<std::string> calls;
+  RunOptions hooked;
+  hooked.after_run = [&calls] { calls.push_back("after_run"); };
+  // Read once before and once after the checks.
+  hooked.wall_clock = [&calls] {
+    calls.push_back("clock");
+    return 0.0;
+  };
+  auto run = RunScenario(*loaded, hooked);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_THAT(calls, ::testing::ElementsAre("after_run", "clock", "clock"));
+  EXPECT_EQ(run->fingerprint, plain->fingerprint);
+  EXPECT_EQ(run->history.operations.size(), plain->history.operations.size());
+  EXPECT_EQ(run->passed, plain->passed);
+}
+
 }  // namespace
 }  // namespace btsim::scenarios
