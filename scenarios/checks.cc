@@ -285,8 +285,8 @@ Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
     ++lossy_rows;
     if (row_lost > worst_lost) {
       worst_lost = row_lost;
-      const Operation& named = analysis.RowOp(row);
-      worst = "; worst row: " + std::string(named.table()) + "/" +
+      const Analysis::RowName& named = analysis.NameOf(row);
+      worst = "; worst row: " + std::string(named.table) + "/" +
               named.row.str() + ", " + std::to_string(counts.acked) +
               " acknowledged, final counter " + std::to_string(final_counter);
     }

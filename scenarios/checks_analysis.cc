@@ -212,39 +212,36 @@ void Analysis::IndexRows() {
       stored_rows = std::max(stored_rows, state.rows.size());
     }
     ids.Reserve(stored_rows);
-    row_op_.reserve(stored_rows);
+    row_names_.reserve(stored_rows);
     acked_writes_.reserve(ops.size());  // untouched capacity costs nothing
   }
   auto same_row = [this](std::string_view table, std::string_view row) {
     return [this, table, row](uint32_t id) {
-      return row_op_[id]->row == row && row_op_[id]->table() == table;
+      return row_names_[id].row == row && row_names_[id].table == table;
     };
   };
   // For the keys hashes[0, n) (those `used` selects), starts fetching what
   // their lookups in `ids` will compare them with: the row's entry in
-  // row_op_, then (a pass later) the op it names, then its row key's text.
+  // row_names_, then (a pass later) its key's text.
   constexpr size_t kBlock = 64;  // operations per block (see below)
   uint32_t candidates[kBlock];
-  auto prefetch_row_ops = [&](const uint64_t* hashes, size_t n, auto used) {
+  auto prefetch_row_names = [&](const uint64_t* hashes, size_t n, auto used) {
     for (size_t j = 0; j < n; ++j) {
       candidates[j] = used(j) ? ids.Candidate(hashes[j]) : FlatIndex::kNoValue;
-      if (candidates[j] < row_op_.size()) {
-        __builtin_prefetch(&row_op_[candidates[j]]);
+      if (candidates[j] < row_names_.size()) {
+        __builtin_prefetch(&row_names_[candidates[j]]);
       }
     }
     for (size_t j = 0; j < n; ++j) {
-      if (candidates[j] < row_op_.size()) {
-        __builtin_prefetch(&row_op_[candidates[j]]->row);
+      if (candidates[j] < row_names_.size()) {
+        row_names_[candidates[j]].row.Prefetch();
       }
-    }
-    for (size_t j = 0; j < n; ++j) {
-      if (candidates[j] < row_op_.size())
-        row_op_[candidates[j]]->row.Prefetch();
     }
   };
-  // Operations go in blocks: each lookup waits for two cache misses (its
-  // slot, then the row's first op, whose key `same_row` compares), which
-  // the first passes over a block start for all of its ops at once.
+  // Operations go in blocks: each lookup waits for cache misses (its slot,
+  // the row's entry in row_names_, then the key's text, which `same_row`
+  // compares), which the first passes over a block start for all of its
+  // ops at once.
   uint64_t hashes[kBlock];
   for (size_t begin = 0; begin < ops.size(); begin += kBlock) {
     const size_t end = std::min(ops.size(), begin + kBlock);
@@ -253,16 +250,16 @@ void Analysis::IndexRows() {
       hashes[i - begin] = HashTableRow(ops[i].table(), ops[i].row);
       ids.Prefetch(hashes[i - begin]);
     }
-    prefetch_row_ops(hashes, end - begin, [&](size_t j) {
+    prefetch_row_names(hashes, end - begin, [&](size_t j) {
       return ops[begin + j].type != OpType::kScan;
     });
     for (size_t i = begin; i < end; ++i) {
       const Operation& op = ops[i];
       if (op.type == OpType::kScan) continue;
-      const auto [id, inserted] =
-          ids.Emplace(hashes[i - begin], static_cast<uint32_t>(row_op_.size()),
-                      same_row(op.table(), op.row));
-      if (inserted) row_op_.push_back(&op);
+      const auto [id, inserted] = ids.Emplace(
+          hashes[i - begin], static_cast<uint32_t>(row_names_.size()),
+          same_row(op.table(), op.row));
+      if (inserted) row_names_.push_back({op.table(), op.row});
       row_of_[i] = static_cast<int32_t>(id);
       if (IsWriteType(op.type) && !op.written().empty() && op.version != 0) {
         // Tags are unique; on a duplicate the first committed one wins.
@@ -300,7 +297,7 @@ void Analysis::IndexRows() {
     }
   }
   columns_ = own.size();
-  states_.assign(row_op_.size() * columns_, nullptr);
+  states_.assign(row_names_.size() * columns_, nullptr);
   std::vector<RowStates::const_iterator> at, end;
   for (size_t c : own) {
     at.push_back(clusters[c].rows.begin());
@@ -338,7 +335,7 @@ void Analysis::IndexRows() {
       ids.Prefetch(hashes[n]);
     }
     if (n == 0) break;
-    prefetch_row_ops(hashes, n, [](size_t) { return true; });
+    prefetch_row_names(hashes, n, [](size_t) { return true; });
     for (size_t j = 0; j < n; ++j) {
       const auto& [table, row] = *keys[j];
       const uint32_t* id = ids.Find(hashes[j], same_row(table, row));
@@ -357,7 +354,7 @@ void Analysis::IndexRows() {
 
 void Analysis::IndexDrops() {
   // Rows sorted by (table, row), to find a prefix's rows by binary search.
-  std::vector<int32_t> sorted(row_op_.size());
+  std::vector<int32_t> sorted(row_names_.size());
   for (size_t r = 0; r < sorted.size(); ++r) {
     sorted[r] = static_cast<int32_t>(r);
   }
@@ -367,8 +364,8 @@ void Analysis::IndexDrops() {
   }
   if (!any_drop) return;
   auto key = [this](int32_t r) {
-    return std::pair<std::string_view, std::string_view>(row_op_[r]->table(),
-                                                         row_op_[r]->row);
+    return std::pair<std::string_view, std::string_view>(row_names_[r].table,
+                                                         row_names_[r].row);
   };
   auto less = [&](int32_t a, int32_t b) { return key(a) < key(b); };
   std::sort(sorted.begin(), sorted.end(), less);
@@ -381,9 +378,9 @@ void Analysis::IndexDrops() {
                               event.table, prefix);
         });
     for (; it != sorted.end(); ++it) {
-      const Operation& op = *row_op_[*it];
-      if (op.table() != event.table ||
-          std::string_view(op.row).substr(0, prefix.size()) != prefix) {
+      const RowName& named = row_names_[*it];
+      if (named.table != event.table ||
+          named.row.view().substr(0, prefix.size()) != prefix) {
         break;
       }
       drops_[*it].at.push_back(event.at);
@@ -458,7 +455,7 @@ void Analysis::AnalyzeReads() {
   };
   // Rows with a successful read: the series below are only queried for
   // those, so writes on other rows are left out.
-  row_has_reads_.assign(row_op_.size(), false);
+  row_has_reads_.assign(row_names_.size(), false);
   size_t read_count = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].type == OpType::kReadRow && ops[i].ok()) {
@@ -540,7 +537,7 @@ void Analysis::CountStaleWrites() {
   // Per row with reads: its acknowledged writes (in op order) and its reads
   // (indexes in reads_, in invoke order since operations are), grouped by
   // row in two flat arrays: row r's are [start[r], start[r + 1]).
-  const size_t rows = row_op_.size();
+  const size_t rows = row_names_.size();
   std::vector<uint32_t> write_start(rows + 1, 0);
   std::vector<uint32_t> read_start(rows + 1, 0);
   for (uint32_t id : acked_writes_) {

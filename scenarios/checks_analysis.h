@@ -170,8 +170,12 @@ class Analysis {
   int32_t RowOf(uint32_t op) const { return row_of_[op]; }
   // Whether some successful kReadRow names `row`.
   bool RowHasReads(int32_t row) const { return row_has_reads_[row]; }
-  // An operation naming `row` (its table and row key).
-  const Operation& RowOp(int32_t row) const { return *row_op_[row]; }
+  // The table and key of `row`.
+  struct RowName {
+    Name table;
+    Name row;
+  };
+  const RowName& NameOf(int32_t row) const { return row_names_[row]; }
   // The write op whose tag is `tag`; -1 when none committed it.
   int64_t WriteOfTag(std::string_view tag) const;
   // The final state of `row` on final_state[cluster] (nullptr: absent).
@@ -197,9 +201,11 @@ class Analysis {
   void FindLostWrites();
 
   const History& history_;
-  std::vector<int32_t> row_of_;           // per op; -1: no row
-  std::vector<const Operation*> row_op_;  // per row: an op naming it
-  std::vector<bool> row_has_reads_;       // per row (see RowHasReads)
+  std::vector<int32_t> row_of_;  // per op; -1: no row
+  // Per row: its table and key, as the first op naming it named them (the
+  // row index's compares read this, then the key's text: no op).
+  std::vector<RowName> row_names_;
+  std::vector<bool> row_has_reads_;  // per row (see RowHasReads)
   std::map<int32_t, RowDrops> drops_;
   TagIndex tags_;  // committed writes' tags
   std::vector<uint32_t> acked_writes_;
