@@ -403,7 +403,8 @@ void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
       if (apply_hook_) {
         apply_hook_(AppliedInfo{from->spec.id, m->spec.id, origin, peer,
                                 applied, *prefetch_records_[i],
-                                scheduler_.Now()});
+                                scheduler_.Now(),
+                                i + 1 == prefetch_records_.size()});
       }
     });
   }

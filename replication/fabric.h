@@ -60,6 +60,11 @@ struct AppliedInfo {
   const cluster::CommitRecord& record;
   // When the peer applied it (the scheduler's Now()).
   sim::Nanos applied_at;
+  // True for the last entry of the batch being applied. The entries of a
+  // batch are applied and reported one after another at one applied_at,
+  // with nothing else running in between: a consumer may gather what it
+  // does per entry and finish it here.
+  bool last_of_batch = true;
   // When the origin committed it: cluster::VersionMicros(record.version)
   // in nanoseconds, so applied_at - committed_at is the replication delay.
   sim::Nanos committed_at() const {

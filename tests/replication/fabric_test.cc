@@ -300,6 +300,41 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
   EXPECT_EQ(applied[0].row, "c");
 }
 
+TEST_F(FabricTest, ApplyHookMarksTheLastEntryOfEachBatch) {
+  struct Applied {
+    std::string row;
+    bool last;
+    Nanos at;
+  };
+  std::vector<Applied> applied;
+  fabric_->set_apply_hook([&](const AppliedInfo& info) {
+    applied.push_back(
+        Applied{info.record.row_key, info.last_of_batch, info.applied_at});
+  });
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  ASSERT_EQ(applied.size(), 1u);  // the schema record, alone
+  EXPECT_TRUE(applied[0].last);
+  applied.clear();
+  // "x" leaves at once; "y" and "z" wait for its ack and leave together.
+  Write("c1", "x", "1");
+  Write("c1", "y", "2");
+  Write("c1", "z", "3");
+  RunUntilIdle();
+  ASSERT_EQ(applied.size(), 3u);
+  EXPECT_EQ(applied[0].row, "x");
+  EXPECT_TRUE(applied[0].last);
+  EXPECT_EQ(applied[1].row, "y");
+  EXPECT_FALSE(applied[1].last);
+  EXPECT_EQ(applied[2].row, "z");
+  EXPECT_TRUE(applied[2].last);
+  EXPECT_LT(applied[0].at, applied[1].at);
+  EXPECT_EQ(applied[1].at, applied[2].at);
+}
+
 TEST_F(FabricTest, StaleBatchArrivingAfterTruncationIsSkipped) {
   // Batches name log positions and are read from the log on arrival. With
   // an 800 ms link and the 1 s retransmit timer, a batch is resent before
