@@ -185,6 +185,12 @@ int NodeModel::NodeOf(uint64_t tablet_id) const {
   return it == tablets_.end() ? -1 : it->second.node;
 }
 
+bool NodeModel::Knows(uint64_t tablet_id) const {
+  const auto& [recent_id, recent] = recent_.entries[tablet_id % Recent::kSize];
+  return (recent != nullptr && recent_id == tablet_id) ||
+         tablets_.contains(tablet_id);
+}
+
 sim::Nanos NodeModel::BusyUntil(int node) const {
   BTSIM_CHECK(node >= 0 && node < nodes());
   const NodeState& n = nodes_[static_cast<size_t>(node)];

@@ -123,6 +123,8 @@ class NodeModel {
   void RemoveTablet(uint64_t tablet_id);
   // The node serving `tablet_id`, or -1 if unknown.
   int NodeOf(uint64_t tablet_id) const;
+  // NodeOf(tablet_id) != -1, found at once for a tablet charged lately.
+  bool Knows(uint64_t tablet_id) const;
   // When node `node` finishes its queued work (<= now means idle).
   sim::Nanos BusyUntil(int node) const;
 

@@ -250,6 +250,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
 }
 
 Status Instance::RemoveCluster(std::string_view id) {
+  FlushReplicatedCharges();  // a no-op between batches; keeps the pointer safe
   BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
   route_places_version_ = kStale;
@@ -263,6 +264,7 @@ Status Instance::SetNodes(std::string_view id, int nodes) {
   if (nodes < 1) {
     return InvalidArgument("serve_nodes: a cluster needs at least one node");
   }
+  FlushReplicatedCharges();  // a no-op between batches
   for (ClusterConfig& c : clusters_) {
     if (c.id == id) {
       c.nodes = nodes;
@@ -280,6 +282,7 @@ std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
 Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
                                           std::string_view table,
                                           sim::Nanos now) {
+  FlushReplicatedCharges();  // a no-op between batches
   auto capacity = capacity_.find(cluster);
   if (capacity == capacity_.end()) return nullptr;
   return Prepare(capacity->second, cluster, table, now);
@@ -354,9 +357,15 @@ void Instance::OnApplied(const replication::AppliedInfo& info) {
   for (InstanceObserver* o : observers_) o->OnReplicated(info);
   // One row per row mutation; schema changes and DropRowRange (no rows of
   // their own) cost nothing.
-  if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;
-  // Charge(info.peer, ...), with the capacity found by number: this runs
-  // for every replicated row.
+  if (info.record.kind == cluster::CommitRecord::Kind::kMutateRow) {
+    ChargeReplicated(info);
+  }
+  if (info.last_of_batch) FlushReplicatedCharges();
+}
+
+void Instance::ChargeReplicated(const replication::AppliedInfo& info) {
+  // The capacity of info.peer, found by number: this runs for every
+  // replicated row.
   if (info.peer_number >= capacity_by_origin_.size()) {
     capacity_by_origin_.resize(info.peer_number + 1, nullptr);
   }
@@ -367,8 +376,38 @@ void Instance::OnApplied(const replication::AppliedInfo& info) {
     found = &it->second;
   }
   const sim::Nanos now = scheduler_.Now();
-  SubmitTo(Prepare(*found, info.peer, info.record.table, now),
-           info.record.row_key, cluster::OpKind::kReplicationApply, 1, now);
+  // Entries of one batch share both; anything else finishes what is
+  // pending first (before Prepare may rebalance).
+  if (pending_cap_ != nullptr &&
+      (pending_cap_ != found || pending_now_ != now)) {
+    FlushReplicatedCharges();
+  }
+  Capacity* cap = Prepare(*found, info.peer, info.record.table, now);
+  if (cap == nullptr) return;
+  const uint64_t tablet =
+      cap->table->TabletStartHash(info.record.row_key, cap->table_hash);
+  if (pending_units_.AddIfHeld(tablet)) return;
+  if (!cap->model.Knows(tablet)) {
+    FlushReplicatedCharges();
+    cap->model.Submit(now, tablet, cluster::OpKind::kReplicationApply, 1);
+    return;
+  }
+  if (!pending_units_.Add(tablet)) {
+    FlushReplicatedCharges();
+    pending_units_.Add(tablet);
+  }
+  pending_cap_ = cap;
+  pending_now_ = now;
+}
+
+void Instance::FlushReplicatedCharges() {
+  if (pending_cap_ == nullptr) return;
+  cluster::NodeModel& model = pending_cap_->model;
+  pending_units_.Drain([&](uint64_t tablet, int64_t units) {
+    model.Submit(pending_now_, tablet, cluster::OpKind::kReplicationApply,
+                 units);
+  });
+  pending_cap_ = nullptr;
 }
 
 const cluster::NodeModel* Instance::Nodes(std::string_view cluster) const {

@@ -28,6 +28,7 @@
 #include "base/result.h"
 #include "cluster/cluster.h"
 #include "cluster/node_model.h"
+#include "instance/tablet_units.h"
 #include "replication/fabric.h"
 #include "sim/scheduler.h"
 #include "sim/transport.h"
@@ -95,7 +96,9 @@ class InstanceObserver {
                          const Status& /*status*/) {}
   virtual void OnRequest(const RequestReport& /*request*/) {}
   // A peer applied an entry of another cluster's log (see
-  // ReplicationFabric::set_apply_hook for which entries are reported).
+  // ReplicationFabric::set_apply_hook for which entries are reported). The
+  // peer's node model is charged for a batch's rows after its last entry
+  // was reported: CpuLoad() and Nodes() called from here leave them out.
   virtual void OnReplicated(const replication::AppliedInfo& /*info*/) {}
 };
 
@@ -225,9 +228,18 @@ class Instance {
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
-  // Charges the receiving cluster for a replicated row and tells the
-  // observers (the fabric's apply hook).
+  // Tells the observers and charges the receiving cluster for a replicated
+  // row (the fabric's apply hook). The rows of one batch are gathered in
+  // pending_units_ and submitted once per tablet after the batch's last
+  // entry: they all arrive at one time on one cluster, and n units
+  // submitted at once leave a node model as n submits of one unit would
+  // (work adds up and no tablet changes node). A tablet the model has not
+  // placed yet is charged at once, after what the batch gathered so far,
+  // so it is placed as it would have been.
   void OnApplied(const replication::AppliedInfo& info);
+  void ChargeReplicated(const replication::AppliedInfo& info);
+  // Submits pending_units_ to pending_cap_'s model at pending_now_.
+  void FlushReplicatedCharges();
 
   sim::Scheduler& scheduler_;
   cluster::StorageType storage_;
@@ -237,6 +249,11 @@ class Instance {
   // first use (null: not yet). Origin numbers are never reused; the whole
   // list is dropped when a cluster is removed.
   std::vector<Capacity*> capacity_by_origin_;
+  // Replicated rows of the batch being applied (see OnApplied); empty
+  // between batches, so nothing else ever sees them pending.
+  TabletUnits pending_units_;
+  Capacity* pending_cap_ = nullptr;
+  sim::Nanos pending_now_{0};
   std::string name_;
   std::string client_zone_;
   sim::Rng rng_;

@@ -337,6 +337,48 @@ TEST(NodeModelTest, TabletLoadsAreSortedAndSumToNodeLoads) {
   for (size_t n = 0; n < 3; ++n) EXPECT_NEAR(sums[n], nodes[n], 1e-12);
 }
 
+TEST(NodeModelTest, UnitsSubmittedTogetherEqualUnitsSubmittedOneByOne) {
+  // What a replication batch relies on (instance/instance.h): placed
+  // tablets' submits at one time add up, in any grouping and order.
+  NodeModel one_by_one(StorageType::kSsd, 2);
+  NodeModel together(StorageType::kSsd, 2);
+  for (NodeModel* m : {&one_by_one, &together}) {
+    m->Submit(Nanos(0), 1, OpKind::kWrite);
+    m->Submit(Nanos(0), 2, OpKind::kWrite);
+    m->Submit(Nanos(0), 3, OpKind::kWrite);  // shares node 0 with tablet 1
+  }
+  const Nanos now = Nanos(100'000);  // node 0 still busy, node 1 idle
+  ASSERT_GT(one_by_one.BusyUntil(0), now);
+  ASSERT_LE(one_by_one.BusyUntil(1), now);
+  const std::vector<uint64_t> rows = {1, 3, 2, 1, 1, 3, 2, 1};
+  for (uint64_t tablet : rows) {
+    one_by_one.Submit(now, tablet, OpKind::kReplicationApply);
+  }
+  together.Submit(now, 2, OpKind::kReplicationApply, 2);
+  together.Submit(now, 3, OpKind::kReplicationApply, 2);
+  together.Submit(now, 1, OpKind::kReplicationApply, 4);
+  for (int n = 0; n < 2; ++n) {
+    EXPECT_EQ(one_by_one.BusyUntil(n), together.BusyUntil(n)) << n;
+  }
+  EXPECT_GT(one_by_one.BusyUntil(0), one_by_one.BusyUntil(1));
+  EXPECT_EQ(one_by_one.NodeLoads(now), together.NodeLoads(now));
+  EXPECT_EQ(one_by_one.TabletLoads(now), together.TabletLoads(now));
+}
+
+TEST(NodeModelTest, KnowsPlacedTabletsOnly) {
+  NodeModel m(StorageType::kSsd, 2);
+  EXPECT_FALSE(m.Knows(5));
+  m.Submit(Nanos(0), 5, OpKind::kRead);
+  EXPECT_TRUE(m.Knows(5));
+  m.AddTablet(Nanos(0), 5 + 256);  // same lookup-cache entry as 5
+  EXPECT_TRUE(m.Knows(5 + 256));
+  EXPECT_TRUE(m.Knows(5));  // found in the map, past the cache
+  EXPECT_FALSE(m.Knows(5 + 512));
+  m.RemoveTablet(5);
+  EXPECT_FALSE(m.Knows(5));
+  EXPECT_EQ(m.NodeOf(5), -1);
+}
+
 TEST(NodeModelTest, SameSequenceSameResults) {
   auto run = [] {
     NodeModel m(StorageType::kSsd, 3);

@@ -242,6 +242,56 @@ TEST_F(CapacityTest, ReplicatedWritesCostCpuOnTheReceivingCluster) {
   EXPECT_NEAR(instance->CpuLoad("c2"), instance->CpuLoad("c1"), 1e-12);
 }
 
+TEST_F(CapacityTest, ReplicatedBatchesChargeAsOneSubmitPerRowWould) {
+  // Two nodes per cluster; "t" has the tablets [, h), [h, p) and [p, ).
+  auto instance = Make({{"c1", "us-east1-b", 2}, {"c2", "us-east1-c", 2}});
+  struct Row {
+    std::string key;
+    sim::Nanos at;
+    bool last_of_batch;
+  };
+  struct Recorder : InstanceObserver {
+    std::vector<Row> rows;
+    void OnReplicated(const replication::AppliedInfo& info) override {
+      if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;
+      rows.push_back(
+          {info.record.row_key, info.applied_at, info.last_of_batch});
+    }
+  } recorder;
+  instance->AddObserver(&recorder);
+  // "a1" leaves at once; the others wait for its ack and leave together.
+  // In that batch [p, ) first shows up after two more rows of [, h).
+  for (const char* key : {"a1", "i1", "a2", "a3", "q1"}) {
+    WriteAndCharge(*instance, "c1", key);
+  }
+  scheduler_.RunUntilIdle();
+  instance->RemoveObserver(&recorder);
+  ASSERT_EQ(recorder.rows.size(), 5u);
+  const std::vector<bool> expected_last = {true, false, false, false, true};
+  for (size_t i = 0; i < recorder.rows.size(); ++i) {
+    EXPECT_EQ(recorder.rows[i].last_of_batch, expected_last[i]) << i;
+  }
+  // The same rows, charged one by one on a model of c2's shape (the
+  // tablets' ids differ, which changes nothing here).
+  NodeModel one_by_one(StorageType::kSsd, 2);
+  for (const Row& row : recorder.rows) {
+    const uint64_t tablet = row.key < "h" ? 1 : row.key < "p" ? 2 : 3;
+    one_by_one.Submit(row.at, tablet, OpKind::kReplicationApply);
+  }
+  const NodeModel* c2 = instance->Nodes("c2");
+  const sim::Nanos last = recorder.rows.back().at;
+  for (int n = 0; n < 2; ++n) {
+    EXPECT_EQ(c2->BusyUntil(n), one_by_one.BusyUntil(n)) << n;
+    // Two rows each: [p, ) went to node 1, as node 0 had taken three rows
+    // of [, h) by then (a1 long done).
+    EXPECT_EQ(c2->BusyUntil(n),
+              last + NodeModel::ServiceTime(StorageType::kSsd,
+                                            OpKind::kReplicationApply, 2))
+        << n;
+  }
+  EXPECT_EQ(c2->NodeLoads(last), one_by_one.NodeLoads(last));
+}
+
 TEST_F(CapacityTest, ReplicatedWritesChargeEachPeerAndAClusterReadded) {
   auto instance = Make({{"c1", "us-east1-b", 1},
                         {"c2", "us-east1-c", 1},
