@@ -235,7 +235,8 @@ class Instance {
   // submitted at once leave a node model as n submits of one unit would
   // (work adds up and no tablet changes node). A tablet the model has not
   // placed yet is charged at once, after what the batch gathered so far,
-  // so it is placed as it would have been.
+  // so it is placed as it would have been. Under a wall-clock scheduler
+  // the time moves between entries, and each row is submitted on its own.
   void OnApplied(const replication::AppliedInfo& info);
   void ChargeReplicated(const replication::AppliedInfo& info);
   // Submits pending_units_ to pending_cap_'s model at pending_now_.
