@@ -181,14 +181,10 @@ void NodeModel::RemoveTablet(uint64_t tablet_id) {
 }
 
 int NodeModel::NodeOf(uint64_t tablet_id) const {
+  const auto& [recent_id, recent] = recent_.entries[tablet_id % Recent::kSize];
+  if (recent != nullptr && recent_id == tablet_id) return recent->node;
   auto it = tablets_.find(tablet_id);
   return it == tablets_.end() ? -1 : it->second.node;
-}
-
-bool NodeModel::Knows(uint64_t tablet_id) const {
-  const auto& [recent_id, recent] = recent_.entries[tablet_id % Recent::kSize];
-  return (recent != nullptr && recent_id == tablet_id) ||
-         tablets_.contains(tablet_id);
 }
 
 sim::Nanos NodeModel::BusyUntil(int node) const {

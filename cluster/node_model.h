@@ -121,10 +121,9 @@ class NodeModel {
   int AddTablet(sim::Nanos now, uint64_t tablet_id);
   // Forgets a tablet (e.g. after a merge); its load goes with it.
   void RemoveTablet(uint64_t tablet_id);
-  // The node serving `tablet_id`, or -1 if unknown.
+  // The node serving `tablet_id`, or -1 if unknown. Found at once for a
+  // tablet charged lately.
   int NodeOf(uint64_t tablet_id) const;
-  // NodeOf(tablet_id) != -1, found at once for a tablet charged lately.
-  bool Knows(uint64_t tablet_id) const;
   // When node `node` finishes its queued work (<= now means idle).
   sim::Nanos BusyUntil(int node) const;
 

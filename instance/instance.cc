@@ -387,7 +387,7 @@ void Instance::ChargeReplicated(const replication::AppliedInfo& info) {
   const uint64_t tablet =
       cap->table->TabletStartHash(info.record.row_key, cap->table_hash);
   if (pending_units_.AddIfHeld(tablet)) return;
-  if (!cap->model.Knows(tablet)) {
+  if (cap->model.NodeOf(tablet) < 0) {
     FlushReplicatedCharges();
     cap->model.Submit(now, tablet, cluster::OpKind::kReplicationApply, 1);
     return;

@@ -365,17 +365,16 @@ TEST(NodeModelTest, UnitsSubmittedTogetherEqualUnitsSubmittedOneByOne) {
   EXPECT_EQ(one_by_one.TabletLoads(now), together.TabletLoads(now));
 }
 
-TEST(NodeModelTest, KnowsPlacedTabletsOnly) {
+TEST(NodeModelTest, NodeOfKnowsPlacedTabletsOnly) {
   NodeModel m(StorageType::kSsd, 2);
-  EXPECT_FALSE(m.Knows(5));
+  EXPECT_EQ(m.NodeOf(5), -1);
   m.Submit(Nanos(0), 5, OpKind::kRead);
-  EXPECT_TRUE(m.Knows(5));
+  EXPECT_NE(m.NodeOf(5), -1);
   m.AddTablet(Nanos(0), 5 + 256);  // same lookup-cache entry as 5
-  EXPECT_TRUE(m.Knows(5 + 256));
-  EXPECT_TRUE(m.Knows(5));  // found in the map, past the cache
-  EXPECT_FALSE(m.Knows(5 + 512));
+  EXPECT_NE(m.NodeOf(5 + 256), -1);
+  EXPECT_NE(m.NodeOf(5), -1);  // found in the map, past the cache
+  EXPECT_EQ(m.NodeOf(5 + 512), -1);
   m.RemoveTablet(5);
-  EXPECT_FALSE(m.Knows(5));
   EXPECT_EQ(m.NodeOf(5), -1);
 }
 
