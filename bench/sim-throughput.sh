@@ -9,7 +9,9 @@
 # benchmark) and build-sim/ is compiled from the profile they leave (PGO=0
 # builds a plain Release build-sim/ instead; BUILD=0 skips building;
 # BTSIM=path uses another binary). Extra arguments go to `btsim run` (e.g.
-# --duration 20s for a quick look).
+# --duration 20s for a quick look). After the run, bench/machine_probe.cc
+# prints how fast the machine was (a random-key map insert, the first
+# touch of fresh memory): the VM's hours differ by more than 10 %.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BTSIM="${BTSIM:-build-sim/btsim}"
@@ -17,10 +19,10 @@ configure() {  # configure DIR PGO-MODE LTO(ON/OFF)
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DBTSIM_BENCH=OFF \
     -DBTSIM_PGO="$2" -DCMAKE_INTERPROCEDURAL_OPTIMIZATION="$3" >/dev/null
 }
-build() {  # build DIR: the compiler's output goes to DIR/build.log
-  # (GCC 12 warns of string copies it cannot bound at -O3, falsely), shown
-  # when the build fails.
-  cmake --build "$1" -j"$(nproc)" --target btsim >"$1/build.log" 2>&1 ||
+build() {  # build DIR [TARGET...]: the compiler's output goes to
+  # DIR/build.log (GCC 12 warns of string copies it cannot bound at -O3,
+  # falsely), shown when the build fails.
+  cmake --build "$1" -j"$(nproc)" --target btsim "${@:2}" >"$1/build.log" 2>&1 ||
     { tail -50 "$1/build.log" >&2; exit 1; }
 }
 train() {  # profiles from a run of each example by build-sim-gen/
@@ -53,7 +55,7 @@ if [[ "${BUILD:-1}" != 0 && "$BTSIM" == build-sim/btsim ]]; then
   else
     configure build-sim off OFF
   fi
-  build build-sim
+  build build-sim machine_probe
 fi
 echo "== sim-throughput (target: >= 200,000 client ops per wall second)"
 # The run's own exit status (expectations) is reported, not fatal here.
@@ -62,4 +64,5 @@ out="$("$BTSIM" run bench/sim-throughput.textproto "$@")"
 status=$?
 set -e
 grep -E '^(result|sim|fingerprint):' <<<"$out"
+if [[ -x build-sim/bench/machine_probe ]]; then build-sim/bench/machine_probe; fi
 exit "$status"

@@ -1,0 +1,82 @@
+// How fast this machine is right now, in the two quantities the
+// simulator's throughput follows: the cost of a random-key insert into an
+// ordered map of a million entries (issue 6 prices it at ~1-2 us on the
+// reference machine) and the rate at which the kernel hands out fresh
+// memory (page zeroing, which a shared VM's host backs lazily). Printed
+// next to bench/sim-throughput.sh's `sim:` line so that a run can be told
+// apart from the VM's slow hours. Run it after the simulator, never
+// before: memory it frees stays backed for a few seconds and would speed up
+// the next process.
+//
+// Usage: machine_probe [rows]   (default 1,000,000)
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// SplitMix64: distinct keys from a fixed seed, the same every run.
+uint64_t Mix(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Mean microseconds per insert of `rows` random 16-byte keys with 20-byte
+// values (the served benchmark's row shape) into one std::map.
+double MapInsertMicros(long rows) {
+  std::map<std::string, std::string> map;
+  uint64_t state = 42;
+  char key[17];
+  const std::string value(20, 'v');
+  const auto start = Clock::now();
+  for (long i = 0; i < rows; ++i) {
+    std::snprintf(key, sizeof(key), "%016llx",
+                  static_cast<unsigned long long>(Mix(&state)));
+    map.emplace(key, value);
+  }
+  const double seconds = SecondsSince(start);
+  if (map.size() != static_cast<size_t>(rows)) std::abort();
+  return seconds * 1e6 / static_cast<double>(rows);
+}
+
+// GB per second at which `bytes` of fresh memory are touched for the first
+// time (one write per 4 KiB page).
+double FirstTouchGbPerSecond(size_t bytes) {
+  std::unique_ptr<char[]> block(new char[bytes]);
+  const auto start = Clock::now();
+  for (size_t i = 0; i < bytes; i += 4096) block[i] = 1;
+  const double seconds = SecondsSince(start);
+  volatile char sink = block[bytes / 2];
+  (void)sink;
+  return static_cast<double>(bytes) / 1e9 / seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const long rows = argc > 1 ? std::atol(argv[1]) : 1'000'000;
+  if (rows <= 0) {
+    std::fprintf(stderr, "machine_probe: rows must be positive\n");
+    return 2;
+  }
+  const double touch = FirstTouchGbPerSecond(size_t{256} << 20);
+  const double insert = MapInsertMicros(rows);
+  std::printf(
+      "machine: %.2f us per random-key std::map insert (%ld rows), "
+      "first touch of fresh memory %.2f GB/s\n",
+      insert, rows, touch);
+  return 0;
+}
