@@ -9,12 +9,20 @@
 # benchmark) and build-sim/ is compiled from the profile they leave (PGO=0
 # builds a plain Release build-sim/ instead; BUILD=0 skips building;
 # BTSIM=path uses another binary). Extra arguments go to `btsim run` (e.g.
-# --duration 20s for a quick look). After the run, bench/machine_probe.cc
-# prints how fast the machine was (a random-key map insert, the first
-# touch of fresh memory): the VM's hours differ by more than 10 %.
+# --duration 20s for a quick look). The scenario runs RUNS times (3), each
+# after a pause of PAUSE seconds (20: a new process's memory then costs
+# what it costs a first run, see docs/PERFORMANCE.md); the script prints
+# each run's `sim:` line, the median and range, and fails when the runs'
+# fingerprints differ. Then bench/machine_probe.cc prints how fast the
+# machine was (a random-key map insert, the first touch of fresh memory):
+# the VM's hours differ by more than 10 %.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BTSIM="${BTSIM:-build-sim/btsim}"
+runs="${RUNS:-3}"
+pause="${PAUSE:-20}"
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive integer, not '$runs'" >&2; exit 2; }
+[[ "$pause" =~ ^[0-9]+$ ]] || { echo "PAUSE must be whole seconds, not '$pause'" >&2; exit 2; }
 configure() {  # configure DIR PGO-MODE LTO(ON/OFF)
   cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DBTSIM_BENCH=OFF \
     -DBTSIM_PGO="$2" -DCMAKE_INTERPROCEDURAL_OPTIMIZATION="$3" >/dev/null
@@ -57,12 +65,44 @@ if [[ "${BUILD:-1}" != 0 && "$BTSIM" == build-sim/btsim ]]; then
   fi
   build build-sim machine_probe
 fi
-echo "== sim-throughput (target: >= 200,000 client ops per wall second)"
-# The run's own exit status (expectations) is reported, not fatal here.
-set +e
-out="$("$BTSIM" run bench/sim-throughput.textproto "$@")"
-status=$?
-set -e
-grep -E '^(result|sim|fingerprint):' <<<"$out"
+echo "== sim-throughput (target: >= 200,000 client ops per wall second;" \
+  "median of $runs runs, each after a ${pause} s pause)"
+status=0
+results=() fingerprints=() rates=()
+for ((i = 1; i <= runs; ++i)); do
+  sleep "$pause"
+  # A run's own exit status (expectations) is reported, not fatal here.
+  set +e
+  out="$("$BTSIM" run bench/sim-throughput.textproto "$@")"
+  run_status=$?
+  set -e
+  ((run_status == 0)) || status=$run_status
+  sim="$(grep -E '^sim:' <<<"$out" || true)"
+  echo "run $i: ${sim:-no sim: line (exit status $run_status)}"
+  results+=("$(grep -E '^result:' <<<"$out" || echo "result: none")")
+  fingerprints+=("$(grep -E '^fingerprint:' <<<"$out" || echo "fingerprint: none")")
+  rates+=("$(sed -nE 's/.*\(([0-9]+) ops\/s\).*/\1/p' <<<"$sim")")
+done
+# One line each when every run agrees, else each run's.
+for lines in results fingerprints; do
+  declare -n list=$lines
+  if [[ "$(printf '%s\n' "${list[@]}" | sort -u | wc -l)" == 1 ]]; then
+    echo "${list[0]}"
+  else
+    for ((i = 0; i < runs; ++i)); do echo "run $((i + 1)): ${list[i]}"; done
+    # The same scenario and seed must give the same fingerprint.
+    if [[ $lines == fingerprints ]]; then
+      echo "error: the runs' fingerprints differ" >&2
+      status=1
+    fi
+  fi
+done
+printf '%s\n' "${rates[@]}" | grep -E '^[0-9]+$' | sort -n | awk '
+  { v[NR] = $1 }
+  END {
+    if (NR == 0) exit
+    m = NR % 2 ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)
+    printf "median: %d client ops per wall second (%d runs, %d..%d)\n", m, NR, v[1], v[NR]
+  }'
 if [[ -x build-sim/bench/machine_probe ]]; then build-sim/bench/machine_probe; fi
 exit "$status"
