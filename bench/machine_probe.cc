@@ -6,8 +6,9 @@
 // host backs lazily: the simulator's heap is on huge pages). Printed
 // next to bench/sim-throughput.sh's `sim:` line so that a run can be told
 // apart from the VM's slow hours. Run it after the simulator, never
-// before: memory it frees stays backed for a few seconds and would speed up
-// the next process.
+// before, and after a pause: memory a process frees stays backed for a few
+// seconds and would speed up the next one (the simulator's, this probe's
+// huge pages).
 //
 // Usage: machine_probe [rows]   (default 1,000,000)
 #include <sys/mman.h>
@@ -81,8 +82,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t bytes = size_t{256} << 20;
-  const double small = FirstTouchGbPerSecond(bytes, /*huge=*/false);
+  // Huge pages first: the small pages' memory, once freed, would give them
+  // blocks that are still backed.
   const double huge = FirstTouchGbPerSecond(bytes, /*huge=*/true);
+  const double small = FirstTouchGbPerSecond(bytes, /*huge=*/false);
   const double insert = MapInsertMicros(rows);
   std::printf(
       "machine: %.2f us per random-key std::map insert (%ld rows); first "

@@ -104,5 +104,9 @@ printf '%s\n' "${rates[@]}" | grep -E '^[0-9]+$' | sort -n | awk '
     m = NR % 2 ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)
     printf "median: %d client ops per wall second (%d runs, %d..%d)\n", m, NR, v[1], v[NR]
   }'
-if [[ -x build-sim/bench/machine_probe ]]; then build-sim/bench/machine_probe; fi
+if [[ -x build-sim/bench/machine_probe ]]; then
+  # After the same pause: the last run's freed memory would read as fast.
+  sleep "$pause"
+  build-sim/bench/machine_probe
+fi
 exit "$status"
