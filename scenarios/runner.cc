@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/pages.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
@@ -273,6 +274,12 @@ Status Runner::Setup() {
     constexpr double kMaxReserved = 1e8;
     history_.operations.reserve(
         static_cast<size_t>(std::min(expected * 1.1, kMaxReserved)) + 1024);
+    // On small pages: written once, in order, so cheap small-page faults
+    // save more than the checks' extra TLB misses cost (on the
+    // 2.1M-operation benchmark ~0.27 s less system time for ~0.05 s more
+    // user time, docs/PERFORMANCE.md).
+    PreferSmallPages(history_.operations.data(),
+                     history_.operations.capacity() * sizeof(Operation));
   }
 
   // Strong reads are promised when every client's profile routes to one
