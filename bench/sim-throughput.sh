@@ -102,7 +102,8 @@ printf '%s\n' "${rates[@]}" | grep -E '^[0-9]+$' | sort -n | awk '
   END {
     if (NR == 0) exit
     m = NR % 2 ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2)
-    printf "median: %d client ops per wall second (%d runs, %d..%d)\n", m, NR, v[1], v[NR]
+    printf "median: %d client ops per wall second (%d run%s, %d..%d)\n",
+      m, NR, NR == 1 ? "" : "s", v[1], v[NR]
   }'
 if [[ -x build-sim/bench/machine_probe ]]; then
   # After the same pause: the last run's freed memory would read as fast.

@@ -46,7 +46,8 @@ void ReexecWithMallocTunables(char** argv);
 // snapshot and the checks then fault in their fresh memory (~150 MB on the
 // benchmark) in small pages, which a VM whose host backs memory lazily
 // serves several times faster per byte than huge pages, while the run's
-// rows and history keep theirs. Changes only speed. False when the kernel
+// rows and chunks keep theirs (the history's array is on small pages from
+// the start, see scenarios/runner.cc). Changes only speed. False when the kernel
 // refuses (nothing changed).
 bool StopHugePages();
 
