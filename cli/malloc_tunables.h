@@ -47,8 +47,8 @@ void ReexecWithMallocTunables(char** argv);
 // benchmark) in small pages, which a VM whose host backs memory lazily
 // serves several times faster per byte than huge pages, while the run's
 // rows and chunks keep theirs (the history's array is on small pages from
-// the start, see scenarios/runner.cc). Changes only speed. False when the kernel
-// refuses (nothing changed).
+// the start, see scenarios/runner.cc). Changes only speed. False when the
+// kernel refuses (nothing changed).
 bool StopHugePages();
 
 }  // namespace btsim::cli
