@@ -4,8 +4,9 @@
 // reference machine) and the rate at which the kernel hands out fresh
 // memory, in small and in huge pages (page zeroing, which a shared VM's
 // host backs lazily: the simulator's heap is on huge pages). Printed
-// next to bench/sim-throughput.sh's `sim:` line so that a run can be told
-// apart from the VM's slow hours. Run it after the simulator, never
+// after bench/sim-throughput.sh's runs as a rough guide to how fast the
+// machine was; it does not predict the simulator's rate closely (see
+// docs/PERFORMANCE.md). Run it after the simulator, never
 // before, and after a pause: memory a process frees stays backed for a few
 // seconds and would speed up the next one (the simulator's, this probe's
 // huge pages).
