@@ -6,7 +6,6 @@
 //   load    drive any Bigtable endpoint with benchmark workloads (cli/load.h).
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -20,16 +19,11 @@
 #include "cli/ctl.h"
 #include "cli/duration.h"
 #include "cli/load.h"
-#include "cli/malloc_tunables.h"
 #include "cli/run.h"
 #include "cli/serve_metrics.h"
 #include "cli/sweep.h"
 #include "scenarios/instance_config.h"
 #include "sim/virtual_scheduler.h"
-
-// Defined only in a build instrumented for profile-guided optimisation
-// (-fprofile-generate): writes the profile, which std::_Exit would skip.
-extern "C" void __gcov_dump(void) __attribute__((weak));
 
 namespace {
 
@@ -181,18 +175,7 @@ int main(int argc, char** argv) {
     return code;
   }
 
-  // Virtual-time runs are memory-bound: huge pages and a larger malloc cache.
-  if (*run || *sweep) btsim::cli::ReexecWithMallocTunables(argv);
-  if (*run) {
-    // Ends the process as soon as everything is written, leaving the run's
-    // memory to the OS (see RunRun).
-    return btsim::cli::RunRun(run_args, std::cout, std::cerr, [](int code) {
-      std::cout.flush();
-      std::fflush(nullptr);
-      if (__gcov_dump != nullptr) __gcov_dump();
-      std::_Exit(code);
-    });
-  }
+  if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
   if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
   if (*load) return btsim::cli::RunLoad(load_args, std::cout, std::cerr);
 

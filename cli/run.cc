@@ -3,14 +3,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include <prometheus/registry.h>
 
 #include "cli/duration.h"
-#include "cli/malloc_tunables.h"
 #include "metrics/instance_metrics.h"
 #include "metrics/openmetrics.h"
 #include "metrics/report_html.h"
@@ -62,8 +60,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   return run;
 }
 
-int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
-           const std::function<void(int code)>& exit_hook) {
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<scenarios::Override> overrides;
   for (const std::string& text : args.sets) {
     auto parsed = scenarios::ParseOverride(text);
@@ -75,16 +72,12 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
   }
   scenarios::RunOptions options;
   options.seed = args.seed;
-  options.keep_state = static_cast<bool>(exit_hook);
   // Times the checks for the summary's run / checks split (nothing else).
   options.wall_clock = [] {
     return std::chrono::duration<double>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
-  // The snapshot and the checks fault in their memory in small pages (see
-  // malloc_tunables.h); the run keeps its huge pages.
-  options.after_run = [] { StopHugePages(); };
   if (!args.duration.empty()) {
     auto duration = ParseDuration(args.duration);
     if (!duration.ok() || duration->count() <= 0) {
@@ -158,13 +151,10 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
     }
     if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";
-      if (exit_hook) exit_hook(kRunInvalid);
       return kRunInvalid;
     }
   }
-  const int code = outcome->passed ? 0 : kRunFailed;
-  if (exit_hook) exit_hook(code);
-  return code;
+  return outcome->passed ? 0 : kRunFailed;
 }
 
 }  // namespace btsim::cli

@@ -14,7 +14,6 @@
 #define BTSIM_CLI_RUN_H_
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -39,13 +38,8 @@ struct RunArgs {
 };
 
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& args);
-// When `exit_hook` is set, RunRun calls it with the exit code once the
-// summary and the outputs are written, while the run's instance is still
-// alive: `btsim run` passes a function that ends the process there, so the
-// OS reclaims the run's memory instead of a free per row. RunRun returns
-// the code if `exit_hook` returns.
-int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err,
-           const std::function<void(int code)>& exit_hook = nullptr);
+// Returns the exit code.
+int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace btsim::cli
 

@@ -7,7 +7,6 @@
 #include <string_view>
 #include <utility>
 
-#include "base/pages.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
@@ -274,15 +273,6 @@ Status Runner::Setup() {
     constexpr double kMaxReserved = 1e8;
     history_.operations.reserve(
         static_cast<size_t>(std::min(expected * 1.1, kMaxReserved)) + 1024);
-    // On small pages: written once, in order, so cheap small-page faults
-    // save more than the checks' extra TLB misses cost (on the
-    // 2.1M-operation benchmark ~0.2 s less system time for ~0.05 s more
-    // user time, docs/PERFORMANCE.md). Only an array with a mapping of its
-    // own: the heap's memory would keep the hint for the rows that reuse it.
-    const size_t bytes = history_.operations.capacity() * sizeof(Operation);
-    if (bytes > kOwnMappingBytes) {
-      PreferSmallPages(history_.operations.data(), bytes);
-    }
   }
 
   // Strong reads are promised when every client's profile routes to one
@@ -768,7 +758,6 @@ Result<RunOutcome> Runner::Run() {
 
   scheduler_.RunUntil(kRunEpoch + duration_);
   Settle();
-  if (options_.after_run) options_.after_run();
   Snapshot();
 
   RunOutcome out;
@@ -805,10 +794,8 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
   if (duration <= sim::Nanos(0)) {
     return InvalidArgument("duration: must be positive");
   }
-  auto runner = std::make_shared<Runner>(scenario, seed, duration, options);
-  auto outcome = runner->Run();
-  if (outcome.ok() && options.keep_state) outcome->state = std::move(runner);
-  return outcome;
+  Runner runner(scenario, seed, duration, options);
+  return runner.Run();
 }
 
 }  // namespace btsim::scenarios

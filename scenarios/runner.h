@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,14 +40,6 @@ struct RunOptions {
   // before and after the checks to fill RunOutcome::check_wall_seconds, and
   // for nothing else (scenarios/ reads no clock of its own).
   std::function<double()> wall_clock;
-  // When set, called once when the clients have stopped and replication
-  // has settled, before the final snapshot and the checks (e.g. to change
-  // the process's memory policy for what is left). It must not touch the
-  // run; nothing in the outcome depends on it.
-  std::function<void()> after_run;
-  // When true, RunOutcome::state keeps the run's instance, scheduler and
-  // clients alive instead of freeing them before RunScenario returns.
-  bool keep_state = false;
 };
 
 struct RunOutcome {
@@ -69,12 +60,6 @@ struct RunOutcome {
   // 0). Never part of the fingerprint.
   double check_wall_seconds = 0;
   int64_t client_ops = 0;  // operations issued
-  // With RunOptions::keep_state: the run's instance, scheduler and clients
-  // (opaque). They refer to the scenario and the options passed to
-  // RunScenario, so drop this before those. Freeing a big run's state takes
-  // a free per row (~0.4 s for the throughput benchmark's 3.4M rows); a
-  // process that is about to exit can leave it to the OS instead.
-  std::shared_ptr<void> state;
 };
 
 // INVALID_ARGUMENT for what only shows when building the instance (naming
