@@ -19,10 +19,10 @@
 #ifndef BTSIM_APPPROFILE_ROUTER_H_
 #define BTSIM_APPPROFILE_ROUTER_H_
 
+#include <array>
+#include <cstddef>
 #include <span>
-#include <string>
 #include <string_view>
-#include <vector>
 
 #include "appprofile/app_profile.h"
 #include "base/result.h"
@@ -30,10 +30,14 @@
 
 namespace btsim::appprofile {
 
-struct ClusterPlace {
-  std::string id;
-  std::string zone;
+// A cluster as routing sees it. Views, valid during the call.
+struct RouteCandidate {
+  std::string_view id;
+  std::string_view zone;
   bool available = true;
+  // When not -1, must be Distance(request.client_zone, zone): a caller that
+  // routes many requests from one zone computes it once.
+  int distance = -1;
 };
 
 enum class RequestKind { kSingleRow, kMultiRow, kTransaction };
@@ -44,41 +48,37 @@ struct RouteRequest {
   std::string_view client_zone;
 };
 
-// The clusters to try, in order: the first is the choice, the others the
-// failover sequence. Never empty on success. UNAVAILABLE when no candidate
-// is available (multi-cluster), FAILED_PRECONDITION for a refused
-// transaction, NOT_FOUND when the profile names a cluster that is gone.
-// For single-cluster routing the list has exactly one cluster, available or
-// not (the caller decides what an unavailable one answers).
-Result<std::vector<std::string>> Route(
-    const AppProfile& profile, const RouteRequest& request,
-    const std::vector<ClusterPlace>& clusters, sim::Rng& rng);
+// More candidates than an instance can have clusters (4) and then some.
+inline constexpr size_t kMaxRouteCandidates = 8;
 
-// A cluster as RouteFirst sees it (views; valid during the call).
-// `distance`, when not -1, must be Distance(request.client_zone, zone): a
-// caller that routes many requests from one zone computes it once.
-struct ClusterView {
-  std::string_view id;
-  std::string_view zone;
-  bool available = true;
-  int distance = -1;
-};
-
-// What Route chooses, without building the failover list: `chosen` is the
-// first cluster of Route's list, and `nearest` the first cluster Route
-// would list were every cluster available (they differ only by
-// availability). Views into `clusters`. The same errors as Route, and the
-// same draws from `rng` (so calling it instead of Route, or instead of
-// Route on `rng` plus Route on a copy of `rng` with every cluster
-// available, leaves the same Rng state).
+// Where a request goes. Views into the candidates passed to Route.
 struct RouteChoice {
-  std::string_view chosen;
+  // The clusters to try, in order: order[0] is the choice, the rest the
+  // failover sequence. Never empty. Single-cluster routing: exactly the
+  // profile's cluster, available or not (the caller decides what an
+  // unavailable one answers).
+  std::array<std::string_view, kMaxRouteCandidates> order;
+  size_t size = 0;
+  // The first cluster the order would hold were every candidate
+  // available: differs from chosen() only by availability.
   std::string_view nearest;
+
+  std::string_view chosen() const { return order[0]; }
+  std::span<const std::string_view> clusters() const {
+    return {order.data(), size};
+  }
 };
-Result<RouteChoice> RouteFirst(const AppProfile& profile,
-                               const RouteRequest& request,
-                               std::span<const ClusterView> clusters,
-                               sim::Rng& rng);
+
+// UNAVAILABLE when no candidate is available (multi-cluster),
+// FAILED_PRECONDITION for a refused transaction, NOT_FOUND when the profile
+// names a cluster that is gone, INVALID_ARGUMENT for more than
+// kMaxRouteCandidates candidates. Each tie group of more than one cluster
+// takes one draw from `rng` (none with row affinity), whatever the
+// clusters' availability.
+Result<RouteChoice> Route(const AppProfile& profile,
+                          const RouteRequest& request,
+                          std::span<const RouteCandidate> clusters,
+                          sim::Rng& rng);
 
 // 0 same zone, 1 same region, 2 different regions.
 int Distance(std::string_view zone_a, std::string_view zone_b);

@@ -57,7 +57,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(
                     "clusters[" + std::to_string(i) + "]: " + s.message());
     }
     instance->clusters_.push_back(c);
-    instance->route_places_version_ = kStale;
+    instance->route_candidates_version_ = kStale;
     instance->capacity_.try_emplace(c.id, config.storage, c.nodes);
   }
   // Transport::SetLatencyEverywhere hides every per-link model.
@@ -138,20 +138,18 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   }
   const appprofile::RouteRequest request{
       kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
-  // One pass gives the route and the "nearest" cluster (the route were
-  // every cluster up), with the same draws as routing twice.
-  const std::vector<appprofile::ClusterView>& places =
-      RoutePlaces(request.client_zone);
-  auto route = appprofile::RouteFirst(*profile, request, places, rng_);
+  const std::vector<appprofile::RouteCandidate>& candidates =
+      RouteCandidates(request.client_zone);
+  auto route = appprofile::Route(*profile, request, candidates, rng_);
   if (!route.ok()) return refuse(route.status());
-  const std::string_view chosen = route->chosen;
-  // `chosen` views its entry of places.
-  const auto place = std::find_if(places.begin(), places.end(),
-                                  [&](const appprofile::ClusterView& p) {
-                                    return p.id.data() == chosen.data();
-                                  });
-  BTSIM_CHECK(place != places.end());
-  if (!place->available) {
+  const std::string_view chosen = route->chosen();
+  // `chosen` views its entry of candidates.
+  const auto candidate = std::find_if(candidates.begin(), candidates.end(),
+                                      [&](const appprofile::RouteCandidate& c) {
+                                        return c.id.data() == chosen.data();
+                                      });
+  BTSIM_CHECK(candidate != candidates.end());
+  if (!candidate->available) {
     // Single-cluster routing never fails over by itself.
     return refuse(Unavailable("cluster '" + std::string(chosen) +
                               "' of app profile '" + profile->id +
@@ -166,26 +164,26 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   return std::string(chosen);
 }
 
-const std::vector<appprofile::ClusterView>& Instance::RoutePlaces(
+const std::vector<appprofile::RouteCandidate>& Instance::RouteCandidates(
     std::string_view client_zone) {
   // A handful of zones route in a run; a caller with ever new zones only
   // makes the list start over.
   constexpr size_t kMaxZones = 16;
-  if (route_places_version_ != fabric_->members_version() ||
-      route_places_.size() >= kMaxZones) {
-    route_places_.clear();
-    route_places_version_ = fabric_->members_version();
+  if (route_candidates_version_ != fabric_->members_version() ||
+      route_candidates_.size() >= kMaxZones) {
+    route_candidates_.clear();
+    route_candidates_version_ = fabric_->members_version();
   }
-  for (const ZonePlaces& z : route_places_) {
-    if (SameBytes(z.client_zone, client_zone)) return z.places;
+  for (const ZoneCandidates& z : route_candidates_) {
+    if (SameBytes(z.client_zone, client_zone)) return z.candidates;
   }
-  ZonePlaces& z = route_places_.emplace_back();
+  ZoneCandidates& z = route_candidates_.emplace_back();
   z.client_zone = std::string(client_zone);
   for (const ClusterConfig& c : clusters_) {
-    z.places.push_back({c.id, c.zone, !fabric_->IsDown(c.id),
-                        appprofile::Distance(client_zone, c.zone)});
+    z.candidates.push_back({c.id, c.zone, !fabric_->IsDown(c.id),
+                            appprofile::Distance(client_zone, c.zone)});
   }
-  return z.places;
+  return z.candidates;
 }
 
 Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {
@@ -243,7 +241,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
   }
   BTSIM_RETURN_IF_ERROR(fabric_->AddCluster({config.id, config.zone}));
   clusters_.push_back(config);
-  route_places_version_ = kStale;
+  route_candidates_version_ = kStale;
   capacity_.try_emplace(config.id, storage_, config.nodes);
   profiles_.SetClusters(IdsOf(clusters_));
   return OkStatus();
@@ -253,7 +251,7 @@ Status Instance::RemoveCluster(std::string_view id) {
   FlushReplicatedCharges();  // a no-op between batches; keeps the pointer safe
   BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
-  route_places_version_ = kStale;
+  route_candidates_version_ = kStale;
   capacity_by_origin_.clear();
   if (auto it = capacity_.find(id); it != capacity_.end()) capacity_.erase(it);
   profiles_.SetClusters(IdsOf(clusters_));

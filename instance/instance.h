@@ -265,18 +265,18 @@ class Instance {
   std::vector<InstanceObserver*> observers_;
   // Route's lists of clusters, one per client zone seen (views into
   // clusters_, with whether each is up and its distance from the zone),
-  // valid while route_places_version_ is the fabric's members_version() and
+  // valid while route_candidates_version_ is the fabric's members_version() and
   // clusters_ is unchanged (its changes reset the version to kStale).
-  struct ZonePlaces {
+  struct ZoneCandidates {
     std::string client_zone;
-    std::vector<appprofile::ClusterView> places;
+    std::vector<appprofile::RouteCandidate> candidates;
   };
-  std::vector<ZonePlaces> route_places_;
-  // route_places_' entry for `client_zone`, made when missing.
-  const std::vector<appprofile::ClusterView>& RoutePlaces(
+  std::vector<ZoneCandidates> route_candidates_;
+  // route_candidates_' entry for `client_zone`, made when missing.
+  const std::vector<appprofile::RouteCandidate>& RouteCandidates(
       std::string_view client_zone);
   static constexpr uint64_t kStale = ~uint64_t{0};
-  uint64_t route_places_version_ = kStale;
+  uint64_t route_candidates_version_ = kStale;
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
 };

@@ -36,11 +36,18 @@ AppProfile Multi(std::vector<std::string> group = {}, bool affinity = false) {
 }
 
 // c1 and c2 share a region; c3 is on another continent.
-std::vector<ClusterPlace> Instance(std::set<std::string> down = {}) {
-  std::vector<ClusterPlace> clusters = {
+std::vector<RouteCandidate> Instance(std::set<std::string> down = {}) {
+  std::vector<RouteCandidate> clusters = {
       {"c1", "us-east1-b"}, {"c2", "us-east1-c"}, {"c3", "europe-west1-d"}};
-  for (ClusterPlace& c : clusters) c.available = !down.contains(c.id);
+  for (RouteCandidate& c : clusters) {
+    c.available = !down.contains(std::string(c.id));
+  }
   return clusters;
+}
+
+// The route's clusters, in order, as strings.
+std::vector<std::string> Order(const RouteChoice& choice) {
+  return {choice.clusters().begin(), choice.clusters().end()};
 }
 
 RouteRequest Req(std::string_view zone,
@@ -55,11 +62,11 @@ RouteRequest Req(std::string_view zone,
 
 // The serving cluster, or the error code's name.
 std::string Serves(const AppProfile& p, const RouteRequest& req,
-                   const std::vector<ClusterPlace>& clusters, sim::Rng& rng) {
-  Result<std::vector<std::string>> r = Route(p, req, clusters, rng);
+                   const std::vector<RouteCandidate>& clusters, sim::Rng& rng) {
+  Result<RouteChoice> r = Route(p, req, clusters, rng);
   if (!r.ok()) return std::string(StatusCodeName(r.status().code()));
-  EXPECT_FALSE(r->empty());
-  return r->empty() ? "" : r->front();
+  EXPECT_GT(r->size, 0u);
+  return std::string(r->chosen());
 }
 
 // --- Which cluster serves ----------------------------------------------------
@@ -116,52 +123,52 @@ TEST(RouterTest, WhichClusterServes) {
 
 TEST(RouterTest, FailoverOrderIsTheRestOfTheList) {
   sim::Rng rng(1);
-  Result<std::vector<std::string>> r =
-      Route(Multi(), Req("us-east1-b"), Instance(), rng);
+  Result<RouteChoice> r = Route(Multi(), Req("us-east1-b"), Instance(), rng);
   ASSERT_TRUE(r.ok());
-  EXPECT_THAT(*r, ElementsAre("c1", "c2", "c3"));
+  EXPECT_THAT(Order(*r), ElementsAre("c1", "c2", "c3"));
   r = Route(Multi(), Req("us-east1-b"), Instance({"c2"}), rng);
   ASSERT_TRUE(r.ok());
-  EXPECT_THAT(*r, ElementsAre("c1", "c3"));
+  EXPECT_THAT(Order(*r), ElementsAre("c1", "c3"));
   r = Route(Multi({"c2", "c3"}), Req("us-east1-b"), Instance(), rng);
   ASSERT_TRUE(r.ok());
-  EXPECT_THAT(*r, ElementsAre("c2", "c3"));  // c1 is outside the group
+  EXPECT_THAT(Order(*r), ElementsAre("c2", "c3"));  // c1 is outside the group
   r = Route(Multi(), Req("europe-west1-d"), Instance(), rng);
   ASSERT_TRUE(r.ok());
-  ASSERT_EQ(r->size(), 3u);
-  EXPECT_EQ((*r)[0], "c3");
-  EXPECT_THAT(std::vector<std::string>(r->begin() + 1, r->end()),
-              UnorderedElementsAre("c1", "c2"));
+  ASSERT_EQ(r->size, 3u);
+  EXPECT_EQ(r->chosen(), "c3");
+  EXPECT_THAT(
+      std::vector<std::string>(r->order.begin() + 1, r->order.begin() + 3),
+      UnorderedElementsAre("c1", "c2"));
 }
 
 TEST(RouterTest, SingleClusterReturnsItsClusterEvenWhenDown) {
   sim::Rng rng(1);
-  Result<std::vector<std::string>> r =
+  Result<RouteChoice> r =
       Route(Single("c2"), Req("us-east1-b"), Instance({"c1", "c2", "c3"}), rng);
   ASSERT_TRUE(r.ok());
-  EXPECT_THAT(*r, ElementsAre("c2"));
+  EXPECT_THAT(Order(*r), ElementsAre("c2"));
 }
 
 TEST(RouterTest, SingleClusterToMissingClusterIsNotFound) {
   sim::Rng rng(1);
-  Result<std::vector<std::string>> r =
+  Result<RouteChoice> r =
       Route(Single("c9"), Req("us-east1-b"), Instance(), rng);
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
 TEST(RouterTest, GroupIdsMissingFromInstanceAreIgnored) {
   sim::Rng rng(1);
-  Result<std::vector<std::string>> r =
+  Result<RouteChoice> r =
       Route(Multi({"c9", "c3"}), Req("us-east1-b"), Instance(), rng);
   ASSERT_TRUE(r.ok());
-  EXPECT_THAT(*r, ElementsAre("c3"));
+  EXPECT_THAT(Order(*r), ElementsAre("c3"));
   r = Route(Multi({"c9"}), Req("us-east1-b"), Instance(), rng);
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
 }
 
 TEST(RouterTest, AllDownIsUnavailableWithMessage) {
   sim::Rng rng(1);
-  Result<std::vector<std::string>> r =
+  Result<RouteChoice> r =
       Route(Multi(), Req("us-east1-b"), Instance({"c1", "c2", "c3"}), rng);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
@@ -176,12 +183,12 @@ TEST(RouterTest, SameRegionClustersAreEquidistant) {
   for (uint64_t seed = 0; seed < 200; ++seed) {
     sim::Rng rng(seed);
     for (RequestKind kind : {RequestKind::kSingleRow, RequestKind::kMultiRow}) {
-      Result<std::vector<std::string>> r =
+      Result<RouteChoice> r =
           Route(Multi(), Req("us-east1-d", kind), Instance(), rng);
       ASSERT_TRUE(r.ok());
-      ASSERT_EQ(r->size(), 3u);
-      EXPECT_EQ(r->back(), "c3");  // the far cluster is always last
-      ++first[r->front()];
+      ASSERT_EQ(r->size, 3u);
+      EXPECT_EQ(r->order[2], "c3");  // the far cluster is always last
+      ++first[std::string(r->chosen())];
     }
   }
   EXPECT_EQ(first.size(), 2u);
@@ -211,10 +218,10 @@ TEST(RouterTest, RowAffinityIsStickyPerKey) {
     std::set<std::string> firsts;
     for (uint64_t seed = 0; seed < 10; ++seed) {
       sim::Rng rng(seed);
-      Result<std::vector<std::string>> r = Route(
+      Result<RouteChoice> r = Route(
           p, Req("us-east1-d", RequestKind::kSingleRow, key), Instance(), rng);
       ASSERT_TRUE(r.ok());
-      firsts.insert(r->front());
+      firsts.insert(std::string(r->chosen()));
     }
     ASSERT_EQ(firsts.size(), 1u) << key;
     ++spread[*firsts.begin()];
@@ -236,10 +243,9 @@ TEST(RouterTest, RowAffinityFailsOverDeterministicallyAndFailsBack) {
     const std::string other = home == "c1" ? "c2" : "c1";
     for (uint64_t seed = 0; seed < 10; ++seed) {
       sim::Rng r(seed);
-      Result<std::vector<std::string>> down =
-          Route(p, req, Instance({home}), r);
+      Result<RouteChoice> down = Route(p, req, Instance({home}), r);
       ASSERT_TRUE(down.ok());
-      EXPECT_THAT(*down, ElementsAre(other, "c3"));
+      EXPECT_THAT(Order(*down), ElementsAre(other, "c3"));
     }
     // Back home once it recovers.
     EXPECT_EQ(Serves(p, req, Instance(), rng), home);
@@ -274,12 +280,12 @@ TEST(RouterTest, TransactionsAllowedOnlyBySingleClusterTransactional) {
   };
   for (const Case& c : cases) {
     sim::Rng rng(3);
-    Result<std::vector<std::string>> r =
+    Result<RouteChoice> r =
         Route(c.profile, Req("us-east1-b", RequestKind::kTransaction),
               Instance(), rng);
     if (c.allows) {
       ASSERT_TRUE(r.ok()) << c.name;
-      EXPECT_THAT(*r, ElementsAre("c1"));
+      EXPECT_THAT(Order(*r), ElementsAre("c1"));
     } else {
       ASSERT_FALSE(r.ok()) << c.name;
       EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << c.name;
@@ -337,12 +343,12 @@ std::vector<std::string> Choices(uint64_t seed) {
     const RequestKind kind =
         i % 2 == 0 ? RequestKind::kSingleRow : RequestKind::kMultiRow;
     const std::string key = "k" + std::to_string(i);
-    Result<std::vector<std::string>> r =
+    Result<RouteChoice> r =
         Route(i % 3 == 0 ? Multi({}, true) : Multi(),
               Req(zones[i % zones.size()], kind, key), Instance(), rng);
     EXPECT_TRUE(r.ok());
     std::string joined;
-    for (const std::string& c : *r) joined += c + ",";
+    for (std::string_view c : r->clusters()) joined += std::string(c) + ",";
     out.push_back(joined);
   }
   return out;
@@ -353,9 +359,9 @@ TEST(RouterTest, SameSeedSameChoices) {
   EXPECT_NE(Choices(42), Choices(43));
 }
 
-// RouteFirst picks Route's first cluster and, as "nearest", Route's first
-// cluster with every cluster available, with the same draws.
-TEST(RouteFirstTest, AgreesWithRoute) {
+// "nearest" is the choice Route makes with every candidate available, and
+// availability changes neither the draws nor the order of the rest.
+TEST(RouterTest, NearestIsTheChoiceWithEveryClusterAvailable) {
   const std::vector<AppProfile> profiles = {Multi(),
                                             Multi({}, /*affinity=*/true),
                                             Multi({"c1", "c3"}),
@@ -366,6 +372,7 @@ TEST(RouteFirstTest, AgreesWithRoute) {
       {}, {"c1"}, {"c1", "c2"}, {"c3"}, {"c1", "c2", "c3"}};
   const std::vector<std::string> zones = {"us-east1-b", "us-east1-d",
                                           "europe-west1-b", "asia-east1-a"};
+  int compared = 0;
   for (const AppProfile& profile : profiles) {
     for (const auto& down : downs) {
       for (const std::string& zone : zones) {
@@ -375,82 +382,62 @@ TEST(RouteFirstTest, AgreesWithRoute) {
           for (int row = 0; row < 20; ++row) {
             const std::string key = "row" + std::to_string(row);
             const RouteRequest request{kind, key, zone};
-            const std::vector<ClusterPlace> places = Instance(down);
-            std::vector<ClusterPlace> all = places;
-            for (ClusterPlace& p : all) p.available = true;
-            std::vector<ClusterView> views;
-            for (const ClusterPlace& p : places) {
-              views.push_back({p.id, p.zone, p.available});
+            sim::Rng rng(row + 1), all_rng = rng;
+            auto route = Route(profile, request, Instance(down), rng);
+            auto all = Route(profile, request, Instance(), all_rng);
+            EXPECT_EQ(rng.Next(), all_rng.Next());
+            if (!route.ok()) continue;
+            ASSERT_TRUE(all.ok());
+            ++compared;
+            EXPECT_EQ(route->nearest, all->chosen());
+            EXPECT_EQ(all->nearest, all->chosen());
+            // The available clusters keep the order they have with all up.
+            std::vector<std::string> expected;
+            for (const std::string& c : Order(*all)) {
+              if (!down.contains(c) ||
+                  profile.routing == AppProfile::Routing::kSingleCluster) {
+                expected.push_back(c);
+              }
             }
-            sim::Rng rng(row + 1), rng_copy = rng, first_rng = rng,
-                                   measured_rng = rng;
-            auto route = Route(profile, request, places, rng);
-            auto nearest = Route(profile, request, all, rng_copy);
-            auto first = RouteFirst(profile, request, views, first_rng);
-            // The same with the distances given (as Instance passes them).
-            std::vector<ClusterView> measured = views;
-            for (ClusterView& v : measured) v.distance = Distance(zone, v.zone);
-            auto given = RouteFirst(profile, request, measured, measured_rng);
-            ASSERT_EQ(first.ok(), route.ok());
-            ASSERT_EQ(given.ok(), route.ok());
-            const uint64_t next = rng.Next();
-            EXPECT_EQ(first_rng.Next(), next);
-            EXPECT_EQ(measured_rng.Next(), next);
-            if (!route.ok()) {
-              EXPECT_EQ(first.status().message(), route.status().message());
-              continue;
-            }
-            ASSERT_TRUE(nearest.ok());
-            EXPECT_EQ(first->chosen, route->front());
-            EXPECT_EQ(first->nearest, nearest->front());
-            EXPECT_EQ(given->chosen, route->front());
-            EXPECT_EQ(given->nearest, nearest->front());
+            EXPECT_EQ(Order(*route), expected);
           }
         }
       }
     }
   }
+  EXPECT_GT(compared, 1000);
 }
 
-TEST(RouteFirstTest, GivenDistancesAreUsed) {
+TEST(RouterTest, GivenDistancesAreUsed) {
   // A distance given with a cluster is taken as is (the caller vouches for
   // it): here it makes the far cluster the nearest.
-  const std::vector<ClusterView> views = {{"c1", "us-east1-b", true, 2},
-                                          {"c2", "europe-west1-b", true, 0}};
+  const std::vector<RouteCandidate> candidates = {
+      {"c1", "us-east1-b", true, 2}, {"c2", "europe-west1-b", true, 0}};
   sim::Rng rng(1);
-  auto first = RouteFirst(Multi(), {RequestKind::kSingleRow, "k", "us-east1-b"},
-                          views, rng);
-  ASSERT_TRUE(first.ok());
-  EXPECT_EQ(first->chosen, "c2");
+  auto route = Route(Multi(), {RequestKind::kSingleRow, "k", "us-east1-b"},
+                     candidates, rng);
+  ASSERT_TRUE(route.ok());
+  EXPECT_EQ(route->chosen(), "c2");
+  EXPECT_THAT(Order(*route), ElementsAre("c2", "c1"));
 }
 
-TEST(RouteFirstTest, AgreesWithRouteOnManyClusters) {
-  // More clusters than RouteFirst handles inline (Bigtable has at most 4).
-  std::vector<ClusterPlace> places;
-  for (int i = 0; i < 12; ++i) {
-    places.push_back({"c" + std::to_string(i),
-                      std::string(i % 2 == 0 ? "us-east1-" : "europe-west1-") +
-                          static_cast<char>('a' + i),
-                      i % 5 != 0});
+TEST(RouterTest, MoreCandidatesThanTheLimitAreRefused) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i <= kMaxRouteCandidates; ++i) {
+    names.push_back("c" + std::to_string(i));
   }
-  std::vector<ClusterPlace> all = places;
-  for (ClusterPlace& p : all) p.available = true;
-  std::vector<ClusterView> views;
-  for (const ClusterPlace& p : places) {
-    views.push_back({p.id, p.zone, p.available});
+  std::vector<RouteCandidate> candidates;
+  for (const std::string& name : names) {
+    candidates.push_back({name, "us-east1-b"});
   }
-  for (int seed = 1; seed < 30; ++seed) {
-    const RouteRequest request{RequestKind::kSingleRow, "row", "us-east1-a"};
-    sim::Rng rng(seed), rng_copy = rng, first_rng = rng;
-    auto route = Route(Multi(), request, places, rng);
-    auto nearest = Route(Multi(), request, all, rng_copy);
-    auto first = RouteFirst(Multi(), request, views, first_rng);
-    ASSERT_TRUE(route.ok());
-    ASSERT_TRUE(first.ok());
-    EXPECT_EQ(first->chosen, route->front());
-    EXPECT_EQ(first->nearest, nearest->front());
-    EXPECT_EQ(first_rng.Next(), rng.Next());
-  }
+  sim::Rng rng(1);
+  auto route = Route(Multi(), {RequestKind::kSingleRow, "k", "us-east1-b"},
+                     candidates, rng);
+  EXPECT_EQ(route.status().code(), StatusCode::kInvalidArgument);
+  candidates.pop_back();
+  EXPECT_TRUE(Route(Multi(), {RequestKind::kSingleRow, "k", "us-east1-b"},
+                    candidates, rng)
+                  .ok());
 }
 
 }  // namespace
