@@ -13,7 +13,7 @@
 
 #include "appprofile/app_profile.h"
 #include "cluster/cluster.h"
-#include "scenarios/key_pattern.h"
+#include "scenarios/scenario_fields.h"
 
 namespace btsim::scenarios {
 namespace {
@@ -26,10 +26,6 @@ using google::protobuf::Reflection;
 using google::protobuf::TextFormat;
 
 constexpr int kMaxClientCount = 1000;
-
-std::string Indexed(const std::string& field, int i) {
-  return field + "[" + std::to_string(i) + "]";
-}
 
 // One step of a field path: a name and an optional index.
 struct PathPart {
@@ -281,8 +277,6 @@ class Validator {
                               const std::string& field) {
     return ConfigDuration(d, field);
   }
-  Status GcRule(const v1::GcRule& rule, const std::string& field, int depth);
-  Status Workload(const v1::Workload& w, const std::string& field);
   Status Retry(const v1::RetryPolicy& r, const std::string& field);
   Status Step(const v1::Step& step, const std::string& field);
   Status Expectation(const v1::Expectation& e, const std::string& field);
@@ -309,57 +303,6 @@ bool ValidClientName(const std::string& name) {
   });
 }
 
-bool ValidZone(const std::string& zone) {
-  if (zone.empty() || zone.size() > 63 || zone.find('-') == std::string::npos) {
-    return false;
-  }
-  return std::all_of(zone.begin(), zone.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
-}
-
-Status Validator::GcRule(const v1::GcRule& rule, const std::string& field,
-                         int depth) {
-  if (depth > 10) return InvalidArgument(field + ": nested too deeply");
-  switch (rule.rule_case()) {
-    case v1::GcRule::kMaxNumVersions:
-      if (rule.max_num_versions() < 1) {
-        return InvalidArgument(field + ".max_num_versions: must be at least 1");
-      }
-      return OkStatus();
-    case v1::GcRule::kMaxAge: {
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos age,
-                             Duration(rule.max_age(), field + ".max_age"));
-      if (age <= sim::Nanos(0)) {
-        return InvalidArgument(field + ".max_age: must be positive");
-      }
-      return OkStatus();
-    }
-    case v1::GcRule::kIntersection:
-    case v1::GcRule::kUnion: {
-      const bool is_union = rule.rule_case() == v1::GcRule::kUnion;
-      const auto& list = is_union ? rule.union_() : rule.intersection();
-      const std::string f = field + (is_union ? ".union" : ".intersection");
-      if (list.rules().empty()) {
-        return InvalidArgument(f + ".rules: at least one rule is required");
-      }
-      for (int i = 0; i < list.rules_size(); ++i) {
-        BTSIM_RETURN_IF_ERROR(
-            GcRule(list.rules(i), Indexed(f + ".rules", i), depth + 1));
-      }
-      return OkStatus();
-    }
-    case v1::GcRule::RULE_NOT_SET:
-      if (depth > 0) {
-        return InvalidArgument(field +
-                               ": set max_num_versions, max_age, "
-                               "intersection or union");
-      }
-      return OkStatus();
-  }
-  return OkStatus();
-}
-
 Status Validator::Retry(const v1::RetryPolicy& r, const std::string& field) {
   if (r.max_attempts() < 0 || r.max_attempts() > 100) {
     return InvalidArgument(field + ".max_attempts: must be in 0..100");
@@ -374,55 +317,6 @@ Status Validator::Retry(const v1::RetryPolicy& r, const std::string& field) {
     return InvalidArgument(field +
                            ".multiplier: must be in 1..100 (or 0 "
                            "for the default, 2)");
-  }
-  return OkStatus();
-}
-
-Status Validator::Workload(const v1::Workload& w, const std::string& field) {
-  const v1::OpMix& m = w.mix();
-  const uint64_t total = uint64_t{m.read_row()} + m.scan() + m.write() +
-                         m.check_and_mutate() + m.read_modify_write();
-  if (total == 0) {
-    return InvalidArgument(field +
-                           ".mix: at least one operation needs a "
-                           "non-zero weight");
-  }
-  if (total > 1'000'000'000) {
-    return InvalidArgument(field + ".mix: the weights add up to too much");
-  }
-  BTSIM_RETURN_IF_ERROR(
-      KeyGenerator::Create(w.keys(), field + ".keys").status());
-  switch (w.rate_case()) {
-    case v1::Workload::kOpsPerSecond:
-      if (!(w.ops_per_second() > 0 && w.ops_per_second() <= 1e6)) {
-        return InvalidArgument(field +
-                               ".ops_per_second: must be in "
-                               "(0, 1000000]");
-      }
-      break;
-    case v1::Workload::kInFlight:
-      if (w.in_flight() < 1 || w.in_flight() > 10'000) {
-        return InvalidArgument(field + ".in_flight: must be in 1..10000");
-      }
-      break;
-    case v1::Workload::RATE_NOT_SET:
-      return InvalidArgument(field +
-                             ": set ops_per_second (open loop) or "
-                             "in_flight (closed loop)");
-  }
-  if (w.has_value_bytes()) {
-    const auto& v = w.value_bytes();
-    if (v.min() < 1) {
-      return InvalidArgument(field + ".value_bytes.min: must be at least 1");
-    }
-    if (v.max() < v.min() || v.max() > 1'048'576) {
-      return InvalidArgument(field +
-                             ".value_bytes.max: must be in "
-                             "min..1048576");
-    }
-  }
-  if (w.scan_rows() < 0 || w.scan_rows() > 10'000) {
-    return InvalidArgument(field + ".scan_rows: must be in 0..10000");
   }
   return OkStatus();
 }
@@ -572,7 +466,7 @@ Status Validator::Step(const v1::Step& step, const std::string& field) {
         return InvalidArgument(f + ".family: table '" + g.table() +
                                "' has no family '" + g.family() + "'");
       }
-      return GcRule(g.gc_rule(), f + ".gc_rule", 0);
+      return ValidateGcRule(g.gc_rule(), f + ".gc_rule");
     }
     case v1::Step::kDropRowRange:
       return table_known(step.drop_row_range().table(),
@@ -590,7 +484,8 @@ Status Validator::Step(const v1::Step& step, const std::string& field) {
       if (!step.change_workload().has_workload()) {
         return InvalidArgument(f + ".workload: required");
       }
-      return Workload(step.change_workload().workload(), f + ".workload");
+      return ValidateWorkload(step.change_workload().workload(),
+                              f + ".workload");
     }
     case v1::Step::kWaitForReplication: {
       const std::string f = field + ".wait_for_replication";
@@ -709,7 +604,7 @@ Status Validator::Run(const LoadedConfig& instance) {
         return InvalidArgument(f + ".name: duplicate family '" + family.name() +
                                "'");
       }
-      BTSIM_RETURN_IF_ERROR(GcRule(family.gc_rule(), f + ".gc_rule", 0));
+      BTSIM_RETURN_IF_ERROR(ValidateGcRule(family.gc_rule(), f + ".gc_rule"));
     }
     std::set<std::string> splits;
     for (int j = 0; j < t.initial_splits_size(); ++j) {
@@ -758,7 +653,7 @@ Status Validator::Run(const LoadedConfig& instance) {
     if (!c.has_workload()) {
       return InvalidArgument(field + ".workload: required");
     }
-    BTSIM_RETURN_IF_ERROR(Workload(c.workload(), field + ".workload"));
+    BTSIM_RETURN_IF_ERROR(ValidateWorkload(c.workload(), field + ".workload"));
     BTSIM_ASSIGN_OR_RETURN(sim::Nanos deadline,
                            Duration(c.deadline(), field + ".deadline"));
     if (c.has_deadline() && deadline <= sim::Nanos(0)) {

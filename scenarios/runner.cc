@@ -12,6 +12,7 @@
 #include "scenarios/instance_config.h"
 #include "scenarios/row_reader.h"
 #include "scenarios/run_context.h"
+#include "scenarios/scenario_fields.h"
 #include "scenarios/sim_client.h"
 
 namespace btsim::scenarios {
@@ -35,33 +36,6 @@ constexpr sim::Nanos kCompactionInterval = seconds(10);
 constexpr sim::Nanos kDefaultSettle = minutes(10);
 constexpr sim::Nanos kDefaultNodeRecovery = minutes(5);
 constexpr sim::Nanos kDefaultTokenInterval = seconds(10);
-
-sim::Nanos ToNanos(const google::protobuf::Duration& d) {
-  return seconds(d.seconds()) + sim::Nanos(d.nanos());
-}
-
-cluster::GcRule ToGcRule(const v1::GcRule& rule) {
-  switch (rule.rule_case()) {
-    case v1::GcRule::kMaxNumVersions:
-      return cluster::GcRule::MaxVersions(rule.max_num_versions());
-    case v1::GcRule::kMaxAge:
-      return cluster::GcRule::MaxAge(ToNanos(rule.max_age()).count() / 1000);
-    case v1::GcRule::kIntersection:
-    case v1::GcRule::kUnion: {
-      const bool is_union = rule.rule_case() == v1::GcRule::kUnion;
-      std::vector<cluster::GcRule> rules;
-      for (const v1::GcRule& r :
-           (is_union ? rule.union_() : rule.intersection()).rules()) {
-        rules.push_back(ToGcRule(r));
-      }
-      return is_union ? cluster::GcRule::Union(std::move(rules))
-                      : cluster::GcRule::Intersection(std::move(rules));
-    }
-    case v1::GcRule::RULE_NOT_SET:
-      break;
-  }
-  return cluster::GcRule::None();
-}
 
 class Observer : public instance::InstanceObserver {
  public:
