@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -14,12 +13,12 @@
 #include "appprofile/app_profile.h"
 #include "cluster/cluster.h"
 #include "scenarios/scenario_fields.h"
+#include "scenarios/steps.h"
 
 namespace btsim::scenarios {
 namespace {
 
 namespace v1 = ::btsim::scenario::v1;
-namespace cfg = ::btsim::config::v1;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
@@ -278,19 +277,12 @@ class Validator {
     return ConfigDuration(d, field);
   }
   Status Retry(const v1::RetryPolicy& r, const std::string& field);
-  Status Step(const v1::Step& step, const std::string& field);
   Status Expectation(const v1::Expectation& e, const std::string& field);
-  Status ClusterNow(const std::string& id, const std::string& field) const;
-  Status ProfileRouting(const cfg::AppProfile& p, const std::string& field);
 
   const v1::Scenario& s_;
   sim::Nanos duration_{0};
-  std::set<std::string> clusters_now_;   // as the timeline goes
-  std::set<std::string> clusters_ever_;  // for expectations
-  std::map<std::string, std::string> zone_of_;
-  std::set<std::string> profiles_;
-  std::map<std::string, std::set<std::string>> families_;  // per table
-  std::set<std::string> clients_;
+  // What the scenario defines; its clusters as the timeline goes.
+  StepScope scope_;
 };
 
 bool ValidClientName(const std::string& name) {
@@ -321,212 +313,25 @@ Status Validator::Retry(const v1::RetryPolicy& r, const std::string& field) {
   return OkStatus();
 }
 
-Status Validator::ClusterNow(const std::string& id,
-                             const std::string& field) const {
-  if (id.empty()) return InvalidArgument(field + ": required");
-  if (clusters_now_.count(id) == 0) {
-    return InvalidArgument(field + ": no cluster '" + id + "' at that time");
-  }
-  return OkStatus();
-}
-
-Status Validator::ProfileRouting(const cfg::AppProfile& p,
-                                 const std::string& field) {
-  switch (p.routing_case()) {
-    case cfg::AppProfile::kSingleCluster:
-      return ClusterNow(p.single_cluster().cluster_id(),
-                        field + ".single_cluster.cluster_id");
-    case cfg::AppProfile::kMultiCluster:
-      for (int i = 0; i < p.multi_cluster().cluster_ids_size(); ++i) {
-        BTSIM_RETURN_IF_ERROR(
-            ClusterNow(p.multi_cluster().cluster_ids(i),
-                       Indexed(field + ".multi_cluster.cluster_ids", i)));
-      }
-      return OkStatus();
-    case cfg::AppProfile::ROUTING_NOT_SET:
-      return InvalidArgument(field + ": set single_cluster or multi_cluster");
-  }
-  return OkStatus();
-}
-
-Status Validator::Step(const v1::Step& step, const std::string& field) {
-  auto table_known = [&](const std::string& table,
-                         const std::string& f) -> Status {
-    if (table.empty()) return InvalidArgument(f + ": required");
-    if (families_.count(table) == 0) {
-      return InvalidArgument(f + ": unknown table '" + table + "'");
-    }
-    return OkStatus();
-  };
-  auto client_known = [&](const std::string& client,
-                          const std::string& f) -> Status {
-    if (client.empty()) return InvalidArgument(f + ": required");
-    if (clients_.count(client) == 0) {
-      return InvalidArgument(f + ": unknown client '" + client + "'");
-    }
-    return OkStatus();
-  };
-  auto pair = [&](const v1::Partition& p, const std::string& f) -> Status {
-    BTSIM_RETURN_IF_ERROR(ClusterNow(p.a(), f + ".a"));
-    BTSIM_RETURN_IF_ERROR(ClusterNow(p.b(), f + ".b"));
-    if (p.a() == p.b()) return InvalidArgument(f + ".b: must differ from a");
-    return OkStatus();
-  };
-  switch (step.action_case()) {
-    case v1::Step::kClusterDown:
-      return ClusterNow(step.cluster_down().cluster(),
-                        field + ".cluster_down.cluster");
-    case v1::Step::kClusterUp:
-      return ClusterNow(step.cluster_up().cluster(),
-                        field + ".cluster_up.cluster");
-    case v1::Step::kPartition:
-      return pair(step.partition(), field + ".partition");
-    case v1::Step::kHeal:
-      return pair(step.heal(), field + ".heal");
-    case v1::Step::kLatency: {
-      const cfg::Link& link = step.latency();
-      const std::string f = field + ".latency";
-      BTSIM_RETURN_IF_ERROR(
-          ClusterNow(link.from_cluster(), f + ".from_cluster"));
-      BTSIM_RETURN_IF_ERROR(ClusterNow(link.to_cluster(), f + ".to_cluster"));
-      if (link.from_cluster() == link.to_cluster()) {
-        return InvalidArgument(f +
-                               ".to_cluster: must differ from "
-                               "from_cluster");
-      }
-      if (!link.has_latency()) return InvalidArgument(f + ".latency: required");
-      return ConfigLatency(link.latency(), f + ".latency").status();
-    }
-    case v1::Step::kNodeFailure: {
-      const std::string f = field + ".node_failure";
-      BTSIM_RETURN_IF_ERROR(
-          ClusterNow(step.node_failure().cluster(), f + ".cluster"));
-      return Duration(step.node_failure().recovery(), f + ".recovery").status();
-    }
-    case v1::Step::kResize:
-      BTSIM_RETURN_IF_ERROR(
-          ClusterNow(step.resize().cluster(), field + ".resize.cluster"));
-      if (step.resize().nodes() < 1 || step.resize().nodes() > 1000) {
-        return InvalidArgument(field + ".resize.nodes: must be in 1..1000");
-      }
-      return OkStatus();
-    case v1::Step::kAddCluster: {
-      const cfg::Cluster& c = step.add_cluster();
-      const std::string f = field + ".add_cluster";
-      if (c.id().empty()) return InvalidArgument(f + ".id: required");
-      if (clusters_now_.count(c.id()) != 0) {
-        return InvalidArgument(f + ".id: cluster '" + c.id() +
-                               "' already exists at that time");
-      }
-      if (!ValidZone(c.zone())) {
-        return InvalidArgument(f + ".zone: '" + c.zone() +
-                               "' is not a zone name such as us-east1-b");
-      }
-      for (const auto& [id, zone] : zone_of_) {
-        if (zone == c.zone() && clusters_now_.count(id) != 0) {
-          return InvalidArgument(f + ".zone: zone " + c.zone() +
-                                 " already has cluster '" + id + "'");
-        }
-      }
-      if (c.nodes() < 0) {
-        return InvalidArgument(f + ".nodes: must not be negative");
-      }
-      if (clusters_now_.size() >= 4) {
-        return InvalidArgument(f + ": an instance has at most 4 clusters");
-      }
-      clusters_now_.insert(c.id());
-      clusters_ever_.insert(c.id());
-      zone_of_[c.id()] = c.zone();
-      return OkStatus();
-    }
-    case v1::Step::kRemoveCluster: {
-      const std::string& id = step.remove_cluster().cluster();
-      BTSIM_RETURN_IF_ERROR(ClusterNow(id, field + ".remove_cluster.cluster"));
-      if (clusters_now_.size() == 1) {
-        return InvalidArgument(field +
-                               ".remove_cluster.cluster: cannot "
-                               "remove the last cluster");
-      }
-      clusters_now_.erase(id);
-      return OkStatus();
-    }
-    case v1::Step::kUpdateAppProfile: {
-      const cfg::AppProfile& p = step.update_app_profile();
-      const std::string f = field + ".update_app_profile";
-      if (profiles_.count(p.id()) == 0) {
-        return InvalidArgument(f + ".id: unknown app profile '" + p.id() + "'");
-      }
-      return ProfileRouting(p, f);
-    }
-    case v1::Step::kSetGcRule: {
-      const v1::SetGcRule& g = step.set_gc_rule();
-      const std::string f = field + ".set_gc_rule";
-      BTSIM_RETURN_IF_ERROR(table_known(g.table(), f + ".table"));
-      if (families_[g.table()].count(g.family()) == 0) {
-        return InvalidArgument(f + ".family: table '" + g.table() +
-                               "' has no family '" + g.family() + "'");
-      }
-      return ValidateGcRule(g.gc_rule(), f + ".gc_rule");
-    }
-    case v1::Step::kDropRowRange:
-      return table_known(step.drop_row_range().table(),
-                         field + ".drop_row_range.table");
-    case v1::Step::kStartClient:
-      return client_known(step.start_client().client(),
-                          field + ".start_client.client");
-    case v1::Step::kStopClient:
-      return client_known(step.stop_client().client(),
-                          field + ".stop_client.client");
-    case v1::Step::kChangeWorkload: {
-      const std::string f = field + ".change_workload";
-      BTSIM_RETURN_IF_ERROR(
-          client_known(step.change_workload().client(), f + ".client"));
-      if (!step.change_workload().has_workload()) {
-        return InvalidArgument(f + ".workload: required");
-      }
-      return ValidateWorkload(step.change_workload().workload(),
-                              f + ".workload");
-    }
-    case v1::Step::kWaitForReplication: {
-      const std::string f = field + ".wait_for_replication";
-      BTSIM_RETURN_IF_ERROR(
-          table_known(step.wait_for_replication().table(), f + ".table"));
-      BTSIM_ASSIGN_OR_RETURN(
-          sim::Nanos interval,
-          Duration(step.wait_for_replication().interval(), f + ".interval"));
-      if (step.wait_for_replication().has_interval() &&
-          interval <= sim::Nanos(0)) {
-        return InvalidArgument(f + ".interval: must be positive");
-      }
-      return OkStatus();
-    }
-    case v1::Step::ACTION_NOT_SET:
-      return InvalidArgument(field +
-                             ": set one action (cluster_down, "
-                             "partition, resize, ...)");
-  }
-  return OkStatus();
-}
-
 Status Validator::Expectation(const v1::Expectation& e,
                               const std::string& field) {
   if (e.metric() == v1::METRIC_UNSPECIFIED) {
     return InvalidArgument(field + ".metric: required");
   }
-  if (!e.app_profile().empty() && profiles_.count(e.app_profile()) == 0) {
+  if (!e.app_profile().empty() && scope_.profiles.count(e.app_profile()) == 0) {
     return InvalidArgument(field + ".app_profile: unknown app profile '" +
                            e.app_profile() + "'");
   }
-  if (!e.client().empty() && clients_.count(e.client()) == 0) {
+  if (!e.client().empty() && scope_.clients.count(e.client()) == 0) {
     // A member of a group ("writer-3") is fine too.
     const size_t dash = e.client().rfind('-');
     if (dash == std::string::npos ||
-        clients_.count(e.client().substr(0, dash)) == 0) {
+        scope_.clients.count(e.client().substr(0, dash)) == 0) {
       return InvalidArgument(field + ".client: unknown client '" + e.client() +
                              "'");
     }
   }
-  if (!e.cluster().empty() && clusters_ever_.count(e.cluster()) == 0) {
+  if (!e.cluster().empty() && scope_.clusters_ever.count(e.cluster()) == 0) {
     return InvalidArgument(field + ".cluster: unknown cluster '" + e.cluster() +
                            "'");
   }
@@ -567,13 +372,13 @@ Status Validator::Run(const LoadedConfig& instance) {
   BTSIM_RETURN_IF_ERROR(Duration(s_.settle().max(), "settle.max").status());
 
   for (const instance::ClusterConfig& c : instance.config.clusters) {
-    clusters_now_.insert(c.id);
-    clusters_ever_.insert(c.id);
-    zone_of_[c.id] = c.zone;
+    scope_.clusters_now.insert(c.id);
+    scope_.clusters_ever.insert(c.id);
+    scope_.zone_of[c.id] = c.zone;
   }
-  profiles_.insert(std::string(appprofile::kDefaultProfileId));
+  scope_.profiles.insert(std::string(appprofile::kDefaultProfileId));
   for (const appprofile::AppProfile& p : instance.profiles) {
-    profiles_.insert(p.id);
+    scope_.profiles.insert(p.id);
   }
 
   // Tables.
@@ -586,10 +391,10 @@ Status Validator::Run(const LoadedConfig& instance) {
     if (Status s = cluster::ValidateTableId(t.id()); !s.ok()) {
       return InvalidArgument(field + ".id: " + s.message());
     }
-    if (families_.count(t.id()) != 0) {
+    if (scope_.families.count(t.id()) != 0) {
       return InvalidArgument(field + ".id: duplicate table '" + t.id() + "'");
     }
-    std::set<std::string>& families = families_[t.id()];
+    std::set<std::string>& families = scope_.families[t.id()];
     if (t.families().empty()) {
       return InvalidArgument(field +
                              ".families: at least one family is "
@@ -631,7 +436,7 @@ Status Validator::Run(const LoadedConfig& instance) {
                              "' is not a valid client name; it must match "
                              "[a-z][-a-z0-9_]* (at most 40 characters)");
     }
-    if (!clients_.insert(c.name()).second) {
+    if (!scope_.clients.insert(c.name()).second) {
       return InvalidArgument(field + ".name: duplicate client '" + c.name() +
                              "'");
     }
@@ -642,11 +447,12 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".zone: '" + c.zone() +
                              "' is not a zone name such as us-east1-b");
     }
-    if (!c.app_profile().empty() && profiles_.count(c.app_profile()) == 0) {
+    if (!c.app_profile().empty() &&
+        scope_.profiles.count(c.app_profile()) == 0) {
       return InvalidArgument(field + ".app_profile: unknown app profile '" +
                              c.app_profile() + "'");
     }
-    if (!c.table().empty() && families_.count(c.table()) == 0) {
+    if (!c.table().empty() && scope_.families.count(c.table()) == 0) {
       return InvalidArgument(field + ".table: unknown table '" + c.table() +
                              "'");
     }
@@ -678,7 +484,8 @@ Status Validator::Run(const LoadedConfig& instance) {
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return at[a] < at[b]; });
   for (int i : order) {
-    BTSIM_RETURN_IF_ERROR(Step(s_.timeline(i), Indexed("timeline", i)));
+    BTSIM_RETURN_IF_ERROR(
+        ValidateStep(s_.timeline(i), Indexed("timeline", i), scope_));
   }
 
   // Expectations.
