@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "base/check.h"
 #include "scenarios/key_pattern.h"
 #include "scenarios/scenario_fields.h"
 #include "scenarios/steps.h"
@@ -71,8 +72,10 @@ void ApplyChangeWorkload(const v1::Step& step, Event event, StepRun& run) {
   if (auto it = run.groups.find(name); it != run.groups.end()) {
     ClientGroup& group = *it->second.group;
     group.workload = step.change_workload().workload();
+    // The loader has validated the keys.
     auto keys = KeyGenerator::Create(group.workload.keys(), "keys");
-    if (keys.ok()) group.keys = std::move(*keys);
+    BTSIM_CHECK_MSG(keys.ok(), keys.status().message());
+    group.keys = std::move(*keys);
     ++group.generation;
   }
   for (SimClient* c : ClientsOf(run, name)) c->Restart();

@@ -2,9 +2,11 @@
 // (cluster_down, cluster_up, partition, heal, latency, node_failure), and
 // their repair when the run settles (UndoFaults).
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "scenarios/instance_config.h"
 #include "scenarios/scenario_fields.h"
 #include "scenarios/steps.h"
@@ -16,6 +18,23 @@ namespace v1 = ::btsim::scenario::v1;
 namespace cfg = ::btsim::config::v1;
 
 constexpr sim::Nanos kDefaultNodeRecovery = std::chrono::minutes(5);
+
+// The zone of cluster `id` now; NOT_FOUND when the instance has no such
+// cluster (one whose add_cluster was refused, say).
+Result<std::string> ZoneNow(const StepRun& run, const std::string& id) {
+  const std::string_view zone = run.context->ZoneOf(id);
+  if (zone.empty()) return NotFound("cluster '" + id + "' not found");
+  return std::string(zone);
+}
+
+// Both zones of a link, or the first NOT_FOUND.
+Result<std::pair<std::string, std::string>> ZonesNow(const StepRun& run,
+                                                     const std::string& a,
+                                                     const std::string& b) {
+  BTSIM_ASSIGN_OR_RETURN(std::string za, ZoneNow(run, a));
+  BTSIM_ASSIGN_OR_RETURN(std::string zb, ZoneNow(run, b));
+  return std::make_pair(std::move(za), std::move(zb));
+}
 
 // ---- cluster_down, cluster_up ----
 
@@ -30,7 +49,10 @@ void ApplyClusterDown(const v1::Step& step, Event event, StepRun& run) {
   event.cluster = step.cluster_down().cluster();
   Describe(event, "cluster " + event.cluster + " down");
   event.unreplicated_ops = run.Unreplicated(event.cluster);
-  (void)run.context->instance->fabric().SetDown(event.cluster, true);
+  if (Status s = run.context->instance->fabric().SetDown(event.cluster, true);
+      !s.ok()) {
+    Refused(event, s);
+  }
   run.WatchCatchUp(run.AddEvent(std::move(event)));
 }
 
@@ -44,7 +66,10 @@ void ApplyClusterUp(const v1::Step& step, Event event, StepRun& run) {
   event.kind = EventKind::kClusterUp;
   event.cluster = step.cluster_up().cluster();
   Describe(event, "cluster " + event.cluster + " up");
-  (void)run.context->instance->fabric().SetDown(event.cluster, false);
+  if (Status s = run.context->instance->fabric().SetDown(event.cluster, false);
+      !s.ok()) {
+    Refused(event, s);
+  }
   run.faults.down_by_node_failure.erase(event.cluster);
   run.WatchCatchUp(run.AddEvent(std::move(event)));
 }
@@ -75,15 +100,19 @@ void ApplyPartitionOrHeal(const v1::Step& step, Event event, StepRun& run) {
   event.kind = heal ? EventKind::kHeal : EventKind::kPartition;
   event.cluster = p.a();
   event.peer = p.b();
-  const std::string za(run.context->ZoneOf(p.a()));
-  const std::string zb(run.context->ZoneOf(p.b()));
   if (heal) {
-    run.context->instance->transport().Heal(za, zb);
     Describe(event, "heal " + p.a() + " <-> " + p.b());
   } else {
-    run.context->instance->transport().Partition(za, zb, p.one_way());
     Describe(event,
              "partition " + p.a() + (p.one_way() ? " -> " : " <-> ") + p.b());
+  }
+  sim::Transport& transport = run.context->instance->transport();
+  if (auto zones = ZonesNow(run, p.a(), p.b()); !zones.ok()) {
+    Refused(event, zones.status());
+  } else if (heal) {
+    transport.Heal(zones->first, zones->second);
+  } else {
+    transport.Partition(zones->first, zones->second, p.one_way());
   }
   run.WatchCatchUp(run.AddEvent(std::move(event)));
 }
@@ -109,14 +138,18 @@ void ApplyLatency(const v1::Step& step, Event event, StepRun& run) {
   event.kind = EventKind::kLatency;
   event.cluster = link.from_cluster();
   event.peer = link.to_cluster();
-  auto model = ConfigLatency(link.latency(), "latency");
-  if (model.ok()) {
-    run.context->instance->transport().SetLatency(
-        run.context->ZoneOf(link.from_cluster()),
-        run.context->ZoneOf(link.to_cluster()), *model, link.one_way());
-  }
   Describe(event, "latency " + link.from_cluster() +
                       (link.one_way() ? " -> " : " <-> ") + link.to_cluster());
+  // The loader has validated the model.
+  auto model = ConfigLatency(link.latency(), "latency");
+  BTSIM_CHECK_MSG(model.ok(), model.status().message());
+  if (auto zones = ZonesNow(run, link.from_cluster(), link.to_cluster());
+      !zones.ok()) {
+    Refused(event, zones.status());
+  } else {
+    run.context->instance->transport().SetLatency(zones->first, zones->second,
+                                                  *model, link.one_way());
+  }
   run.AddEvent(std::move(event));
 }
 
@@ -140,15 +173,18 @@ void RecoverNode(StepRun& run, const std::string& id, bool whole_cluster) {
   recovered.kind = EventKind::kNodeRecovery;
   recovered.cluster = id;
   recovered.label = "a replacement node joins " + id;
+  Status s;
   if (whole_cluster) {
     if (run.faults.down_by_node_failure.erase(id) != 0) {
-      (void)instance.fabric().SetDown(id, false);
+      s = instance.fabric().SetDown(id, false);
     }
   } else if (run.faults.failed_nodes[id] > 0) {
     --run.faults.failed_nodes[id];
     const cluster::NodeModel* nodes = instance.Nodes(id);
-    if (nodes != nullptr) (void)instance.SetNodes(id, nodes->nodes() + 1);
+    s = nodes == nullptr ? NotFound("cluster '" + id + "' not found")
+                         : instance.SetNodes(id, nodes->nodes() + 1);
   }
+  if (!s.ok()) Refused(recovered, s);
   run.AddEvent(std::move(recovered));
 }
 
@@ -164,14 +200,21 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
   const cluster::NodeModel* nodes = instance.Nodes(id);
   const int count = nodes == nullptr ? 1 : nodes->nodes();
   const bool whole_cluster = count <= 1;
+  Status s;
   if (whole_cluster) {
     // The only node: the cluster cannot serve until a replacement joins.
     event.unreplicated_ops = run.Unreplicated(id);
-    (void)instance.fabric().SetDown(id, true);
-    run.faults.down_by_node_failure.insert(id);
+    s = instance.fabric().SetDown(id, true);
+    if (s.ok()) run.faults.down_by_node_failure.insert(id);
   } else {
-    (void)instance.SetNodes(id, count - 1);
-    ++run.faults.failed_nodes[id];
+    s = instance.SetNodes(id, count - 1);
+    if (s.ok()) ++run.faults.failed_nodes[id];
+  }
+  if (!s.ok()) {
+    // Nothing failed, so nothing is replaced.
+    Refused(event, s);
+    run.AddEvent(std::move(event));
+    return;
   }
   run.context->scheduler->RunAfter(recovery, [&run, id, whole_cluster] {
     RecoverNode(run, id, whole_cluster);
@@ -196,7 +239,10 @@ std::span<const StepKind> FaultStepKinds() { return kKinds; }
 void UndoFaults(StepRun& run) {
   instance::Instance& instance = *run.context->instance;
   const std::vector<std::string> ids = instance.fabric().ClusterIds();
-  for (const std::string& id : ids) (void)instance.fabric().SetDown(id, false);
+  for (const std::string& id : ids) {
+    const Status s = instance.fabric().SetDown(id, false);
+    BTSIM_CHECK_MSG(s.ok(), s.message());  // one of the fabric's own ids
+  }
   run.faults.down_by_node_failure.clear();
   for (size_t i = 0; i < ids.size(); ++i) {
     for (size_t j = i + 1; j < ids.size(); ++j) {
@@ -207,7 +253,9 @@ void UndoFaults(StepRun& run) {
   for (auto& [id, failed] : run.faults.failed_nodes) {
     const cluster::NodeModel* nodes = instance.Nodes(id);
     if (failed > 0 && nodes != nullptr) {
-      (void)instance.SetNodes(id, nodes->nodes() + failed);
+      // A cluster the instance has, and more nodes than it has now.
+      const Status s = instance.SetNodes(id, nodes->nodes() + failed);
+      BTSIM_CHECK_MSG(s.ok(), s.message());
     }
     failed = 0;
   }

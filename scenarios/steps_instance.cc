@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "appprofile/app_profile.h"
+#include "base/check.h"
 #include "scenarios/instance_config.h"
 #include "scenarios/scenario_fields.h"
 #include "scenarios/steps.h"
@@ -33,7 +34,11 @@ void ApplyResize(const v1::Step& step, Event event, StepRun& run) {
   event.cluster = step.resize().cluster();
   event.detail = std::to_string(step.resize().nodes());
   Describe(event, "resize " + event.cluster + " to " + event.detail + " nodes");
-  (void)run.context->instance->SetNodes(event.cluster, step.resize().nodes());
+  if (Status s =
+          run.context->instance->SetNodes(event.cluster, step.resize().nodes());
+      !s.ok()) {
+    Refused(event, s);
+  }
   run.AddEvent(std::move(event));
 }
 
@@ -75,7 +80,7 @@ void ApplyAddCluster(const v1::Step& step, Event event, StepRun& run) {
   Describe(event, "add cluster " + c.id() + " in " + c.zone());
   Status s = run.context->instance->AddCluster(instance::ClusterConfig{
       c.id(), c.zone(), c.nodes() == 0 ? 1 : c.nodes()});
-  if (!s.ok()) event.detail = s.message();
+  if (!s.ok()) Refused(event, s);
   run.WatchCatchUp(run.AddEvent(std::move(event)));
 }
 
@@ -97,7 +102,7 @@ void ApplyRemoveCluster(const v1::Step& step, Event event, StepRun& run) {
   Describe(event, "remove cluster " + event.cluster);
   event.unreplicated_ops = run.Unreplicated(event.cluster);
   if (Status s = run.context->instance->RemoveCluster(event.cluster); !s.ok()) {
-    event.detail = s.message();
+    Refused(event, s);
   }
   run.AddEvent(std::move(event));
 }
@@ -150,18 +155,19 @@ void ApplyUpdateAppProfile(const v1::Step& step, Event event, StepRun& run) {
   *copy = p;
   copy->set_id("update");
   auto converted = ConvertInstanceConfig(probe);
-  if (!converted.ok() || converted->profiles.empty()) {
-    event.detail += ": " + converted.status().message();
+  if (!converted.ok()) {
+    Refused(event, converted.status());
     run.AddEvent(std::move(event));
     return;
   }
+  BTSIM_CHECK(converted->profiles.size() == 1);
   appprofile::ProfileUpdate update;
   update.profile = converted->profiles[0];
   update.profile.id = p.id();
   update.routing = true;
   update.description = !p.description().empty();
   auto updated = instance.profiles().Update(update, /*ignore_warnings=*/true);
-  if (!updated.ok()) event.detail += ": " + updated.status().message();
+  if (!updated.ok()) Refused(event, updated.status());
   run.AddEvent(std::move(event));
 }
 

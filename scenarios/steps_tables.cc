@@ -43,16 +43,20 @@ void ApplySetGcRule(const v1::Step& step, Event event, StepRun& run) {
   Describe(event, "GC rule of " + g.table() + ":" + g.family());
   auto id = run.context->instance->AnyLiveClusterId();
   if (!id.ok()) {
-    event.detail += ": " + id.status().message();
+    Refused(event, id.status());
     run.AddEvent(std::move(event));
     return;
   }
   const cluster::FamilyModification mod{
       g.family(), cluster::FamilyModification::Kind::kUpdate,
       ToGcRule(g.gc_rule())};
-  Status s = fabric.Find(*id)->ModifyColumnFamilies(g.table(), {&mod, 1});
-  if (!s.ok()) event.detail += ": " + s.message();
-  fabric.ApplyNewestEverywhere(*id);
+  if (Status s = fabric.Find(*id)->ModifyColumnFamilies(g.table(), {&mod, 1});
+      s.ok()) {
+    // Schema changes are instance-wide at once (see ApplyNewestEverywhere).
+    fabric.ApplyNewestEverywhere(*id);
+  } else {
+    Refused(event, s);
+  }
   run.AddEvent(std::move(event));
 }
 
