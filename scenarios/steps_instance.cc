@@ -49,6 +49,7 @@ Status ValidateAddCluster(const v1::Step& step, const std::string& field,
   const cfg::Cluster& c = step.add_cluster();
   const std::string f = field + ".add_cluster";
   if (c.id().empty()) return InvalidArgument(f + ".id: required");
+  BTSIM_RETURN_IF_ERROR(ConfigClusterId(c.id(), f + ".id"));
   if (scope.clusters_now.count(c.id()) != 0) {
     return InvalidArgument(f + ".id: cluster '" + c.id() +
                            "' already exists at that time");

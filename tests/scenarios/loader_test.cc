@@ -182,6 +182,9 @@ TEST(LoaderTest, EveryStepKindNamesTheFieldItRejects) {
        "timeline[0].resize.nodes: must be in 1..1000"},
       {"timeline { add_cluster { zone: \"us-west1-a\" } }",
        "timeline[0].add_cluster.id: required"},
+      {"timeline { add_cluster { id: \"C3\" zone: \"us-west1-a\" } }",
+       "timeline[0].add_cluster.id: 'C3' is not a valid cluster id; it must "
+       "match [a-z][-a-z0-9]* and be at most 30 characters"},
       {"timeline { add_cluster { id: \"c1\" zone: \"us-west1-a\" } }",
        "timeline[0].add_cluster.id: cluster 'c1' already exists at that "
        "time"},
