@@ -11,7 +11,8 @@
 //   steps_clients.cc   the application: start_client, stop_client,
 //                      change_workload
 // A new kind is a field of the oneof plus one StepKind in one of these
-// files (and an EventKind when the history should tell its events apart).
+// files; its events need an EventKind (history.h), the record the checkers
+// and reports read.
 //
 // Internal to scenarios/. Single-threaded.
 #ifndef BTSIM_SCENARIOS_STEPS_H_
