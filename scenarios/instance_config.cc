@@ -1,5 +1,6 @@
 #include "scenarios/instance_config.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
@@ -127,16 +128,6 @@ Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
   return model;
 }
 
-bool ValidClusterId(const std::string& id) {
-  if (id.empty() || id.size() > 30 || id[0] < 'a' || id[0] > 'z') return false;
-  for (char c : id) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-      return false;
-    }
-  }
-  return true;
-}
-
 Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
   LoadedConfig out;
   instance::InstanceConfig& config = out.config;
@@ -156,11 +147,7 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
     const pb::Cluster& c = proto.clusters(i);
     const std::string field = Indexed("clusters", i);
     if (c.id().empty()) return InvalidArgument(field + ".id: required");
-    if (!ValidClusterId(c.id())) {
-      return InvalidArgument(field + ".id: '" + c.id() +
-                             "' is not a valid cluster id; it must match "
-                             "[a-z][-a-z0-9]* and be at most 30 characters");
-    }
+    BTSIM_RETURN_IF_ERROR(ConfigClusterId(c.id(), field + ".id"));
     if (zone_of.count(c.id()) != 0) {
       return InvalidArgument(field + ".id: duplicate cluster id '" + c.id() +
                              "'");
@@ -332,6 +319,18 @@ Result<sim::Nanos> ConfigDuration(const google::protobuf::Duration& duration,
 Result<sim::LatencyModel> ConfigLatency(const pb::Latency& latency,
                                         const std::string& field) {
   return LatencyOf(latency, field);
+}
+
+Status ConfigClusterId(const std::string& id, const std::string& field) {
+  const bool valid =
+      !id.empty() && id.size() <= 30 && id[0] >= 'a' && id[0] <= 'z' &&
+      std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+      });
+  if (valid) return OkStatus();
+  return InvalidArgument(field + ": '" + id +
+                         "' is not a valid cluster id; it must match "
+                         "[a-z][-a-z0-9]* and be at most 30 characters");
 }
 
 Result<std::string> ReadTextFile(const std::string& path) {

@@ -58,6 +58,8 @@ Result<LoadedConfig> ConvertInstanceConfig(
 // A Duration field: not negative, at most 24 hours. Errors name `field`.
 Result<sim::Nanos> ConfigDuration(const google::protobuf::Duration& duration,
                                   const std::string& field);
+// A cluster id: [a-z][-a-z0-9]*, at most 30 characters. Errors name `field`.
+Status ConfigClusterId(const std::string& id, const std::string& field);
 // A Latency message as a sim::LatencyModel. Errors name `field`.
 Result<sim::LatencyModel> ConfigLatency(
     const btsim::config::v1::Latency& latency, const std::string& field);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -13,23 +12,19 @@
 
 #include "appprofile/app_profile.h"
 #include "cluster/cluster.h"
-#include "scenarios/key_pattern.h"
+#include "scenarios/scenario_fields.h"
+#include "scenarios/steps.h"
 
 namespace btsim::scenarios {
 namespace {
 
 namespace v1 = ::btsim::scenario::v1;
-namespace cfg = ::btsim::config::v1;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
 using google::protobuf::TextFormat;
 
 constexpr int kMaxClientCount = 1000;
-
-std::string Indexed(const std::string& field, int i) {
-  return field + "[" + std::to_string(i) + "]";
-}
 
 // One step of a field path: a name and an optional index.
 struct PathPart {
@@ -281,22 +276,13 @@ class Validator {
                               const std::string& field) {
     return ConfigDuration(d, field);
   }
-  Status GcRule(const v1::GcRule& rule, const std::string& field, int depth);
-  Status Workload(const v1::Workload& w, const std::string& field);
   Status Retry(const v1::RetryPolicy& r, const std::string& field);
-  Status Step(const v1::Step& step, const std::string& field);
   Status Expectation(const v1::Expectation& e, const std::string& field);
-  Status ClusterNow(const std::string& id, const std::string& field) const;
-  Status ProfileRouting(const cfg::AppProfile& p, const std::string& field);
 
   const v1::Scenario& s_;
   sim::Nanos duration_{0};
-  std::set<std::string> clusters_now_;   // as the timeline goes
-  std::set<std::string> clusters_ever_;  // for expectations
-  std::map<std::string, std::string> zone_of_;
-  std::set<std::string> profiles_;
-  std::map<std::string, std::set<std::string>> families_;  // per table
-  std::set<std::string> clients_;
+  // What the scenario defines; its clusters as the timeline goes.
+  StepScope scope_;
 };
 
 bool ValidClientName(const std::string& name) {
@@ -307,57 +293,6 @@ bool ValidClientName(const std::string& name) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
            c == '_';
   });
-}
-
-bool ValidZone(const std::string& zone) {
-  if (zone.empty() || zone.size() > 63 || zone.find('-') == std::string::npos) {
-    return false;
-  }
-  return std::all_of(zone.begin(), zone.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
-}
-
-Status Validator::GcRule(const v1::GcRule& rule, const std::string& field,
-                         int depth) {
-  if (depth > 10) return InvalidArgument(field + ": nested too deeply");
-  switch (rule.rule_case()) {
-    case v1::GcRule::kMaxNumVersions:
-      if (rule.max_num_versions() < 1) {
-        return InvalidArgument(field + ".max_num_versions: must be at least 1");
-      }
-      return OkStatus();
-    case v1::GcRule::kMaxAge: {
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos age,
-                             Duration(rule.max_age(), field + ".max_age"));
-      if (age <= sim::Nanos(0)) {
-        return InvalidArgument(field + ".max_age: must be positive");
-      }
-      return OkStatus();
-    }
-    case v1::GcRule::kIntersection:
-    case v1::GcRule::kUnion: {
-      const bool is_union = rule.rule_case() == v1::GcRule::kUnion;
-      const auto& list = is_union ? rule.union_() : rule.intersection();
-      const std::string f = field + (is_union ? ".union" : ".intersection");
-      if (list.rules().empty()) {
-        return InvalidArgument(f + ".rules: at least one rule is required");
-      }
-      for (int i = 0; i < list.rules_size(); ++i) {
-        BTSIM_RETURN_IF_ERROR(
-            GcRule(list.rules(i), Indexed(f + ".rules", i), depth + 1));
-      }
-      return OkStatus();
-    }
-    case v1::GcRule::RULE_NOT_SET:
-      if (depth > 0) {
-        return InvalidArgument(field +
-                               ": set max_num_versions, max_age, "
-                               "intersection or union");
-      }
-      return OkStatus();
-  }
-  return OkStatus();
 }
 
 Status Validator::Retry(const v1::RetryPolicy& r, const std::string& field) {
@@ -378,260 +313,25 @@ Status Validator::Retry(const v1::RetryPolicy& r, const std::string& field) {
   return OkStatus();
 }
 
-Status Validator::Workload(const v1::Workload& w, const std::string& field) {
-  const v1::OpMix& m = w.mix();
-  const uint64_t total = uint64_t{m.read_row()} + m.scan() + m.write() +
-                         m.check_and_mutate() + m.read_modify_write();
-  if (total == 0) {
-    return InvalidArgument(field +
-                           ".mix: at least one operation needs a "
-                           "non-zero weight");
-  }
-  if (total > 1'000'000'000) {
-    return InvalidArgument(field + ".mix: the weights add up to too much");
-  }
-  BTSIM_RETURN_IF_ERROR(
-      KeyGenerator::Create(w.keys(), field + ".keys").status());
-  switch (w.rate_case()) {
-    case v1::Workload::kOpsPerSecond:
-      if (!(w.ops_per_second() > 0 && w.ops_per_second() <= 1e6)) {
-        return InvalidArgument(field +
-                               ".ops_per_second: must be in "
-                               "(0, 1000000]");
-      }
-      break;
-    case v1::Workload::kInFlight:
-      if (w.in_flight() < 1 || w.in_flight() > 10'000) {
-        return InvalidArgument(field + ".in_flight: must be in 1..10000");
-      }
-      break;
-    case v1::Workload::RATE_NOT_SET:
-      return InvalidArgument(field +
-                             ": set ops_per_second (open loop) or "
-                             "in_flight (closed loop)");
-  }
-  if (w.has_value_bytes()) {
-    const auto& v = w.value_bytes();
-    if (v.min() < 1) {
-      return InvalidArgument(field + ".value_bytes.min: must be at least 1");
-    }
-    if (v.max() < v.min() || v.max() > 1'048'576) {
-      return InvalidArgument(field +
-                             ".value_bytes.max: must be in "
-                             "min..1048576");
-    }
-  }
-  if (w.scan_rows() < 0 || w.scan_rows() > 10'000) {
-    return InvalidArgument(field + ".scan_rows: must be in 0..10000");
-  }
-  return OkStatus();
-}
-
-Status Validator::ClusterNow(const std::string& id,
-                             const std::string& field) const {
-  if (id.empty()) return InvalidArgument(field + ": required");
-  if (clusters_now_.count(id) == 0) {
-    return InvalidArgument(field + ": no cluster '" + id + "' at that time");
-  }
-  return OkStatus();
-}
-
-Status Validator::ProfileRouting(const cfg::AppProfile& p,
-                                 const std::string& field) {
-  switch (p.routing_case()) {
-    case cfg::AppProfile::kSingleCluster:
-      return ClusterNow(p.single_cluster().cluster_id(),
-                        field + ".single_cluster.cluster_id");
-    case cfg::AppProfile::kMultiCluster:
-      for (int i = 0; i < p.multi_cluster().cluster_ids_size(); ++i) {
-        BTSIM_RETURN_IF_ERROR(
-            ClusterNow(p.multi_cluster().cluster_ids(i),
-                       Indexed(field + ".multi_cluster.cluster_ids", i)));
-      }
-      return OkStatus();
-    case cfg::AppProfile::ROUTING_NOT_SET:
-      return InvalidArgument(field + ": set single_cluster or multi_cluster");
-  }
-  return OkStatus();
-}
-
-Status Validator::Step(const v1::Step& step, const std::string& field) {
-  auto table_known = [&](const std::string& table,
-                         const std::string& f) -> Status {
-    if (table.empty()) return InvalidArgument(f + ": required");
-    if (families_.count(table) == 0) {
-      return InvalidArgument(f + ": unknown table '" + table + "'");
-    }
-    return OkStatus();
-  };
-  auto client_known = [&](const std::string& client,
-                          const std::string& f) -> Status {
-    if (client.empty()) return InvalidArgument(f + ": required");
-    if (clients_.count(client) == 0) {
-      return InvalidArgument(f + ": unknown client '" + client + "'");
-    }
-    return OkStatus();
-  };
-  auto pair = [&](const v1::Partition& p, const std::string& f) -> Status {
-    BTSIM_RETURN_IF_ERROR(ClusterNow(p.a(), f + ".a"));
-    BTSIM_RETURN_IF_ERROR(ClusterNow(p.b(), f + ".b"));
-    if (p.a() == p.b()) return InvalidArgument(f + ".b: must differ from a");
-    return OkStatus();
-  };
-  switch (step.action_case()) {
-    case v1::Step::kClusterDown:
-      return ClusterNow(step.cluster_down().cluster(),
-                        field + ".cluster_down.cluster");
-    case v1::Step::kClusterUp:
-      return ClusterNow(step.cluster_up().cluster(),
-                        field + ".cluster_up.cluster");
-    case v1::Step::kPartition:
-      return pair(step.partition(), field + ".partition");
-    case v1::Step::kHeal:
-      return pair(step.heal(), field + ".heal");
-    case v1::Step::kLatency: {
-      const cfg::Link& link = step.latency();
-      const std::string f = field + ".latency";
-      BTSIM_RETURN_IF_ERROR(
-          ClusterNow(link.from_cluster(), f + ".from_cluster"));
-      BTSIM_RETURN_IF_ERROR(ClusterNow(link.to_cluster(), f + ".to_cluster"));
-      if (link.from_cluster() == link.to_cluster()) {
-        return InvalidArgument(f +
-                               ".to_cluster: must differ from "
-                               "from_cluster");
-      }
-      if (!link.has_latency()) return InvalidArgument(f + ".latency: required");
-      return ConfigLatency(link.latency(), f + ".latency").status();
-    }
-    case v1::Step::kNodeFailure: {
-      const std::string f = field + ".node_failure";
-      BTSIM_RETURN_IF_ERROR(
-          ClusterNow(step.node_failure().cluster(), f + ".cluster"));
-      return Duration(step.node_failure().recovery(), f + ".recovery").status();
-    }
-    case v1::Step::kResize:
-      BTSIM_RETURN_IF_ERROR(
-          ClusterNow(step.resize().cluster(), field + ".resize.cluster"));
-      if (step.resize().nodes() < 1 || step.resize().nodes() > 1000) {
-        return InvalidArgument(field + ".resize.nodes: must be in 1..1000");
-      }
-      return OkStatus();
-    case v1::Step::kAddCluster: {
-      const cfg::Cluster& c = step.add_cluster();
-      const std::string f = field + ".add_cluster";
-      if (c.id().empty()) return InvalidArgument(f + ".id: required");
-      if (clusters_now_.count(c.id()) != 0) {
-        return InvalidArgument(f + ".id: cluster '" + c.id() +
-                               "' already exists at that time");
-      }
-      if (!ValidZone(c.zone())) {
-        return InvalidArgument(f + ".zone: '" + c.zone() +
-                               "' is not a zone name such as us-east1-b");
-      }
-      for (const auto& [id, zone] : zone_of_) {
-        if (zone == c.zone() && clusters_now_.count(id) != 0) {
-          return InvalidArgument(f + ".zone: zone " + c.zone() +
-                                 " already has cluster '" + id + "'");
-        }
-      }
-      if (c.nodes() < 0) {
-        return InvalidArgument(f + ".nodes: must not be negative");
-      }
-      if (clusters_now_.size() >= 4) {
-        return InvalidArgument(f + ": an instance has at most 4 clusters");
-      }
-      clusters_now_.insert(c.id());
-      clusters_ever_.insert(c.id());
-      zone_of_[c.id()] = c.zone();
-      return OkStatus();
-    }
-    case v1::Step::kRemoveCluster: {
-      const std::string& id = step.remove_cluster().cluster();
-      BTSIM_RETURN_IF_ERROR(ClusterNow(id, field + ".remove_cluster.cluster"));
-      if (clusters_now_.size() == 1) {
-        return InvalidArgument(field +
-                               ".remove_cluster.cluster: cannot "
-                               "remove the last cluster");
-      }
-      clusters_now_.erase(id);
-      return OkStatus();
-    }
-    case v1::Step::kUpdateAppProfile: {
-      const cfg::AppProfile& p = step.update_app_profile();
-      const std::string f = field + ".update_app_profile";
-      if (profiles_.count(p.id()) == 0) {
-        return InvalidArgument(f + ".id: unknown app profile '" + p.id() + "'");
-      }
-      return ProfileRouting(p, f);
-    }
-    case v1::Step::kSetGcRule: {
-      const v1::SetGcRule& g = step.set_gc_rule();
-      const std::string f = field + ".set_gc_rule";
-      BTSIM_RETURN_IF_ERROR(table_known(g.table(), f + ".table"));
-      if (families_[g.table()].count(g.family()) == 0) {
-        return InvalidArgument(f + ".family: table '" + g.table() +
-                               "' has no family '" + g.family() + "'");
-      }
-      return GcRule(g.gc_rule(), f + ".gc_rule", 0);
-    }
-    case v1::Step::kDropRowRange:
-      return table_known(step.drop_row_range().table(),
-                         field + ".drop_row_range.table");
-    case v1::Step::kStartClient:
-      return client_known(step.start_client().client(),
-                          field + ".start_client.client");
-    case v1::Step::kStopClient:
-      return client_known(step.stop_client().client(),
-                          field + ".stop_client.client");
-    case v1::Step::kChangeWorkload: {
-      const std::string f = field + ".change_workload";
-      BTSIM_RETURN_IF_ERROR(
-          client_known(step.change_workload().client(), f + ".client"));
-      if (!step.change_workload().has_workload()) {
-        return InvalidArgument(f + ".workload: required");
-      }
-      return Workload(step.change_workload().workload(), f + ".workload");
-    }
-    case v1::Step::kWaitForReplication: {
-      const std::string f = field + ".wait_for_replication";
-      BTSIM_RETURN_IF_ERROR(
-          table_known(step.wait_for_replication().table(), f + ".table"));
-      BTSIM_ASSIGN_OR_RETURN(
-          sim::Nanos interval,
-          Duration(step.wait_for_replication().interval(), f + ".interval"));
-      if (step.wait_for_replication().has_interval() &&
-          interval <= sim::Nanos(0)) {
-        return InvalidArgument(f + ".interval: must be positive");
-      }
-      return OkStatus();
-    }
-    case v1::Step::ACTION_NOT_SET:
-      return InvalidArgument(field +
-                             ": set one action (cluster_down, "
-                             "partition, resize, ...)");
-  }
-  return OkStatus();
-}
-
 Status Validator::Expectation(const v1::Expectation& e,
                               const std::string& field) {
   if (e.metric() == v1::METRIC_UNSPECIFIED) {
     return InvalidArgument(field + ".metric: required");
   }
-  if (!e.app_profile().empty() && profiles_.count(e.app_profile()) == 0) {
+  if (!e.app_profile().empty() && scope_.profiles.count(e.app_profile()) == 0) {
     return InvalidArgument(field + ".app_profile: unknown app profile '" +
                            e.app_profile() + "'");
   }
-  if (!e.client().empty() && clients_.count(e.client()) == 0) {
+  if (!e.client().empty() && scope_.clients.count(e.client()) == 0) {
     // A member of a group ("writer-3") is fine too.
     const size_t dash = e.client().rfind('-');
     if (dash == std::string::npos ||
-        clients_.count(e.client().substr(0, dash)) == 0) {
+        scope_.clients.count(e.client().substr(0, dash)) == 0) {
       return InvalidArgument(field + ".client: unknown client '" + e.client() +
                              "'");
     }
   }
-  if (!e.cluster().empty() && clusters_ever_.count(e.cluster()) == 0) {
+  if (!e.cluster().empty() && scope_.clusters_ever.count(e.cluster()) == 0) {
     return InvalidArgument(field + ".cluster: unknown cluster '" + e.cluster() +
                            "'");
   }
@@ -672,13 +372,13 @@ Status Validator::Run(const LoadedConfig& instance) {
   BTSIM_RETURN_IF_ERROR(Duration(s_.settle().max(), "settle.max").status());
 
   for (const instance::ClusterConfig& c : instance.config.clusters) {
-    clusters_now_.insert(c.id);
-    clusters_ever_.insert(c.id);
-    zone_of_[c.id] = c.zone;
+    scope_.clusters_now.insert(c.id);
+    scope_.clusters_ever.insert(c.id);
+    scope_.zone_of[c.id] = c.zone;
   }
-  profiles_.insert(std::string(appprofile::kDefaultProfileId));
+  scope_.profiles.insert(std::string(appprofile::kDefaultProfileId));
   for (const appprofile::AppProfile& p : instance.profiles) {
-    profiles_.insert(p.id);
+    scope_.profiles.insert(p.id);
   }
 
   // Tables.
@@ -691,10 +391,10 @@ Status Validator::Run(const LoadedConfig& instance) {
     if (Status s = cluster::ValidateTableId(t.id()); !s.ok()) {
       return InvalidArgument(field + ".id: " + s.message());
     }
-    if (families_.count(t.id()) != 0) {
+    if (scope_.families.count(t.id()) != 0) {
       return InvalidArgument(field + ".id: duplicate table '" + t.id() + "'");
     }
-    std::set<std::string>& families = families_[t.id()];
+    std::set<std::string>& families = scope_.families[t.id()];
     if (t.families().empty()) {
       return InvalidArgument(field +
                              ".families: at least one family is "
@@ -709,7 +409,7 @@ Status Validator::Run(const LoadedConfig& instance) {
         return InvalidArgument(f + ".name: duplicate family '" + family.name() +
                                "'");
       }
-      BTSIM_RETURN_IF_ERROR(GcRule(family.gc_rule(), f + ".gc_rule", 0));
+      BTSIM_RETURN_IF_ERROR(ValidateGcRule(family.gc_rule(), f + ".gc_rule"));
     }
     std::set<std::string> splits;
     for (int j = 0; j < t.initial_splits_size(); ++j) {
@@ -736,7 +436,7 @@ Status Validator::Run(const LoadedConfig& instance) {
                              "' is not a valid client name; it must match "
                              "[a-z][-a-z0-9_]* (at most 40 characters)");
     }
-    if (!clients_.insert(c.name()).second) {
+    if (!scope_.clients.insert(c.name()).second) {
       return InvalidArgument(field + ".name: duplicate client '" + c.name() +
                              "'");
     }
@@ -747,18 +447,19 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".zone: '" + c.zone() +
                              "' is not a zone name such as us-east1-b");
     }
-    if (!c.app_profile().empty() && profiles_.count(c.app_profile()) == 0) {
+    if (!c.app_profile().empty() &&
+        scope_.profiles.count(c.app_profile()) == 0) {
       return InvalidArgument(field + ".app_profile: unknown app profile '" +
                              c.app_profile() + "'");
     }
-    if (!c.table().empty() && families_.count(c.table()) == 0) {
+    if (!c.table().empty() && scope_.families.count(c.table()) == 0) {
       return InvalidArgument(field + ".table: unknown table '" + c.table() +
                              "'");
     }
     if (!c.has_workload()) {
       return InvalidArgument(field + ".workload: required");
     }
-    BTSIM_RETURN_IF_ERROR(Workload(c.workload(), field + ".workload"));
+    BTSIM_RETURN_IF_ERROR(ValidateWorkload(c.workload(), field + ".workload"));
     BTSIM_ASSIGN_OR_RETURN(sim::Nanos deadline,
                            Duration(c.deadline(), field + ".deadline"));
     if (c.has_deadline() && deadline <= sim::Nanos(0)) {
@@ -783,7 +484,8 @@ Status Validator::Run(const LoadedConfig& instance) {
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return at[a] < at[b]; });
   for (int i : order) {
-    BTSIM_RETURN_IF_ERROR(Step(s_.timeline(i), Indexed("timeline", i)));
+    BTSIM_RETURN_IF_ERROR(
+        ValidateStep(s_.timeline(i), Indexed("timeline", i), scope_));
   }
 
   // Expectations.

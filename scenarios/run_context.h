@@ -22,6 +22,8 @@ struct RunContext {
   sim::Fingerprint* trace = nullptr;
   // Operations issued and not yet completed.
   int64_t in_flight = 0;
+  // Set once the run has settled: periodic tasks stop rescheduling.
+  bool finished = false;
 
   // Virtual time since the start of the run.
   sim::Nanos Elapsed() const { return scheduler->Now() - kRunEpoch; }

@@ -149,6 +149,115 @@ TEST(LoaderTest, TimelineSeesClustersAddedEarlier) {
               HasSubstr("timeline[0].cluster_down.cluster: no cluster 'c3'"));
 }
 
+// The message after "s.textproto:LINE: ".
+std::string WithoutLocation(const Status& status) {
+  const std::string& message = status.message();
+  const size_t colon = message.find(": ");
+  return colon == std::string::npos ? message : message.substr(colon + 2);
+}
+
+TEST(LoaderTest, EveryStepKindNamesTheFieldItRejects) {
+  struct Case {
+    std::string timeline;  // replaces kValid's timeline
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"timeline { at { seconds: 5 } }",
+       "timeline[0]: set one action (cluster_down, partition, resize, ...)"},
+      {"timeline { cluster_down {} }",
+       "timeline[0].cluster_down.cluster: required"},
+      {"timeline { cluster_up { cluster: \"c9\" } }",
+       "timeline[0].cluster_up.cluster: no cluster 'c9' at that time"},
+      {"timeline { partition { a: \"c1\" b: \"c1\" } }",
+       "timeline[0].partition.b: must differ from a"},
+      {"timeline { heal { a: \"c1\" b: \"c9\" } }",
+       "timeline[0].heal.b: no cluster 'c9' at that time"},
+      {"timeline { latency { from_cluster: \"c1\" to_cluster: \"c1\" } }",
+       "timeline[0].latency.to_cluster: must differ from from_cluster"},
+      {"timeline { latency { from_cluster: \"c1\" to_cluster: \"c2\" } }",
+       "timeline[0].latency.latency: required"},
+      {"timeline { node_failure { cluster: \"c9\" } }",
+       "timeline[0].node_failure.cluster: no cluster 'c9' at that time"},
+      {"timeline { resize { cluster: \"c1\" nodes: 0 } }",
+       "timeline[0].resize.nodes: must be in 1..1000"},
+      {"timeline { add_cluster { zone: \"us-west1-a\" } }",
+       "timeline[0].add_cluster.id: required"},
+      {"timeline { add_cluster { id: \"C3\" zone: \"us-west1-a\" } }",
+       "timeline[0].add_cluster.id: 'C3' is not a valid cluster id; it must "
+       "match [a-z][-a-z0-9]* and be at most 30 characters"},
+      {"timeline { add_cluster { id: \"c1\" zone: \"us-west1-a\" } }",
+       "timeline[0].add_cluster.id: cluster 'c1' already exists at that "
+       "time"},
+      {"timeline { add_cluster { id: \"c3\" zone: \"west\" } }",
+       "timeline[0].add_cluster.zone: 'west' is not a zone name such as "
+       "us-east1-b"},
+      {"timeline { add_cluster { id: \"c3\" zone: \"us-east1-c\" } }",
+       "timeline[0].add_cluster.zone: zone us-east1-c already has cluster "
+       "'c2'"},
+      {"timeline { add_cluster { id: \"c3\" zone: \"us-west1-a\" nodes: -1 "
+       "} }",
+       "timeline[0].add_cluster.nodes: must not be negative"},
+      {"timeline { add_cluster { id: \"c3\" zone: \"us-west1-a\" } }\n"
+       "timeline { add_cluster { id: \"c4\" zone: \"us-west1-b\" } }\n"
+       "timeline { add_cluster { id: \"c5\" zone: \"us-west1-c\" } }",
+       "timeline[2].add_cluster: an instance has at most 4 clusters"},
+      {"timeline { remove_cluster { cluster: \"c2\" } }\n"
+       "timeline { at { seconds: 1 } remove_cluster { cluster: \"c1\" } }",
+       "timeline[1].remove_cluster.cluster: cannot remove the last cluster"},
+      {"timeline { remove_cluster { cluster: \"c2\" } }\n"
+       "timeline { at { seconds: 1 } cluster_down { cluster: \"c2\" } }",
+       "timeline[1].cluster_down.cluster: no cluster 'c2' at that time"},
+      {"timeline { update_app_profile { id: \"nope\" } }",
+       "timeline[0].update_app_profile.id: unknown app profile 'nope'"},
+      {"timeline { update_app_profile { id: \"pinned\" } }",
+       "timeline[0].update_app_profile: set single_cluster or multi_cluster"},
+      {"timeline { update_app_profile { id: \"default\" single_cluster { "
+       "cluster_id: \"c9\" } } }",
+       "timeline[0].update_app_profile.single_cluster.cluster_id: no cluster "
+       "'c9' at that time"},
+      {"timeline { update_app_profile { id: \"pinned\" multi_cluster { "
+       "cluster_ids: \"c1\" cluster_ids: \"c9\" } } }",
+       "timeline[0].update_app_profile.multi_cluster.cluster_ids[1]: no "
+       "cluster 'c9' at that time"},
+      {"timeline { set_gc_rule { family: \"cf\" } }",
+       "timeline[0].set_gc_rule.table: required"},
+      {"timeline { set_gc_rule { table: \"t9\" family: \"cf\" } }",
+       "timeline[0].set_gc_rule.table: unknown table 't9'"},
+      {"timeline { set_gc_rule { table: \"t1\" family: \"x\" } }",
+       "timeline[0].set_gc_rule.family: table 't1' has no family 'x'"},
+      {"timeline { set_gc_rule { table: \"t1\" family: \"cf\" gc_rule { "
+       "union {} } } }",
+       "timeline[0].set_gc_rule.gc_rule.union.rules: at least one rule is "
+       "required"},
+      {"timeline { drop_row_range { prefix: \"a\" } }",
+       "timeline[0].drop_row_range.table: required"},
+      {"timeline { start_client { client: \"x\" } }",
+       "timeline[0].start_client.client: unknown client 'x'"},
+      {"timeline { stop_client {} }",
+       "timeline[0].stop_client.client: required"},
+      {"timeline { change_workload { client: \"app\" } }",
+       "timeline[0].change_workload.workload: required"},
+      {"timeline { change_workload { workload {} } }",
+       "timeline[0].change_workload.client: required"},
+      {"timeline { change_workload { client: \"app\" workload { keys { "
+       "uniform {} } ops_per_second: 1 } } }",
+       "timeline[0].change_workload.workload.mix: at least one operation "
+       "needs a non-zero weight"},
+      {"timeline { wait_for_replication { table: \"x\" } }",
+       "timeline[0].wait_for_replication.table: unknown table 'x'"},
+      {"timeline { wait_for_replication { table: \"t1\" interval {} } }",
+       "timeline[0].wait_for_replication.interval: must be positive"},
+  };
+  const std::string valid_step =
+      "timeline { at { seconds: 5 } cluster_down { cluster: \"c2\" } }";
+  for (const Case& c : cases) {
+    auto loaded = Parse(Replace(kValid, valid_step, c.timeline));
+    ASSERT_FALSE(loaded.ok()) << c.timeline;
+    EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(WithoutLocation(loaded.status()), c.message) << c.timeline;
+  }
+}
+
 TEST(LoaderTest, SetOverridesScalars) {
   auto loaded = Parse(kValid, {{"clients[0].workload.ops_per_second", "500"},
                                {"seed", "7"},

@@ -1,0 +1,158 @@
+#include "scenarios/scenario_fields.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "scenarios/instance_config.h"
+#include "scenarios/key_pattern.h"
+
+namespace btsim::scenarios {
+namespace {
+
+namespace v1 = ::btsim::scenario::v1;
+
+constexpr int kMaxGcRuleDepth = 10;
+
+Status ValidateGcRule(const v1::GcRule& rule, const std::string& field,
+                      int depth) {
+  if (depth > kMaxGcRuleDepth) {
+    return InvalidArgument(field + ": nested too deeply");
+  }
+  switch (rule.rule_case()) {
+    case v1::GcRule::kMaxNumVersions:
+      if (rule.max_num_versions() < 1) {
+        return InvalidArgument(field + ".max_num_versions: must be at least 1");
+      }
+      return OkStatus();
+    case v1::GcRule::kMaxAge: {
+      BTSIM_ASSIGN_OR_RETURN(
+          sim::Nanos age, ConfigDuration(rule.max_age(), field + ".max_age"));
+      if (age <= sim::Nanos(0)) {
+        return InvalidArgument(field + ".max_age: must be positive");
+      }
+      return OkStatus();
+    }
+    case v1::GcRule::kIntersection:
+    case v1::GcRule::kUnion: {
+      const bool is_union = rule.rule_case() == v1::GcRule::kUnion;
+      const auto& list = is_union ? rule.union_() : rule.intersection();
+      const std::string f = field + (is_union ? ".union" : ".intersection");
+      if (list.rules().empty()) {
+        return InvalidArgument(f + ".rules: at least one rule is required");
+      }
+      for (int i = 0; i < list.rules_size(); ++i) {
+        BTSIM_RETURN_IF_ERROR(
+            ValidateGcRule(list.rules(i), Indexed(f + ".rules", i), depth + 1));
+      }
+      return OkStatus();
+    }
+    case v1::GcRule::RULE_NOT_SET:
+      if (depth > 0) {
+        return InvalidArgument(field +
+                               ": set max_num_versions, max_age, "
+                               "intersection or union");
+      }
+      return OkStatus();
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string Indexed(const std::string& field, int i) {
+  return field + "[" + std::to_string(i) + "]";
+}
+
+bool ValidZone(const std::string& zone) {
+  if (zone.empty() || zone.size() > 63 || zone.find('-') == std::string::npos) {
+    return false;
+  }
+  return std::all_of(zone.begin(), zone.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+Status ValidateGcRule(const v1::GcRule& rule, const std::string& field) {
+  return ValidateGcRule(rule, field, /*depth=*/0);
+}
+
+Status ValidateWorkload(const v1::Workload& w, const std::string& field) {
+  const v1::OpMix& m = w.mix();
+  const uint64_t total = uint64_t{m.read_row()} + m.scan() + m.write() +
+                         m.check_and_mutate() + m.read_modify_write();
+  if (total == 0) {
+    return InvalidArgument(field +
+                           ".mix: at least one operation needs a "
+                           "non-zero weight");
+  }
+  if (total > 1'000'000'000) {
+    return InvalidArgument(field + ".mix: the weights add up to too much");
+  }
+  BTSIM_RETURN_IF_ERROR(
+      KeyGenerator::Create(w.keys(), field + ".keys").status());
+  switch (w.rate_case()) {
+    case v1::Workload::kOpsPerSecond:
+      if (!(w.ops_per_second() > 0 && w.ops_per_second() <= 1e6)) {
+        return InvalidArgument(field +
+                               ".ops_per_second: must be in "
+                               "(0, 1000000]");
+      }
+      break;
+    case v1::Workload::kInFlight:
+      if (w.in_flight() < 1 || w.in_flight() > 10'000) {
+        return InvalidArgument(field + ".in_flight: must be in 1..10000");
+      }
+      break;
+    case v1::Workload::RATE_NOT_SET:
+      return InvalidArgument(field +
+                             ": set ops_per_second (open loop) or "
+                             "in_flight (closed loop)");
+  }
+  if (w.has_value_bytes()) {
+    const auto& v = w.value_bytes();
+    if (v.min() < 1) {
+      return InvalidArgument(field + ".value_bytes.min: must be at least 1");
+    }
+    if (v.max() < v.min() || v.max() > 1'048'576) {
+      return InvalidArgument(field +
+                             ".value_bytes.max: must be in "
+                             "min..1048576");
+    }
+  }
+  if (w.scan_rows() < 0 || w.scan_rows() > 10'000) {
+    return InvalidArgument(field + ".scan_rows: must be in 0..10000");
+  }
+  return OkStatus();
+}
+
+sim::Nanos ToNanos(const google::protobuf::Duration& duration) {
+  return std::chrono::seconds(duration.seconds()) +
+         sim::Nanos(duration.nanos());
+}
+
+cluster::GcRule ToGcRule(const v1::GcRule& rule) {
+  switch (rule.rule_case()) {
+    case v1::GcRule::kMaxNumVersions:
+      return cluster::GcRule::MaxVersions(rule.max_num_versions());
+    case v1::GcRule::kMaxAge:
+      return cluster::GcRule::MaxAge(ToNanos(rule.max_age()).count() / 1000);
+    case v1::GcRule::kIntersection:
+    case v1::GcRule::kUnion: {
+      const bool is_union = rule.rule_case() == v1::GcRule::kUnion;
+      std::vector<cluster::GcRule> rules;
+      for (const v1::GcRule& r :
+           (is_union ? rule.union_() : rule.intersection()).rules()) {
+        rules.push_back(ToGcRule(r));
+      }
+      return is_union ? cluster::GcRule::Union(std::move(rules))
+                      : cluster::GcRule::Intersection(std::move(rules));
+    }
+    case v1::GcRule::RULE_NOT_SET:
+      break;
+  }
+  return cluster::GcRule::None();
+}
+
+}  // namespace btsim::scenarios

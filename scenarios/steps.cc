@@ -1,0 +1,158 @@
+#include "scenarios/steps.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "base/check.h"
+
+namespace btsim::scenarios {
+namespace {
+
+namespace v1 = ::btsim::scenario::v1;
+
+constexpr sim::Nanos kCatchUpPollInterval = std::chrono::milliseconds(100);
+
+const StepKind* FindStepKind(v1::Step::ActionCase action) {
+  for (const StepKind& kind : StepKinds()) {
+    if (kind.action == action) return &kind;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Status StepScope::ClusterNow(const std::string& id,
+                             const std::string& field) const {
+  if (id.empty()) return InvalidArgument(field + ": required");
+  if (clusters_now.count(id) == 0) {
+    return InvalidArgument(field + ": no cluster '" + id + "' at that time");
+  }
+  return OkStatus();
+}
+
+Status StepScope::TableKnown(const std::string& table,
+                             const std::string& field) const {
+  if (table.empty()) return InvalidArgument(field + ": required");
+  if (families.count(table) == 0) {
+    return InvalidArgument(field + ": unknown table '" + table + "'");
+  }
+  return OkStatus();
+}
+
+Status StepScope::ClientKnown(const std::string& client,
+                              const std::string& field) const {
+  if (client.empty()) return InvalidArgument(field + ": required");
+  if (clients.count(client) == 0) {
+    return InvalidArgument(field + ": unknown client '" + client + "'");
+  }
+  return OkStatus();
+}
+
+size_t StepRun::AddEvent(Event event) {
+  sim::Fingerprint& trace = *context->trace;
+  trace.AddInt(event.at.count());
+  trace.Add(EventKindName(event.kind));
+  trace.Add(event.cluster);
+  trace.Add(event.peer);
+  trace.Add(event.detail);
+  std::vector<Event>& events = context->history->events;
+  events.push_back(std::move(event));
+  return events.size() - 1;
+}
+
+void StepRun::WatchCatchUp(size_t event_index) {
+  RunContext* run = context;
+  auto positions = run->instance->fabric().LogPositions();
+  // The pending task owns the poll; the poll refers to itself weakly (a
+  // strong self-reference would never be freed).
+  auto poll = std::make_shared<std::function<void()>>();
+  std::weak_ptr<std::function<void()>> weak = poll;
+  *poll = [run, event_index, positions, weak] {
+    if (run->instance->fabric().HasApplied(positions)) {
+      run->history->events[event_index].end = run->Elapsed();
+      return;
+    }
+    if (run->finished) return;
+    if (auto self = weak.lock()) {
+      run->scheduler->RunAfter(kCatchUpPollInterval, [self] { (*self)(); });
+    }
+  };
+  (*poll)();
+}
+
+std::vector<uint64_t> StepRun::Unreplicated(const std::string& cluster) const {
+  auto& fabric = context->instance->fabric();
+  uint64_t replicated = 0;  // the furthest any peer has applied
+  for (const std::string& peer : fabric.ClusterIds()) {
+    if (peer != cluster) {
+      replicated = std::max(replicated, fabric.Applied(cluster, peer));
+    }
+  }
+  std::vector<uint64_t> ids;
+  for (const Operation& op : context->history->operations) {
+    if (op.version != 0 && op.cluster == cluster &&
+        op.log_position > replicated) {
+      ids.push_back(op.id);
+    }
+  }
+  return ids;
+}
+
+std::span<const StepKind> StepKinds() {
+  static const std::vector<StepKind> kinds = [] {
+    std::vector<StepKind> all;
+    for (std::span<const StepKind> file :
+         {FaultStepKinds(), InstanceStepKinds(), TableStepKinds(),
+          ClientStepKinds()}) {
+      for (const StepKind& kind : file) {
+        BTSIM_CHECK_MSG(std::none_of(all.begin(), all.end(),
+                                     [&](const StepKind& k) {
+                                       return k.action == kind.action;
+                                     }),
+                        "Step.action case " + std::to_string(kind.action) +
+                            " has two kinds");
+        all.push_back(kind);
+      }
+    }
+    return all;
+  }();
+  return kinds;
+}
+
+Status ValidateStep(const v1::Step& step, const std::string& field,
+                    StepScope& scope) {
+  if (step.action_case() == v1::Step::ACTION_NOT_SET) {
+    return InvalidArgument(field +
+                           ": set one action (cluster_down, "
+                           "partition, resize, ...)");
+  }
+  const StepKind* kind = FindStepKind(step.action_case());
+  BTSIM_CHECK_MSG(kind != nullptr, "Step.action case " +
+                                       std::to_string(step.action_case()) +
+                                       " has no kind");
+  return kind->validate(step, field, scope);
+}
+
+void ApplyStep(const v1::Step& step, StepRun& run) {
+  const StepKind* kind = FindStepKind(step.action_case());
+  BTSIM_CHECK_MSG(kind != nullptr, "Step.action case " +
+                                       std::to_string(step.action_case()) +
+                                       " has no kind");
+  Event event;
+  event.at = run.context->Elapsed();
+  event.label = step.label();
+  kind->apply(step, std::move(event), run);
+}
+
+void Describe(Event& event, std::string text) {
+  if (event.label.empty()) event.label = std::move(text);
+}
+
+void Refused(Event& event, const Status& status) {
+  BTSIM_CHECK(!status.ok());
+  event.label += " (refused: " + status.message() + ")";
+}
+
+}  // namespace btsim::scenarios

@@ -1,0 +1,177 @@
+// Table admin: an operator changes a family's GC rule (set_gc_rule), drops
+// rows (drop_row_range), or waits for replication with a consistency token
+// (wait_for_replication).
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cluster/row_set.h"
+#include "scenarios/instance_config.h"
+#include "scenarios/row_reader.h"
+#include "scenarios/scenario_fields.h"
+#include "scenarios/steps.h"
+
+namespace btsim::scenarios {
+namespace {
+
+namespace v1 = ::btsim::scenario::v1;
+
+constexpr sim::Nanos kDefaultTokenInterval = std::chrono::seconds(10);
+
+// ---- set_gc_rule ----
+
+Status ValidateSetGcRule(const v1::Step& step, const std::string& field,
+                         StepScope& scope) {
+  const v1::SetGcRule& g = step.set_gc_rule();
+  const std::string f = field + ".set_gc_rule";
+  BTSIM_RETURN_IF_ERROR(scope.TableKnown(g.table(), f + ".table"));
+  if (scope.families[g.table()].count(g.family()) == 0) {
+    return InvalidArgument(f + ".family: table '" + g.table() +
+                           "' has no family '" + g.family() + "'");
+  }
+  return ValidateGcRule(g.gc_rule(), f + ".gc_rule");
+}
+
+void ApplySetGcRule(const v1::Step& step, Event event, StepRun& run) {
+  auto& fabric = run.context->instance->fabric();
+  const v1::SetGcRule& g = step.set_gc_rule();
+  event.kind = EventKind::kSetGcRule;
+  event.table = g.table();
+  event.detail = g.family();
+  Describe(event, "GC rule of " + g.table() + ":" + g.family());
+  auto id = run.context->instance->AnyLiveClusterId();
+  if (!id.ok()) {
+    Refused(event, id.status());
+    run.AddEvent(std::move(event));
+    return;
+  }
+  const cluster::FamilyModification mod{
+      g.family(), cluster::FamilyModification::Kind::kUpdate,
+      ToGcRule(g.gc_rule())};
+  if (Status s = fabric.Find(*id)->ModifyColumnFamilies(g.table(), {&mod, 1});
+      s.ok()) {
+    // Schema changes are instance-wide at once (see ApplyNewestEverywhere).
+    fabric.ApplyNewestEverywhere(*id);
+  } else {
+    Refused(event, s);
+  }
+  run.AddEvent(std::move(event));
+}
+
+// ---- drop_row_range ----
+
+Status ValidateDropRowRange(const v1::Step& step, const std::string& field,
+                            StepScope& scope) {
+  return scope.TableKnown(step.drop_row_range().table(),
+                          field + ".drop_row_range.table");
+}
+
+void ApplyDropRowRange(const v1::Step& step, Event event, StepRun& run) {
+  event.kind = EventKind::kDropRowRange;
+  event.table = step.drop_row_range().table();
+  event.detail = step.drop_row_range().prefix();
+  Describe(event,
+           "drop rows of " + event.table +
+               (event.detail.empty() ? "" : " under '" + event.detail + "'"));
+  Status s = run.context->instance->DropRowRange(event.table, event.detail);
+  if (!s.ok()) Refused(event, s);
+  run.AddEvent(std::move(event));
+}
+
+// ---- wait_for_replication ----
+
+Status ValidateWaitForReplication(const v1::Step& step,
+                                  const std::string& field, StepScope& scope) {
+  const v1::TokenWait& wait = step.wait_for_replication();
+  const std::string f = field + ".wait_for_replication";
+  BTSIM_RETURN_IF_ERROR(scope.TableKnown(wait.table(), f + ".table"));
+  BTSIM_ASSIGN_OR_RETURN(sim::Nanos interval,
+                         ConfigDuration(wait.interval(), f + ".interval"));
+  if (wait.has_interval() && interval <= sim::Nanos(0)) {
+    return InvalidArgument(f + ".interval: must be positive");
+  }
+  return OkStatus();
+}
+
+// True when `op`'s write (or a newer one) is readable on `cluster`.
+bool Visible(StepRun& run, cluster::Cluster& cluster, const Operation& op) {
+  cluster::RowSet rows;
+  rows.AddKey(op.row.str());
+  bool visible = false;
+  // A newer timestamp supersedes the write; the same one is the same cell
+  // (this write, or a later commit of it that won).
+  Status s =
+      ReadRowStates(cluster, op.table(), run.family_of[std::string(op.table())],
+                    &rows, [&](std::string_view, const RowRead& row) {
+                      visible = !row.tag.empty() &&
+                                row.timestamp_micros >= op.timestamp_micros;
+                      return true;
+                    });
+  return s.ok() && visible;
+}
+
+// Checks the token every `interval` until every cluster has applied it,
+// then records in history->events[event_index] when, and how many of
+// `writes` were not readable everywhere then.
+void WaitForToken(StepRun& run, size_t event_index,
+                  std::map<std::string, uint64_t> token,
+                  std::vector<uint64_t> writes, sim::Nanos interval) {
+  RunContext& context = *run.context;
+  auto& fabric = context.instance->fabric();
+  if (fabric.HasApplied(token)) {
+    Event& event = context.history->events[event_index];
+    event.end = context.Elapsed();
+    int64_t violations = 0;
+    for (uint64_t id : writes) {
+      const Operation& op = context.history->operations[id];
+      for (const std::string& cluster_id : fabric.ClusterIds()) {
+        cluster::Cluster* cluster = fabric.Find(cluster_id);
+        if (cluster != nullptr && !Visible(run, *cluster, op)) ++violations;
+      }
+    }
+    event.violations = violations;
+    context.trace->AddInt(event.end.count());
+    context.trace->AddInt(violations);
+    return;
+  }
+  if (context.finished) return;
+  context.scheduler->RunAfter(
+      interval,
+      [&run, event_index, token = std::move(token), writes = std::move(writes),
+       interval] { WaitForToken(run, event_index, token, writes, interval); });
+}
+
+void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
+  const v1::TokenWait& wait = step.wait_for_replication();
+  event.kind = EventKind::kTokenWait;
+  event.table = wait.table();
+  Describe(event, "wait for replication of " + event.table);
+  std::vector<uint64_t> writes;
+  for (const Operation& op : run.context->history->operations) {
+    // Finished (attempts > 0) and acknowledged.
+    if (op.attempts > 0 && op.ok() && !op.written().empty() &&
+        op.table() == event.table && op.version != 0) {
+      writes.push_back(op.id);
+    }
+  }
+  const sim::Nanos interval =
+      wait.has_interval() ? ToNanos(wait.interval()) : kDefaultTokenInterval;
+  auto token = run.context->instance->fabric().LogPositions();
+  const size_t event_index = run.AddEvent(std::move(event));
+  WaitForToken(run, event_index, std::move(token), std::move(writes), interval);
+}
+
+constexpr StepKind kKinds[] = {
+    {v1::Step::kSetGcRule, ValidateSetGcRule, ApplySetGcRule},
+    {v1::Step::kDropRowRange, ValidateDropRowRange, ApplyDropRowRange},
+    {v1::Step::kWaitForReplication, ValidateWaitForReplication,
+     ApplyWaitForReplication},
+};
+
+}  // namespace
+
+std::span<const StepKind> TableStepKinds() { return kKinds; }
+
+}  // namespace btsim::scenarios
