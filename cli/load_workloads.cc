@@ -8,8 +8,8 @@
 #include <thread>
 #include <utility>
 
-#include "google/bigtable/v2/bigtable.grpc.pb.h"
 #include "btsim/report/v1/report.pb.h"
+#include "google/bigtable/v2/bigtable.grpc.pb.h"
 #include "scenarios/json_printer.h"
 #include "sim/rng.h"
 

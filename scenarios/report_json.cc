@@ -1,5 +1,6 @@
 #include "scenarios/report_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -12,8 +13,8 @@ namespace {
 
 namespace v1 = ::btsim::report::v1;
 
-// Lines of history.jsonl are gathered up to this size before each write.
-constexpr size_t kHistoryChunkBytes = 1 << 20;
+// Lines of history.jsonl printed and written at a time.
+constexpr size_t kHistoryBatch = 1024;
 
 // `t` in seconds, rounded to the millisecond as printf's "%.3f" rounds
 // t / 1e9 (the text summary prints times that way).
@@ -94,8 +95,7 @@ void AddPhase(const PhaseStats& p, v1::Phase& out) {
 
 }  // namespace
 
-v1::Report ReportMessage(const LoadedScenario& scenario,
-                         const RunOutcome& o) {
+v1::Report ReportMessage(const LoadedScenario& scenario, const RunOutcome& o) {
   const History& h = o.history;
   v1::Report r;
   r.set_scenario(JsonText(o.scenario));
@@ -204,27 +204,30 @@ Status WriteReportJson(const LoadedScenario& scenario,
                        const RunOutcome& outcome, std::ostream& out) {
   JsonPrinter printer(JsonPrinter::Layout::kIndented);
   std::string json;
-  BTSIM_RETURN_IF_ERROR(
-      printer.Print(ReportMessage(scenario, outcome), json));
+  BTSIM_RETURN_IF_ERROR(printer.Print(ReportMessage(scenario, outcome), json));
   out << json << "\n";
   return OkStatus();
 }
 
 Status WriteHistoryJsonl(const History& history, std::ostream& out) {
   JsonPrinter printer(JsonPrinter::Layout::kOneLine);
-  v1::Operation line;
+  // Printed kHistoryBatch lines at a time, each batch with one call.
+  std::vector<v1::Operation> lines(kHistoryBatch);
+  std::vector<const google::protobuf::Message*> batch;
+  batch.reserve(kHistoryBatch);
   std::string chunk;
-  chunk.reserve(kHistoryChunkBytes + 4096);
-  for (const Operation& op : history.operations) {
-    FillOperation(op, line);
-    BTSIM_RETURN_IF_ERROR(printer.Print(line, chunk));
-    chunk.push_back('\n');
-    if (chunk.size() >= kHistoryChunkBytes) {
-      out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      chunk.clear();
+  const std::vector<Operation>& ops = history.operations;
+  for (size_t first = 0; first < ops.size(); first += kHistoryBatch) {
+    const size_t n = std::min(kHistoryBatch, ops.size() - first);
+    batch.clear();
+    for (size_t i = 0; i < n; ++i) {
+      FillOperation(ops[first + i], lines[i]);
+      batch.push_back(&lines[i]);
     }
+    chunk.clear();
+    BTSIM_RETURN_IF_ERROR(printer.PrintLines(batch, chunk));
+    out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
   }
-  out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
   return OkStatus();
 }
 
