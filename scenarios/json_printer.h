@@ -30,15 +30,17 @@ class JsonPrinter {
   JsonPrinter(const JsonPrinter&) = delete;
   JsonPrinter& operator=(const JsonPrinter&) = delete;
 
-  // Appends the JSON of `message` (no trailing newline) to `out`. INTERNAL
-  // if protobuf cannot print it, e.g. a string field holds bytes that are
-  // not UTF-8 (fill them with AssignJsonText). Not thread-safe: one printer
-  // per thread; it keeps what it learns about each message type.
+  // Appends the JSON of `message` (no trailing newline) to `out`; INTERNAL
+  // if protobuf cannot print it. String fields must hold UTF-8 (fill them
+  // with AssignJsonText): protobuf drops what is not, and logs an error.
+  // Not thread-safe: one printer per thread; it keeps what it learns about
+  // each message type.
   Status Print(const google::protobuf::Message& message, std::string& out);
 
   // Appends, for each of `messages` (all of one type), its JSON as Print
-  // gives it on one line, and '\n'. Requires Layout::kOneLine. Twice as
-  // fast as Print per message: protobuf's printer sees them all in one call.
+  // gives it on one line, and '\n'. Requires Layout::kOneLine. About twice
+  // as fast as Print per message: protobuf's printer sees them all in one
+  // call.
   Status PrintLines(std::span<const google::protobuf::Message* const> messages,
                     std::string& out);
 
