@@ -217,7 +217,13 @@ int RunLoad(const LoadArgs& args, std::ostream& out, std::ostream& err) {
     if (args.csv) {
       out << FormatCsv(*result) << "\n";
     } else if (args.json) {
-      out << FormatJson(*result) << "\n";
+      Result<std::string> json = FormatJson(*result);
+      if (!json.ok()) {
+        err << "btsim load: " << json.status().message() << "\n";
+        failed = true;
+        break;
+      }
+      out << *json << "\n";
     } else {
       out << FormatText(*result) << "\n";
     }

@@ -8,8 +8,9 @@
 #include <thread>
 #include <utility>
 
+#include "btsim/report/v1/report.pb.h"
 #include "google/bigtable/v2/bigtable.grpc.pb.h"
-#include "scenarios/report.h"
+#include "scenarios/json_printer.h"
 #include "sim/rng.h"
 
 namespace btsim::cli {
@@ -492,18 +493,25 @@ std::string FormatCsv(const WorkloadResult& r) {
   return line;
 }
 
-std::string FormatJson(const WorkloadResult& r) {
-  char numbers[256];
-  std::snprintf(numbers, sizeof(numbers),
-                "\"threads\":%d,\"requests\":%" PRId64 ",\"items\":%" PRId64
-                ",\"seconds\":%.4f,\"rate\":%.1f,\"p50_us\":%.1f,\"p99_us\":"
-                "%.1f,\"errors\":%" PRId64,
-                r.threads, r.requests, r.items, r.seconds, r.rate, r.p50_us,
-                r.p99_us, r.errors);
-  return "{\"workload\":" + scenarios::JsonString(r.workload) +
-         ",\"label\":" + scenarios::JsonString(r.label) +
-         ",\"unit\":" + scenarios::JsonString(r.unit) + "," + numbers +
-         ",\"first_error\":" + scenarios::JsonString(r.first_error) + "}";
+Result<std::string> FormatJson(const WorkloadResult& r) {
+  btsim::report::v1::LoadResult message;
+  message.set_workload(scenarios::JsonText(r.workload));
+  message.set_label(scenarios::JsonText(r.label));
+  message.set_unit(scenarios::JsonText(r.unit));
+  message.set_threads(r.threads);
+  message.set_requests(static_cast<double>(r.requests));
+  message.set_items(static_cast<double>(r.items));
+  message.set_seconds(scenarios::RoundToDecimals(r.seconds, 4));
+  message.set_rate(scenarios::RoundToDecimals(r.rate, 1));
+  message.set_p50_us(scenarios::RoundToDecimals(r.p50_us, 1));
+  message.set_p99_us(scenarios::RoundToDecimals(r.p99_us, 1));
+  message.set_errors(static_cast<double>(r.errors));
+  message.set_first_error(scenarios::JsonText(r.first_error));
+  // Once per workload: a printer of its own costs nothing that matters.
+  scenarios::JsonPrinter printer(scenarios::JsonPrinter::Layout::kOneLine);
+  std::string json;
+  BTSIM_RETURN_IF_ERROR(printer.Print(message, json));
+  return json;
 }
 
 }  // namespace btsim::cli

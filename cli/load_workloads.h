@@ -106,8 +106,9 @@ std::string FormatText(const WorkloadResult& result);
 // CSV: the header, and one line per result (no trailing newline).
 std::string CsvHeader();
 std::string FormatCsv(const WorkloadResult& result);
-// One JSON object on one line.
-std::string FormatJson(const WorkloadResult& result);
+// One JSON object on one line: a btsim.report.v1.LoadResult (see
+// proto/btsim/report/v1/report.proto). INTERNAL if it cannot be printed.
+Result<std::string> FormatJson(const WorkloadResult& result);
 
 }  // namespace btsim::cli
 

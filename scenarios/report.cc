@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "scenarios/checks_analysis.h"
+#include "scenarios/report_json.h"
 
 namespace btsim::scenarios {
 namespace {
@@ -49,42 +50,7 @@ std::string Number(double v) {
   return buffer;
 }
 
-// JSON has no infinity: null.
-std::string JsonNumber(double v) {
-  return std::isfinite(v) ? Number(v) : "null";
-}
-
 }  // namespace
-
-std::string JsonString(std::string_view bytes) {
-  std::string out = "\"";
-  for (unsigned char c : bytes) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-          out += buffer;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out += "\"";
-  return out;
-}
 
 std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
   const History& h = outcome.history;
@@ -378,177 +344,6 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
   out << "fingerprint: " << outcome.fingerprint << "\n";
 }
 
-namespace {
-
-void WriteReportJson(const LoadedScenario& scenario, const RunOutcome& o,
-                     std::ostream& out) {
-  const History& h = o.history;
-  out << "{\n  \"scenario\": " << JsonString(o.scenario)
-      << ",\n  \"file\": " << JsonString(scenario.path)
-      << ",\n  \"description\": " << JsonString(scenario.proto.description())
-      << ",\n  \"seed\": " << o.seed
-      << ",\n  \"fingerprint\": " << JsonString(o.fingerprint)
-      << ",\n  \"passed\": " << (o.passed ? "true" : "false")
-      << ",\n  \"duration_seconds\": " << Seconds(h.duration)
-      << ",\n  \"settled_seconds\": "
-      << (h.settled.count() < 0 ? "null" : Seconds(h.settled))
-      << ",\n  \"client_ops\": " << o.client_ops << ",\n  \"expectations\": [";
-  for (size_t i = 0; i < o.expectations.size(); ++i) {
-    const ExpectationResult& e = o.expectations[i];
-    out << (i ? "," : "") << "\n    {\"name\": " << JsonString(e.name)
-        << ", \"metric\": " << JsonString(e.metric)
-        << ", \"value\": " << JsonNumber(e.value)
-        << ", \"bound\": " << JsonString(e.bound)
-        << ", \"pass\": " << (e.pass ? "true" : "false")
-        << ", \"detail\": " << JsonString(e.detail) << "}";
-  }
-  out << "\n  ],\n  \"checks\": [";
-  for (size_t i = 0; i < o.checks.size(); ++i) {
-    const CheckValue& c = o.checks[i];
-    out << (i ? "," : "") << "\n    {\"name\": " << JsonString(c.name)
-        << ", \"value\": " << JsonNumber(c.value)
-        << ", \"detail\": " << JsonString(c.detail) << "}";
-  }
-  out << "\n  ],\n  \"events\": [";
-  for (size_t i = 0; i < h.events.size(); ++i) {
-    const Event& e = h.events[i];
-    out << (i ? "," : "") << "\n    {\"at\": " << Seconds(e.at)
-        << ", \"kind\": " << JsonString(EventKindName(e.kind))
-        << ", \"label\": " << JsonString(e.label)
-        << ", \"cluster\": " << JsonString(e.cluster)
-        << ", \"peer\": " << JsonString(e.peer)
-        << ", \"table\": " << JsonString(e.table)
-        << ", \"detail\": " << JsonString(e.detail)
-        << ", \"end\": " << (e.end.count() < 0 ? "null" : Seconds(e.end))
-        << ", \"violations\": " << e.violations << "}";
-  }
-  out << "\n  ],\n  \"phases\": [";
-  const std::vector<PhaseStats> phases = Phases(h);
-  for (size_t i = 0; i < phases.size(); ++i) {
-    const PhaseStats& p = phases[i];
-    out << (i ? "," : "") << "\n    {\"start\": " << Seconds(p.start)
-        << ", \"end\": " << Seconds(p.end)
-        << ", \"label\": " << JsonString(p.label) << ", \"lines\": [";
-    for (size_t j = 0; j < p.lines.size(); ++j) {
-      const PhaseStats::Line& l = p.lines[j];
-      out << (j ? ", " : "") << "{\"profile\": " << JsonString(l.profile)
-          << ", \"cluster\": " << JsonString(l.cluster)
-          << ", \"ops\": " << l.ops << ", \"errors\": " << l.errors
-          << ", \"p50_seconds\": " << Seconds(l.p50)
-          << ", \"p99_seconds\": " << Seconds(l.p99) << "}";
-    }
-    out << "], \"replication\": [";
-    for (size_t j = 0; j < p.links.size(); ++j) {
-      const PhaseStats::Link& l = p.links[j];
-      out << (j ? ", " : "") << "{\"from\": " << JsonString(l.from)
-          << ", \"to\": " << JsonString(l.to) << ", \"applied\": " << l.applied
-          << ", \"mean_lag_seconds\": " << Number(l.mean.count() / 1e9)
-          << ", \"max_lag_seconds\": " << Number(l.max.count() / 1e9)
-          << ", \"max_backlog\": " << l.max_backlog << "}";
-    }
-    out << "]}";
-  }
-  out << "\n  ],\n  \"failover\": [";
-  const std::vector<FaultFailover> faults = FailoversByFault(o);
-  for (size_t i = 0; i < faults.size(); ++i) {
-    const Event& e = h.events[faults[i].event];
-    out << (i ? "," : "") << "\n    {\"fault_at\": " << Seconds(e.at)
-        << ", \"fault\": " << JsonString(e.label) << ", \"clients\": [";
-    for (size_t j = 0; j < faults[i].clients.size(); ++j) {
-      const ClientFailover& c = faults[i].clients[j];
-      out << (j ? ", " : "") << "{\"client\": " << JsonString(c.client)
-          << ", \"rto_seconds\": ";
-      if (!c.rto || *c.rto == sim::Nanos::max()) {
-        out << "null";  // no outage, or never recovered (see "recovered")
-      } else {
-        out << Number(c.rto->count() / 1e9);
-      }
-      out << ", \"recovered\": "
-          << (c.rto && *c.rto == sim::Nanos::max() ? "false" : "true")
-          << ", \"errors\": {";
-      bool first = true;
-      for (const auto& [code, n] : c.errors) {
-        out << (first ? "" : ", ") << JsonString(code) << ": " << n;
-        first = false;
-      }
-      out << "}";
-      if (c.failback) {
-        const Failback& f = *c.failback;
-        out << ", \"home\": " << JsonString(f.home) << ", \"repaired_at\": "
-            << (f.repaired.count() < 0 ? "null" : Seconds(f.repaired))
-            << ", \"failback_seconds\": "
-            << (f.repaired.count() < 0 || f.never || f.unobserved
-                    ? "null"
-                    : Number(f.length.count() / 1e9))
-            << ", \"failed_back\": "
-            << (f.repaired.count() >= 0 && !f.never && !f.unobserved ? "true"
-                                                                     : "false");
-      }
-      out << "}";
-    }
-    out << "]}";
-  }
-  const KStaleness& k = o.k_staleness;
-  out << "\n  ],\n  \"k_staleness\": {\"reads\": " << k.reads
-      << ", \"max\": " << k.max << ", \"at_most\": [";
-  for (size_t i = 0; i < k.at_most.size(); ++i) {
-    out << (i ? ", " : "") << k.at_most[i];
-  }
-  out << "]},\n  \"t_visibility\": [";
-  const std::vector<VisibilityCurve>& curves = o.visibility;
-  for (size_t i = 0; i < curves.size(); ++i) {
-    const VisibilityCurve& c = curves[i];
-    out << (i ? "," : "")
-        << "\n    {\"write_cluster\": " << JsonString(c.write_cluster)
-        << ", \"read_cluster\": " << JsonString(c.read_cluster)
-        << ", \"points\": [";
-    for (size_t j = 0; j < c.t.size(); ++j) {
-      out << (j ? ", " : "") << "{\"t\": " << Seconds(c.t[j]) << ", \"p\": "
-          << (c.probability[j] < 0 ? "null" : JsonNumber(c.probability[j]))
-          << ", \"samples\": " << c.samples[j] << "}";
-    }
-    out << "]}";
-  }
-  out << "\n  ],\n  \"clusters\": [";
-  for (size_t i = 0; i < h.final_state.size(); ++i) {
-    const ClusterState& c = h.final_state[i];
-    out << (i ? "," : "") << "\n    {\"id\": " << JsonString(c.id)
-        << ", \"digest\": " << JsonString(c.digest)
-        << ", \"rows\": " << RowsOf(h, i).size() << "}";
-  }
-  out << "\n  ]\n}\n";
-}
-
-void WriteHistory(const History& h, std::ostream& out) {
-  for (const Operation& op : h.operations) {
-    out << "{\"id\":" << op.id << ",\"invoke\":" << Seconds(op.invoke)
-        << ",\"complete\":" << Seconds(op.complete)
-        << ",\"client\":" << JsonString(op.client())
-        << ",\"profile\":" << JsonString(op.profile())
-        << ",\"cluster\":" << JsonString(op.cluster)
-        << ",\"table\":" << JsonString(op.table())
-        << ",\"row\":" << JsonString(op.row)
-        << ",\"op\":" << JsonString(OpTypeName(op.type))
-        << ",\"status\":" << JsonString(StatusCodeName(op.code))
-        << ",\"attempts\":" << op.attempts;
-    if (!op.message.empty()) out << ",\"message\":" << JsonString(op.message);
-    if (!op.written().empty()) {
-      out << ",\"written\":" << JsonString(op.written())
-          << ",\"timestamp_micros\":" << op.timestamp_micros;
-    }
-    if (op.type == OpType::kReadRow) {
-      out << ",\"read\":" << JsonString(op.read());
-    }
-    if (op.type == OpType::kScan) out << ",\"rows\":" << op.rows();
-    if (op.type == OpType::kReadModifyWrite) {
-      out << ",\"counter\":" << op.counter();
-    }
-    out << "}\n";
-  }
-}
-
-}  // namespace
-
 Status WriteFile(const std::filesystem::path& path,
                  const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -567,13 +362,15 @@ Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
     return InvalidArgument("--out " + dir + ": " + error.message());
   }
   const std::filesystem::path root(dir);
+  Status printed = OkStatus();
   BTSIM_RETURN_IF_ERROR(WriteFile(root / "report.json", [&](std::ostream& o) {
-    WriteReportJson(scenario, outcome, o);
+    printed = WriteReportJson(scenario, outcome, o);
   }));
+  BTSIM_RETURN_IF_ERROR(printed);
   BTSIM_RETURN_IF_ERROR(WriteFile(root / "history.jsonl", [&](std::ostream& o) {
-    WriteHistory(outcome.history, o);
+    printed = WriteHistoryJsonl(outcome.history, o);
   }));
-  return OkStatus();
+  return printed;
 }
 
 }  // namespace btsim::scenarios

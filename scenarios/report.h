@@ -2,7 +2,8 @@
 // the output directory (`--out DIR`), the files made from the outcome alone:
 //   report.json    scenario, seed, fingerprint, passed, expectations,
 //                  checks, events, phases (machine-readable)
-//   history.jsonl  one JSON object per client operation (see history.h)
+//   history.jsonl  one JSON object per client operation
+// (their format: proto/btsim/report/v1/report.proto; see report_json.h).
 // (metrics.om and report.html come from the metrics layer; cli/run.cc
 // writes them.)
 // Deterministic: the same outcome gives the same bytes (wall-clock figures
@@ -81,9 +82,6 @@ Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
 // path when it cannot be written.
 Status WriteFile(const std::filesystem::path& path,
                  const std::function<void(std::ostream&)>& write);
-
-// JSON string literal for arbitrary bytes (non-ASCII bytes as \u00XX).
-std::string JsonString(std::string_view bytes);
 
 }  // namespace btsim::scenarios
 

@@ -75,14 +75,40 @@ TEST(FormatTest, CsvAndJsonCarryEveryField) {
   EXPECT_EQ(FormatCsv(r),
             "mutate_rows,mutate_rows/4t,4,10,1000,rows/s,0.5000,2000.0,120.5,"
             "900.0,1");
-  EXPECT_EQ(
-      FormatJson(r),
-      "{\"workload\":\"mutate_rows\",\"label\":\"mutate_rows/4t\","
-      "\"unit\":\"rows/s\",\"threads\":4,\"requests\":10,\"items\":1000,"
-      "\"seconds\":0.5000,\"rate\":2000.0,\"p50_us\":120.5,\"p99_us\":"
-      "900.0,\"errors\":1,\"first_error\":\"UNAVAILABLE: \\\"down\\\"\"}");
+  // The JSON printer gives numbers their shortest form (0.5, not 0.5000).
+  Result<std::string> json = FormatJson(r);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  EXPECT_EQ(*json,
+            "{\"workload\":\"mutate_rows\",\"label\":\"mutate_rows/4t\","
+            "\"unit\":\"rows/s\",\"threads\":4,\"requests\":10,"
+            "\"items\":1000,\"seconds\":0.5,\"rate\":2000,\"p50_us\":120.5,"
+            "\"p99_us\":900,\"errors\":1,"
+            "\"first_error\":\"UNAVAILABLE: \\\"down\\\"\"}");
   EXPECT_NE(FormatText(r).find("mutate_rows/4t"), std::string::npos);
   EXPECT_NE(FormatText(r).find("errors 1"), std::string::npos);
+}
+
+TEST(FormatTest, JsonRoundsAsTheCsvDoesAndKeepsEveryByte) {
+  WorkloadResult r;
+  r.workload = "scan";
+  r.label = "scan/1t";
+  r.threads = 1;
+  r.requests = 5'000'000'000;  // past 32 bits, still a JSON number
+  r.items = 3;
+  r.unit = "rows/s";
+  r.seconds = 1.23456;
+  r.rate = 2.43;
+  r.p50_us = 0.04;
+  r.p99_us = 12.345;
+  r.errors = 0;
+  r.first_error = std::string("row \xff\x01", 6);
+  Result<std::string> json = FormatJson(r);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  EXPECT_EQ(*json,
+            "{\"workload\":\"scan\",\"label\":\"scan/1t\",\"unit\":"
+            "\"rows/s\",\"threads\":1,\"requests\":5000000000,\"items\":3,"
+            "\"seconds\":1.2346,\"rate\":2.4,\"p50_us\":0,\"p99_us\":12.3,"
+            "\"errors\":0,\"first_error\":\"row \xc3\xbf\\u0001\"}");
 }
 
 }  // namespace

@@ -20,9 +20,31 @@ cat "$work/a.txt"
 for f in report.json history.jsonl metrics.om report.html; do
   [[ -s $work/a/$f ]] || fail "$f missing or empty"
 done
-for key in scenario seed fingerprint expectations checks; do
-  grep -q "\"$key\":" "$work/a/report.json" || fail "report.json lacks $key"
-done
+# report.json and history.jsonl follow proto/btsim/report/v1/report.proto:
+# they agree with the summary and with each other.
+python3 - "$work/a" "$work/a.txt" <<'EOF' || fail "report.json or history.jsonl"
+import json, sys
+out, summary = sys.argv[1], open(sys.argv[2]).read().splitlines()
+report = json.load(open(out + "/report.json"))
+for key in ("scenario", "file", "seed", "fingerprint", "passed", "expectations",
+            "checks", "events", "phases", "failover", "k_staleness",
+            "t_visibility", "clusters"):
+    assert key in report, "report.json lacks " + key
+assert summary[-1] == "fingerprint: " + report["fingerprint"], summary[-1]
+assert report["passed"] is True and report["expectations"]
+assert all(e["pass"] for e in report["expectations"])
+assert isinstance(report["seed"], str) and int(report["seed"]) > 0
+assert "null" not in open(out + "/report.json").read()
+ops = [json.loads(line) for line in open(out + "/history.jsonl")]
+assert len(ops) == report["client_ops"] > 0, (len(ops), report["client_ops"])
+assert [op["id"] for op in ops] == list(range(len(ops)))
+for op in ops:
+    assert op["status"].isupper() and op["op"].islower(), op
+    if op["status"] != "UNKNOWN":
+        assert 0 <= op["invoke"] <= op["complete"], op
+    if "written" in op:
+        assert int(op["timestamp_micros"]) >= 1767225600000000, op
+EOF
 last=$(tail -n 1 "$work/a.txt")
 [[ $last == "fingerprint: "* ]] || fail "the last line is not the fingerprint: $last"
 

@@ -64,6 +64,19 @@ grep -Eq "^mutate_rows,mutate_rows/2t,2,10,500,rows/s,[0-9.]+,[0-9.]+,[0-9.]+,[0
   --json >"$WORK/json" 2>"$WORK/err" || fail "scan of a kept table exited $?: $(cat "$WORK/err")"
 grep -q '^{"workload":"scan","label":"scan/1t","unit":"rows/s",.*"errors":0,"first_error":""}$' "$WORK/json" ||
   fail "bad JSON line: $(cat "$WORK/json")"
+# One btsim.report.v1.LoadResult: every field there, counts as JSON numbers.
+python3 - "$WORK/json" <<'EOF' || fail "JSON line does not match the schema: $(cat "$WORK/json")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+r = json.loads(lines[0])
+assert list(r) == ["workload", "label", "unit", "threads", "requests", "items",
+                   "seconds", "rate", "p50_us", "p99_us", "errors",
+                   "first_error"], list(r)
+assert (r["threads"], r["requests"], r["errors"]) == (1, 1, 0), r
+assert isinstance(r["items"], int) and r["items"] >= 500, r
+assert r["seconds"] > 0 and r["rate"] > 0 and r["p99_us"] >= r["p50_us"] > 0, r
+EOF
 
 # A duration instead of a count.
 "$BTSIM" load --target "$TARGET" --workload rmw_hot --duration 200ms >"$WORK/out" 2>"$WORK/err" ||

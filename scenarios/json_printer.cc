@@ -1,0 +1,262 @@
+#include "scenarios/json_printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/type.pb.h>
+#include <google/protobuf/util/type_resolver.h>
+#include <google/protobuf/util/type_resolver_util.h>
+#include <google/protobuf/wire_format_lite.h>
+
+namespace btsim::scenarios {
+namespace {
+
+namespace pb = ::google::protobuf;
+
+constexpr char kUrlPrefix[] = "type.googleapis.com";
+// PrintLines prints its messages as the field of a message made up for the
+// purpose: {"lines":[...]}, whose type URL is this prefix and the type URL
+// of the messages.
+constexpr char kLinesUrlPrefix[] = "btsim.lines/";
+constexpr std::string_view kLinesJsonStart = "{\"lines\":[";
+constexpr std::string_view kLinesJsonEnd = "]}";
+
+// True when every field of `type`, and of the messages it holds, has
+// presence (proto3 `optional`, or a message field) and none is repeated:
+// then printing primitive fields regardless of their value changes nothing.
+bool EveryFieldHasPresence(const pb::Descriptor* type,
+                           std::set<const pb::Descriptor*>& seen) {
+  if (!seen.insert(type).second) return true;
+  for (int i = 0; i < type->field_count(); ++i) {
+    const pb::FieldDescriptor* field = type->field(i);
+    if (field->is_repeated() || !field->has_presence()) return false;
+    if (field->message_type() != nullptr &&
+        !EveryFieldHasPresence(field->message_type(), seen)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// Protobuf's JSON printer asks a TypeResolver for the schema of every
+// message it prints; the resolver over the generated descriptors builds it
+// anew each time, which costs more than printing a small message. This one
+// builds each type once.
+class JsonPrinter::TypeCache : public pb::util::TypeResolver {
+ public:
+  struct Info {
+    std::string url;
+    // See EveryFieldHasPresence: such types skip protobuf's pass that adds
+    // default values (a third of the time of a history line).
+    bool every_field_has_presence = false;
+  };
+
+  TypeCache()
+      : resolver_(pb::util::NewTypeResolverForDescriptorPool(
+            kUrlPrefix, pb::DescriptorPool::generated_pool())) {}
+
+  const Info& InfoOf(const pb::Descriptor* type) {
+    auto it = infos_.find(type);
+    if (it == infos_.end()) {
+      Info info;
+      info.url = std::string(kUrlPrefix) + "/" + type->full_name();
+      std::set<const pb::Descriptor*> seen;
+      info.every_field_has_presence = EveryFieldHasPresence(type, seen);
+      it = infos_.emplace(type, std::move(info)).first;
+    }
+    return it->second;
+  }
+
+  pb::util::Status ResolveMessageType(const std::string& url,
+                                      pb::Type* type) override {
+    auto it = types_.find(url);
+    if (it == types_.end()) {
+      pb::Type resolved;
+      if (url.starts_with(kLinesUrlPrefix)) {
+        resolved.set_name("Lines");
+        resolved.set_syntax(pb::SYNTAX_PROTO3);
+        pb::Field& field = *resolved.add_fields();
+        field.set_kind(pb::Field::TYPE_MESSAGE);
+        field.set_cardinality(pb::Field::CARDINALITY_REPEATED);
+        field.set_number(1);
+        field.set_name("lines");
+        field.set_json_name("lines");
+        field.set_type_url(url.substr(std::strlen(kLinesUrlPrefix)));
+      } else {
+        pb::util::Status status = resolver_->ResolveMessageType(url, &resolved);
+        if (!status.ok()) return status;
+      }
+      it = types_.emplace(url, std::move(resolved)).first;
+    }
+    *type = it->second;
+    return pb::util::Status();
+  }
+
+  pb::util::Status ResolveEnumType(const std::string& url,
+                                   pb::Enum* type) override {
+    return resolver_->ResolveEnumType(url, type);
+  }
+
+ private:
+  std::unique_ptr<pb::util::TypeResolver> resolver_;
+  std::map<std::string, pb::Type> types_;
+  std::map<const pb::Descriptor*, Info> infos_;
+};
+
+JsonPrinter::JsonPrinter(Layout layout) : types_(new TypeCache) {
+  options_.preserve_proto_field_names = true;
+  options_.add_whitespace = layout == Layout::kIndented;
+}
+
+JsonPrinter::~JsonPrinter() = default;
+
+Status JsonPrinter::Print(const pb::Message& message, std::string& out) {
+  const TypeCache::Info& info = types_->InfoOf(message.GetDescriptor());
+  binary_.clear();
+  {
+    pb::io::StringOutputStream stream(&binary_);
+    pb::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);  // map keys sorted
+    if (!message.SerializeToCodedStream(&coded)) {
+      return Internal("cannot serialize a " + message.GetTypeName());
+    }
+  }
+  options_.always_print_primitive_fields = !info.every_field_has_presence;
+  // Into a buffer of its own: protobuf's string stream first grows the
+  // string to its capacity, zeroing it, and `out` may be large.
+  json_.clear();
+  pb::util::Status status = pb::util::BinaryToJsonString(
+      types_.get(), info.url, binary_, &json_, options_);
+  if (!status.ok()) {
+    return Internal("cannot print a " + message.GetTypeName() +
+                    " as JSON: " + status.ToString());
+  }
+  // The indented layout ends with a newline; the one-line layout does not.
+  if (json_.ends_with('\n')) json_.pop_back();
+  out += json_;
+  return OkStatus();
+}
+
+Status JsonPrinter::PrintLines(std::span<const pb::Message* const> messages,
+                               std::string& out) {
+  if (messages.empty()) return OkStatus();
+  const pb::Descriptor* type = messages[0]->GetDescriptor();
+  const TypeCache::Info& info = types_->InfoOf(type);
+  if (options_.add_whitespace) {
+    return Internal("JsonPrinter::PrintLines needs Layout::kOneLine");
+  }
+  // The wire form of {lines: messages}: each one as field 1.
+  binary_.clear();
+  {
+    pb::io::StringOutputStream stream(&binary_);
+    pb::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);  // map keys sorted
+    for (const pb::Message* message : messages) {
+      if (message->GetDescriptor() != type) {
+        return Internal("JsonPrinter::PrintLines: a " + message->GetTypeName() +
+                        " among " + type->full_name() + " messages");
+      }
+      coded.WriteTag(pb::internal::WireFormatLite::MakeTag(
+          1, pb::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
+      coded.WriteVarint32(static_cast<uint32_t>(message->ByteSizeLong()));
+      message->SerializeWithCachedSizes(&coded);
+    }
+    if (coded.HadError())
+      return Internal("cannot serialize a " + type->full_name());
+  }
+  options_.always_print_primitive_fields = !info.every_field_has_presence;
+  json_.clear();
+  pb::util::Status status = pb::util::BinaryToJsonString(
+      types_.get(), kLinesUrlPrefix + info.url, binary_, &json_, options_);
+  if (!status.ok()) {
+    return Internal("cannot print " + type->full_name() +
+                    " messages as JSON: " + status.ToString());
+  }
+  // Cut the list into its elements: each ends where its braces close,
+  // outside strings (in which the printer escapes '"' and '\\').
+  const std::string_view json = json_;
+  if (!json.starts_with(kLinesJsonStart) || !json.ends_with(kLinesJsonEnd)) {
+    return Internal("unexpected JSON from protobuf: " +
+                    std::string(json.substr(0, 40)));
+  }
+  const size_t end = json.size() - kLinesJsonEnd.size();
+  size_t lines = 0;
+  size_t start = kLinesJsonStart.size();
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = start; i < end; ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      out.append(json.substr(start, i + 1 - start));
+      out.push_back('\n');
+      ++lines;
+      start = i + 2;  // past the ',' between elements
+    }
+  }
+  if (lines != messages.size()) {
+    return Internal("protobuf printed " + std::to_string(lines) + " of " +
+                    std::to_string(messages.size()) + " messages");
+  }
+  return OkStatus();
+}
+
+void AssignJsonText(std::string_view bytes, std::string& out) {
+  size_t high = 0;  // bytes >= 0x80 take two bytes of UTF-8
+  for (unsigned char c : bytes) high += c >> 7;
+  if (high == 0) {
+    out.assign(bytes);
+    return;
+  }
+  out.resize(bytes.size() + high);
+  char* p = out.data();
+  for (unsigned char c : bytes) {
+    if (c < 0x80) {
+      *p++ = static_cast<char>(c);
+    } else {
+      *p++ = static_cast<char>(0xc0 | (c >> 6));
+      *p++ = static_cast<char>(0x80 | (c & 0x3f));
+    }
+  }
+}
+
+std::string JsonText(std::string_view bytes) {
+  std::string out;
+  AssignJsonText(bytes, out);
+  return out;
+}
+
+double RoundToDecimals(double v, int decimals) {
+  // From 2^52 on every double is a whole number.
+  if (!std::isfinite(v) || std::fabs(v) >= 0x1p52) return v;
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
+  return std::strtod(buffer, nullptr);
+}
+
+double RoundToSignificant(double v, int digits) {
+  if (!std::isfinite(v)) return v;
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, v);
+  return std::strtod(buffer, nullptr);
+}
+
+}  // namespace btsim::scenarios

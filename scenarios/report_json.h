@@ -1,0 +1,36 @@
+// The machine-readable outputs of `btsim run --out DIR`: report.json (one
+// btsim.report.v1.Report) and history.jsonl (one btsim.report.v1.Operation
+// per line). Their format is the schema in proto/btsim/report/v1/report.proto,
+// printed by JsonPrinter. Deterministic: the same outcome gives the same
+// bytes.
+#ifndef BTSIM_SCENARIOS_REPORT_JSON_H_
+#define BTSIM_SCENARIOS_REPORT_JSON_H_
+
+#include <ostream>
+
+#include "base/status.h"
+#include "btsim/report/v1/report.pb.h"
+#include "scenarios/history.h"
+#include "scenarios/loader.h"
+#include "scenarios/runner.h"
+
+namespace btsim::scenarios {
+
+// The report of a run, as report.json carries it.
+btsim::report::v1::Report ReportMessage(const LoadedScenario& scenario,
+                                        const RunOutcome& outcome);
+
+// Sets `line` (cleared first, its storage reused) to `op` as one line of
+// history.jsonl.
+void FillOperation(const Operation& op, btsim::report::v1::Operation& line);
+
+// Write report.json (indented, with a final newline) and history.jsonl (one
+// line per operation, in invoke order) to `out`. INTERNAL if the JSON
+// printer fails; the stream's state is the caller's to check.
+Status WriteReportJson(const LoadedScenario& scenario,
+                       const RunOutcome& outcome, std::ostream& out);
+Status WriteHistoryJsonl(const History& history, std::ostream& out);
+
+}  // namespace btsim::scenarios
+
+#endif  // BTSIM_SCENARIOS_REPORT_JSON_H_
