@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <set>
 
@@ -13,7 +12,6 @@
 #include <google/protobuf/type.pb.h>
 #include <google/protobuf/util/type_resolver.h>
 #include <google/protobuf/util/type_resolver_util.h>
-#include <google/protobuf/wire_format_lite.h>
 
 namespace btsim::scenarios {
 namespace {
@@ -21,12 +19,6 @@ namespace {
 namespace pb = ::google::protobuf;
 
 constexpr char kUrlPrefix[] = "type.googleapis.com";
-// PrintLines prints its messages as the field of a message made up for the
-// purpose: {"lines":[...]}, whose type URL is this prefix and the type URL
-// of the messages.
-constexpr char kLinesUrlPrefix[] = "btsim.lines/";
-constexpr std::string_view kLinesJsonStart = "{\"lines\":[";
-constexpr std::string_view kLinesJsonEnd = "]}";
 
 // True when every field of `type`, and of the messages it holds, has
 // presence (proto3 `optional`, or a message field) and none is repeated:
@@ -81,20 +73,8 @@ class JsonPrinter::TypeCache : public pb::util::TypeResolver {
     auto it = types_.find(url);
     if (it == types_.end()) {
       pb::Type resolved;
-      if (url.starts_with(kLinesUrlPrefix)) {
-        resolved.set_name("Lines");
-        resolved.set_syntax(pb::SYNTAX_PROTO3);
-        pb::Field& field = *resolved.add_fields();
-        field.set_kind(pb::Field::TYPE_MESSAGE);
-        field.set_cardinality(pb::Field::CARDINALITY_REPEATED);
-        field.set_number(1);
-        field.set_name("lines");
-        field.set_json_name("lines");
-        field.set_type_url(url.substr(std::strlen(kLinesUrlPrefix)));
-      } else {
-        pb::util::Status status = resolver_->ResolveMessageType(url, &resolved);
-        if (!status.ok()) return status;
-      }
+      pb::util::Status status = resolver_->ResolveMessageType(url, &resolved);
+      if (!status.ok()) return status;
       it = types_.emplace(url, std::move(resolved)).first;
     }
     *type = it->second;
@@ -143,79 +123,6 @@ Status JsonPrinter::Print(const pb::Message& message, std::string& out) {
   // The indented layout ends with a newline; the one-line layout does not.
   if (json_.ends_with('\n')) json_.pop_back();
   out += json_;
-  return OkStatus();
-}
-
-Status JsonPrinter::PrintLines(std::span<const pb::Message* const> messages,
-                               std::string& out) {
-  if (messages.empty()) return OkStatus();
-  const pb::Descriptor* type = messages[0]->GetDescriptor();
-  const TypeCache::Info& info = types_->InfoOf(type);
-  if (options_.add_whitespace) {
-    return Internal("JsonPrinter::PrintLines needs Layout::kOneLine");
-  }
-  // The wire form of {lines: messages}: each one as field 1.
-  binary_.clear();
-  {
-    pb::io::StringOutputStream stream(&binary_);
-    pb::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);  // map keys sorted
-    for (const pb::Message* message : messages) {
-      if (message->GetDescriptor() != type) {
-        return Internal("JsonPrinter::PrintLines: a " + message->GetTypeName() +
-                        " among " + type->full_name() + " messages");
-      }
-      coded.WriteTag(pb::internal::WireFormatLite::MakeTag(
-          1, pb::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED));
-      coded.WriteVarint32(static_cast<uint32_t>(message->ByteSizeLong()));
-      message->SerializeWithCachedSizes(&coded);
-    }
-    if (coded.HadError())
-      return Internal("cannot serialize a " + type->full_name());
-  }
-  options_.always_print_primitive_fields = !info.every_field_has_presence;
-  json_.clear();
-  pb::util::Status status = pb::util::BinaryToJsonString(
-      types_.get(), kLinesUrlPrefix + info.url, binary_, &json_, options_);
-  if (!status.ok()) {
-    return Internal("cannot print " + type->full_name() +
-                    " messages as JSON: " + status.ToString());
-  }
-  // Cut the list into its elements: each ends where its braces close,
-  // outside strings (in which the printer escapes '"' and '\\').
-  const std::string_view json = json_;
-  if (!json.starts_with(kLinesJsonStart) || !json.ends_with(kLinesJsonEnd)) {
-    return Internal("unexpected JSON from protobuf: " +
-                    std::string(json.substr(0, 40)));
-  }
-  const size_t end = json.size() - kLinesJsonEnd.size();
-  size_t lines = 0;
-  size_t start = kLinesJsonStart.size();
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = start; i < end; ++i) {
-    const char c = json[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      out.append(json.substr(start, i + 1 - start));
-      out.push_back('\n');
-      ++lines;
-      start = i + 2;  // past the ',' between elements
-    }
-  }
-  if (lines != messages.size()) {
-    return Internal("protobuf printed " + std::to_string(lines) + " of " +
-                    std::to_string(messages.size()) + " messages");
-  }
   return OkStatus();
 }
 

@@ -8,7 +8,6 @@
 #define BTSIM_SCENARIOS_JSON_PRINTER_H_
 
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,13 +35,6 @@ class JsonPrinter {
   // Not thread-safe: one printer per thread; it keeps what it learns about
   // each message type.
   Status Print(const google::protobuf::Message& message, std::string& out);
-
-  // Appends, for each of `messages` (all of one type), its JSON as Print
-  // gives it on one line, and '\n'. Requires Layout::kOneLine. About twice
-  // as fast as Print per message: protobuf's printer sees them all in one
-  // call.
-  Status PrintLines(std::span<const google::protobuf::Message* const> messages,
-                    std::string& out);
 
  private:
   class TypeCache;

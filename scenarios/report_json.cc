@@ -13,9 +13,6 @@ namespace {
 
 namespace v1 = ::btsim::report::v1;
 
-// Lines of history.jsonl printed and written at a time.
-constexpr size_t kHistoryBatch = 1024;
-
 // `t` in seconds, rounded to the millisecond as printf's "%.3f" rounds
 // t / 1e9 (the text summary prints times that way).
 double MsSeconds(sim::Nanos t) {
@@ -211,22 +208,14 @@ Status WriteReportJson(const LoadedScenario& scenario,
 
 Status WriteHistoryJsonl(const History& history, std::ostream& out) {
   JsonPrinter printer(JsonPrinter::Layout::kOneLine);
-  // Printed kHistoryBatch lines at a time, each batch with one call.
-  std::vector<v1::Operation> lines(kHistoryBatch);
-  std::vector<const google::protobuf::Message*> batch;
-  batch.reserve(kHistoryBatch);
-  std::string chunk;
-  const std::vector<Operation>& ops = history.operations;
-  for (size_t first = 0; first < ops.size(); first += kHistoryBatch) {
-    const size_t n = std::min(kHistoryBatch, ops.size() - first);
-    batch.clear();
-    for (size_t i = 0; i < n; ++i) {
-      FillOperation(ops[first + i], lines[i]);
-      batch.push_back(&lines[i]);
-    }
-    chunk.clear();
-    BTSIM_RETURN_IF_ERROR(printer.PrintLines(batch, chunk));
-    out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  v1::Operation line;
+  std::string json;
+  for (const Operation& op : history.operations) {
+    FillOperation(op, line);
+    json.clear();
+    BTSIM_RETURN_IF_ERROR(printer.Print(line, json));
+    json.push_back('\n');
+    out.write(json.data(), static_cast<std::streamsize>(json.size()));
   }
   return OkStatus();
 }
