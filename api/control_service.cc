@@ -39,7 +39,7 @@ Status RequireTwoClusters(const std::string& a, const std::string& b) {
 }
 
 // A non-negative duration of at most kMaxLatency.
-Result<sim::Nanos> LatencyFromProto(const google::protobuf::Duration& d) {
+Result<sim::Duration> LatencyFromProto(const google::protobuf::Duration& d) {
   if (d.seconds() < 0 || d.nanos() < 0 || d.nanos() >= 1'000'000'000) {
     return InvalidArgument("latency: must be a non-negative duration, got " +
                            std::to_string(d.seconds()) + "s " +
@@ -52,18 +52,18 @@ Result<sim::Nanos> LatencyFromProto(const google::protobuf::Duration& d) {
     return InvalidArgument("latency: at most 24h, got " +
                            std::to_string(d.seconds()) + "s");
   }
-  return std::chrono::seconds(d.seconds()) + sim::Nanos(d.nanos());
+  return std::chrono::seconds(d.seconds()) + sim::Duration(d.nanos());
 }
 
-void LatencyToProto(sim::Nanos ns, google::protobuf::Duration* out) {
+void LatencyToProto(sim::Duration ns, google::protobuf::Duration* out) {
   const int64_t count = std::max<int64_t>(ns.count(), 0);
   out->set_seconds(count / 1'000'000'000);
   out->set_nanos(static_cast<int32_t>(count % 1'000'000'000));
 }
 
 // A representative one-way delay of a model: its constant, or its median.
-sim::Nanos Median(const sim::LatencyModel& m) {
-  sim::Nanos value = m.a;
+sim::Duration Median(const sim::LatencyModel& m) {
+  sim::Duration value = m.a;
   switch (m.kind) {
     case sim::LatencyModel::Kind::kConstant:
     case sim::LatencyModel::Kind::kNormal:
@@ -73,11 +73,11 @@ sim::Nanos Median(const sim::LatencyModel& m) {
       if (m.b > m.a) value = m.a + (m.b - m.a) / 2;
       break;
     case sim::LatencyModel::Kind::kExponential:
-      value = m.floor + sim::Nanos(std::llround(
+      value = m.floor + sim::Duration(std::llround(
                             static_cast<double>(m.a.count()) * std::log(2.0)));
       break;
   }
-  return std::max({value, m.floor, sim::Nanos(0)});
+  return std::max({value, m.floor, sim::Duration(0)});
 }
 
 std::string Routing(const appprofile::AppProfile& p) {
@@ -191,8 +191,8 @@ void ControlService::ReplaceEverywhereOverride(ServedInstance& served,
   // probe for it with a per-link model nobody sets (a negative constant). It
   // shows in LatencyOf unless the override hides it.
   const sim::LatencyModel in_force = transport.LatencyOf(probe_from, probe_to);
-  sim::LatencyModel probe = sim::LatencyModel::Constant(sim::Nanos(-1));
-  if (in_force == probe) probe.a = sim::Nanos(-2);
+  sim::LatencyModel probe = sim::LatencyModel::Constant(sim::Duration(-1));
+  if (in_force == probe) probe.a = sim::Duration(-2);
   transport.SetLatency(probe_from, probe_to, probe, /*one_way=*/true);
   const bool hidden = !(transport.LatencyOf(probe_from, probe_to) == probe);
   transport.ClearLatency(probe_from, probe_to, /*one_way=*/true);
@@ -258,7 +258,7 @@ grpc::Status ControlService::SetLatency(
       !s.ok()) {
     return ToGrpc(s);
   }
-  sim::Nanos latency{0};
+  sim::Duration latency{0};
   if (request->has_latency()) {
     auto parsed = LatencyFromProto(request->latency());
     if (!parsed.ok()) return ToGrpc(parsed.status());
@@ -271,7 +271,7 @@ grpc::Status ControlService::SetLatency(
               sim::Transport& transport = served.instance->transport();
               const std::string& a = zones[0];
               const std::string& b = zones[1];
-              if (latency > sim::Nanos(0)) {
+              if (latency > sim::Duration(0)) {
                 ReplaceEverywhereOverride(served, a, b);
                 transport.SetLatency(a, b, sim::LatencyModel::Constant(latency),
                                      one_way);

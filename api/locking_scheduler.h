@@ -17,8 +17,8 @@ class LockingScheduler : public sim::Scheduler {
   LockingScheduler(sim::Scheduler& base, std::mutex& mu)
       : base_(base), mu_(mu) {}
 
-  sim::Nanos Now() const override { return base_.Now(); }
-  sim::TaskId RunAfter(sim::Nanos delay, sim::Task task) override {
+  sim::Time Now() const override { return base_.Now(); }
+  sim::TaskId RunAfter(sim::Duration delay, sim::Task task) override {
     return base_.RunAfter(delay, [this, task = std::move(task)] {
       std::lock_guard<std::mutex> lock(mu_);
       task();

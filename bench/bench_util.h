@@ -13,7 +13,7 @@ namespace btsim::bench {
 
 struct BenchCluster {
   BenchCluster()
-      : clock(sim::Nanos(1'700'000'000'000'000'000)),
+      : clock(sim::Time(sim::Duration(1'700'000'000'000'000'000))),
         cluster(clock, sim::Rng(1), cluster::ClusterOptions{}) {
     const cluster::FamilyModification cf{
         "cf", cluster::FamilyModification::Kind::kCreate, {}};

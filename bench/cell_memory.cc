@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   std::vector<btsim::cluster::Mutation> m{
       btsim::cluster::SetCell{"cf", "c", 1000, std::string(48, 'v')}};
   for (long long i = 0; i < n; ++i) {
-    b.clock.Advance(btsim::sim::Nanos(1000));
+    b.clock.Advance(btsim::sim::Duration(1000));
     (void)b.cluster.MutateRow("t", btsim::bench::RowKey(i), m);
   }
   const size_t after = mallinfo2().uordblks;

@@ -15,7 +15,7 @@ void BM_MutateRowSequential(benchmark::State& state) {
   std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
   int64_t i = 0;
   for (auto _ : state) {
-    b.clock.Advance(sim::Nanos(1000));
+    b.clock.Advance(sim::Duration(1000));
     benchmark::DoNotOptimize(b.cluster.MutateRow("t", RowKey(i++), m));
   }
   state.SetItemsProcessed(state.iterations());
@@ -27,7 +27,7 @@ void BM_MutateRowRandom(benchmark::State& state) {
   sim::Rng rng(7);
   std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
   for (auto _ : state) {
-    b.clock.Advance(sim::Nanos(1000));
+    b.clock.Advance(sim::Duration(1000));
     benchmark::DoNotOptimize(b.cluster.MutateRow(
         "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))), m));
   }
@@ -45,7 +45,7 @@ void BM_WideRowRequest(benchmark::State& state) {
   }
   int64_t row = 0;
   for (auto _ : state) {
-    b.clock.Advance(sim::Nanos(1000));
+    b.clock.Advance(sim::Duration(1000));
     benchmark::DoNotOptimize(b.cluster.MutateRow("t", RowKey(row++), m));
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

@@ -22,7 +22,7 @@ namespace {
 using cluster::Mutation;
 using cluster::SetCell;
 
-constexpr sim::Nanos kStart = std::chrono::seconds(1'700'000'000);
+constexpr sim::Time kStart{std::chrono::seconds(1'700'000'000)};
 
 // ---------------------------------------------------------------- Scheduler
 
@@ -35,7 +35,7 @@ void BM_SchedulerScheduleAndRun(benchmark::State& state) {
   int64_t ran = 0;
   for (auto _ : state) {
     for (int64_t i = 0; i < n; ++i) {
-      scheduler.RunAfter(sim::Nanos(rng.Uniform(100'000'000)),
+      scheduler.RunAfter(sim::Duration(rng.Uniform(100'000'000)),
                          [&ran] { ++ran; });
     }
     scheduler.RunUntilIdle();
@@ -59,7 +59,7 @@ void BM_SchedulerChainsWithTimeouts(benchmark::State& state) {
   std::function<void(size_t)> step = [&](size_t c) {
     scheduler.Cancel(state_of[c].timeout);
     state_of[c].timeout = scheduler.RunAfter(std::chrono::seconds(10), [] {});
-    scheduler.RunAfter(sim::Nanos(1 + rng.Uniform(1'000'000)),
+    scheduler.RunAfter(sim::Duration(1 + rng.Uniform(1'000'000)),
                        [&step, c] { step(c); });
   };
   for (size_t c = 0; c < state_of.size(); ++c) step(c);

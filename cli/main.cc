@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
     }
     if (!serve_options.instance.clusters.empty()) {
       // Check the configuration now rather than on the first request.
-      btsim::sim::VirtualScheduler probe(btsim::sim::Nanos(0));
+      btsim::sim::VirtualScheduler probe{btsim::sim::Time()};
       auto checked = btsim::instance::Instance::Create(
           "projects/p/instances/i", probe, btsim::sim::Rng(0),
           serve_options.instance);

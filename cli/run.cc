@@ -89,7 +89,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     }
     options.duration = *duration;
   }
-  sim::Nanos scrape_interval{0};
+  sim::Duration scrape_interval{0};
   {
     auto interval = ParseDuration(args.scrape_interval);
     if (!interval.ok() || interval->count() <= 0 ||
@@ -114,7 +114,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     run_metrics = std::make_unique<RunMetrics>(loaded->name);
     options.observers.push_back(&run_metrics->instance);
     options.sample_every = scrape_interval;
-    options.on_sample = [m = run_metrics.get()](sim::Nanos now,
+    options.on_sample = [m = run_metrics.get()](sim::Time now,
                                                 instance::Instance& instance) {
       m->instance.Sample(instance);
       m->recorder.Record(m->registry, now);

@@ -31,7 +31,7 @@ struct SweepPlan {
   SweepGrid grid;
   Shard shard;
   std::vector<scenarios::Override> sets;
-  std::optional<sim::Nanos> duration;
+  std::optional<sim::Duration> duration;
   int jobs = 1;
   std::vector<scenarios::LoadedScenario> points;  // one per grid point
   std::vector<std::string> metrics;  // check names, then expectation names
@@ -154,7 +154,7 @@ Result<SweepPlan> Plan(const SweepArgs& args) {
                     loaded.status().message() + where());
     }
     scenarios::RunOptions probe;
-    probe.duration = sim::Nanos(1);
+    probe.duration = sim::Duration(1);
     auto outcome = scenarios::RunScenario(*loaded, probe);
     if (!outcome.ok()) {
       return Status(outcome.status().code(),

@@ -51,7 +51,7 @@ Cluster::Cluster(const sim::Clock& clock, sim::Rng rng, ClusterOptions options)
     : clock_(clock), rng_(rng), options_(options) {}
 
 CommitContext Cluster::Commit() {
-  const int64_t now_micros = clock_.Now().count() / 1000;
+  const int64_t now_micros = sim::MicrosSinceEpoch(clock_.Now());
   Version v = MakeVersion(now_micros, options_.origin);
   if (v <= last_version_) {
     v = MakeVersion(VersionMicros(last_version_) + 1, options_.origin);
@@ -385,7 +385,7 @@ Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
 void Cluster::Compact() { Compact(last_version_); }
 
 void Cluster::Compact(Version tombstone_horizon, CompactionShares* shares) {
-  const int64_t now_micros = clock_.Now().count() / 1000;
+  const int64_t now_micros = sim::MicrosSinceEpoch(clock_.Now());
   for (auto& [id, table] : tables_) {
     table->Compact(now_micros, tombstone_horizon, shares);
   }

@@ -57,8 +57,8 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-int64_t BucketOf(sim::Nanos t) {
-  return FloorDiv(t.count(), NodeModel::kBucket.count());
+int64_t BucketOf(sim::Time t) {
+  return FloorDiv(sim::NanosSinceEpoch(t), NodeModel::kBucket.count());
 }
 
 }  // namespace
@@ -97,11 +97,11 @@ NodeModel::NodeModel(StorageType storage, int nodes)
   nodes_.resize(static_cast<size_t>(nodes));
 }
 
-sim::Nanos NodeModel::ServiceTime(StorageType storage, OpKind kind,
-                                  int64_t units) {
+sim::Duration NodeModel::ServiceTime(StorageType storage, OpKind kind,
+                                     int64_t units) {
   const int64_t w = Work(storage, kind, units);
   const int64_t d = Denominator(storage);
-  return sim::Nanos(w / d + (w % d != 0 ? 1 : 0));
+  return sim::Duration(w / d + (w % d != 0 ? 1 : 0));
 }
 
 void NodeModel::SetNodes(int n) {
@@ -154,7 +154,7 @@ int NodeModel::LeastLoadedNode(const std::vector<int64_t>& work,
   return best;
 }
 
-NodeModel::TabletState& NodeModel::Assign(sim::Nanos now, uint64_t tablet_id) {
+NodeModel::TabletState& NodeModel::Assign(sim::Time now, uint64_t tablet_id) {
   auto& [recent_id, recent] = recent_.For(tablet_id);
   if (recent != nullptr && recent_id == tablet_id) return *recent;
   auto it = tablets_.find(tablet_id);
@@ -170,7 +170,7 @@ NodeModel::TabletState& NodeModel::Assign(sim::Nanos now, uint64_t tablet_id) {
   return it->second;
 }
 
-int NodeModel::AddTablet(sim::Nanos now, uint64_t tablet_id) {
+int NodeModel::AddTablet(sim::Time now, uint64_t tablet_id) {
   return Assign(now, tablet_id).node;
 }
 
@@ -187,33 +187,34 @@ int NodeModel::NodeOf(uint64_t tablet_id) const {
   return it == tablets_.end() ? -1 : it->second.node;
 }
 
-sim::Nanos NodeModel::BusyUntil(int node) const {
+sim::Time NodeModel::BusyUntil(int node) const {
   BTSIM_CHECK(node >= 0 && node < nodes());
   const NodeState& n = nodes_[static_cast<size_t>(node)];
-  return sim::Nanos(n.busy_ns + (n.busy_frac != 0 ? 1 : 0));
+  return sim::Time(sim::Duration(n.busy_ns + (n.busy_frac != 0 ? 1 : 0)));
 }
 
-sim::Nanos NodeModel::Submit(sim::Nanos now, uint64_t tablet_id, OpKind kind,
-                             int64_t units) {
+sim::Time NodeModel::Submit(sim::Time now, uint64_t tablet_id, OpKind kind,
+                            int64_t units) {
   const int64_t w = Work(storage_, kind, units);
   TabletState& t = Assign(now, tablet_id);
   last_bucket_ = std::max(last_bucket_, BucketOf(now));
   t.window.Add(BucketOf(now), w);
   NodeState& n = nodes_[static_cast<size_t>(t.node)];
   // Start at max(now, busy-until).
-  if (!n.ever_busy || now.count() > n.busy_ns ||
-      (now.count() == n.busy_ns && n.busy_frac == 0)) {
-    n.busy_ns = now.count();
+  const int64_t now_ns = sim::NanosSinceEpoch(now);
+  if (!n.ever_busy || now_ns > n.busy_ns ||
+      (now_ns == n.busy_ns && n.busy_frac == 0)) {
+    n.busy_ns = now_ns;
     n.busy_frac = 0;
     n.ever_busy = true;
   }
   const int64_t frac = n.busy_frac + w;
   n.busy_ns += frac / denominator_;
   n.busy_frac = frac % denominator_;
-  return sim::Nanos(n.busy_ns + (n.busy_frac != 0 ? 1 : 0));
+  return sim::Time(sim::Duration(n.busy_ns + (n.busy_frac != 0 ? 1 : 0)));
 }
 
-int NodeModel::Rebalance(sim::Nanos now) {
+int NodeModel::Rebalance(sim::Time now) {
   const int64_t bucket = BucketOf(now);
   last_bucket_ = std::max(last_bucket_, bucket);
   std::vector<int64_t> work = NodeWork(bucket);
@@ -256,14 +257,14 @@ int NodeModel::Rebalance(sim::Nanos now) {
   return moved;
 }
 
-double NodeModel::WindowLength(sim::Nanos now) const {
+double NodeModel::WindowLength(sim::Time now) const {
   const int64_t bucket = BucketOf(now);
   const int64_t ns = kWindowBuckets * kBucket.count() +
-                     (now.count() - bucket * kBucket.count());
+                     (sim::NanosSinceEpoch(now) - bucket * kBucket.count());
   return static_cast<double>(ns) * static_cast<double>(denominator_);
 }
 
-std::vector<double> NodeModel::NodeLoads(sim::Nanos now) const {
+std::vector<double> NodeModel::NodeLoads(sim::Time now) const {
   const std::vector<int64_t> work = NodeWork(BucketOf(now));
   const double len = WindowLength(now);
   std::vector<double> loads;
@@ -272,20 +273,20 @@ std::vector<double> NodeModel::NodeLoads(sim::Nanos now) const {
   return loads;
 }
 
-double NodeModel::CpuLoad(sim::Nanos now) const {
+double NodeModel::CpuLoad(sim::Time now) const {
   double sum = 0;
   for (double l : NodeLoads(now)) sum += l;
   return sum / nodes();
 }
 
-double NodeModel::HottestNodeLoad(sim::Nanos now) const {
+double NodeModel::HottestNodeLoad(sim::Time now) const {
   double hottest = 0;
   for (double l : NodeLoads(now)) hottest = std::max(hottest, l);
   return hottest;
 }
 
 std::vector<std::pair<uint64_t, double>> NodeModel::TabletLoads(
-    sim::Nanos now) const {
+    sim::Time now) const {
   const int64_t bucket = BucketOf(now);
   const double len = WindowLength(now);
   std::vector<std::pair<uint64_t, double>> loads;

@@ -88,7 +88,7 @@ enum class OpKind {
 class NodeModel {
  public:
   // Width of one load bucket and the number of complete buckets in a window.
-  static constexpr sim::Nanos kBucket = std::chrono::milliseconds(100);
+  static constexpr sim::Duration kBucket = std::chrono::milliseconds(100);
   static constexpr int kWindowBuckets = 10;
   // Rebalance acts when the hottest node exceeds the average by this factor.
   static constexpr double kRebalanceThreshold = 1.2;
@@ -105,39 +105,39 @@ class NodeModel {
 
   // Service time of `units` operations of `kind` on one idle node, rounded up
   // to a whole nanosecond. Requires units >= 0.
-  static sim::Nanos ServiceTime(StorageType storage, OpKind kind,
-                                int64_t units = 1);
+  static sim::Duration ServiceTime(StorageType storage, OpKind kind,
+                                   int64_t units = 1);
 
   // Routes `units` operations of `kind` on tablet `tablet_id` (an opaque id
   // the caller derives, e.g. a hash of the tablet's start key) arriving at
   // `now` to the node that owns the tablet (assigning it first if new) and
   // returns the completion time: it queues FIFO behind that node's earlier
   // work. Requires units >= 0.
-  sim::Nanos Submit(sim::Nanos now, uint64_t tablet_id, OpKind kind,
-                    int64_t units = 1);
+  sim::Time Submit(sim::Time now, uint64_t tablet_id, OpKind kind,
+                   int64_t units = 1);
 
   // Assigns a tablet without charging work (no-op if already known). Returns
   // its node.
-  int AddTablet(sim::Nanos now, uint64_t tablet_id);
+  int AddTablet(sim::Time now, uint64_t tablet_id);
   // Forgets a tablet (e.g. after a merge); its load goes with it.
   void RemoveTablet(uint64_t tablet_id);
   // The node serving `tablet_id`, or -1 if unknown. Found at once for a
   // tablet charged lately.
   int NodeOf(uint64_t tablet_id) const;
   // When node `node` finishes its queued work (<= now means idle).
-  sim::Nanos BusyUntil(int node) const;
+  sim::Time BusyUntil(int node) const;
 
   // Moves up to kMaxMovesPerRebalance tablets; returns the number moved.
-  int Rebalance(sim::Nanos now);
+  int Rebalance(sim::Time now);
 
   // Average node load, in [0, 1+].
-  double CpuLoad(sim::Nanos now) const;
+  double CpuLoad(sim::Time now) const;
   // The hottest node's load, in [0, 1+].
-  double HottestNodeLoad(sim::Nanos now) const;
+  double HottestNodeLoad(sim::Time now) const;
   // Every node's load, by node index.
-  std::vector<double> NodeLoads(sim::Nanos now) const;
+  std::vector<double> NodeLoads(sim::Time now) const;
   // Every known tablet's load (fraction of one node), sorted by tablet id.
-  std::vector<std::pair<uint64_t, double>> TabletLoads(sim::Nanos now) const;
+  std::vector<std::pair<uint64_t, double>> TabletLoads(sim::Time now) const;
 
  private:
   // Offered work per 100 ms bucket: a ring holding the current bucket and the
@@ -165,8 +165,8 @@ class NodeModel {
   std::vector<int64_t> NodeWork(int64_t bucket) const;
   std::vector<int64_t> NodeTabletCounts() const;
   // Window length at `now`, in units of 1/denominator ns.
-  double WindowLength(sim::Nanos now) const;
-  TabletState& Assign(sim::Nanos now, uint64_t tablet_id);
+  double WindowLength(sim::Time now) const;
+  TabletState& Assign(sim::Time now, uint64_t tablet_id);
 
   StorageType storage_;
   int64_t denominator_;  // sub-nanosecond units per nanosecond

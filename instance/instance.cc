@@ -279,7 +279,7 @@ std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
 
 Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
                                           std::string_view table,
-                                          sim::Nanos now) {
+                                          sim::Time now) {
   FlushReplicatedCharges();  // a no-op between batches
   auto capacity = capacity_.find(cluster);
   if (capacity == capacity_.end()) return nullptr;
@@ -287,7 +287,7 @@ Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
 }
 
 Instance::Capacity* Instance::Prepare(Capacity& cap, std::string_view cluster,
-                                      std::string_view table, sim::Nanos now) {
+                                      std::string_view table, sim::Time now) {
   if (cap.cluster == nullptr) {
     cap.cluster = fabric_->Find(cluster);
     if (cap.cluster == nullptr) return nullptr;
@@ -303,7 +303,8 @@ Instance::Capacity* Instance::Prepare(Capacity& cap, std::string_view cluster,
     cap.table_hash = TableHash(table);
   }
   // No timer of its own: the first charge of each bucket rebalances.
-  const int64_t bucket = now.count() / cluster::NodeModel::kBucket.count();
+  const int64_t bucket =
+      sim::NanosSinceEpoch(now) / cluster::NodeModel::kBucket.count();
   if (bucket != cap.last_rebalance_bucket) {
     cap.last_rebalance_bucket = bucket;
     cap.model.Rebalance(now);
@@ -311,16 +312,16 @@ Instance::Capacity* Instance::Prepare(Capacity& cap, std::string_view cluster,
   return &cap;
 }
 
-sim::Nanos Instance::Charge(std::string_view cluster, std::string_view table,
-                            std::string_view row_key, cluster::OpKind kind,
-                            int64_t units) {
-  const sim::Nanos now = scheduler_.Now();
+sim::Time Instance::Charge(std::string_view cluster, std::string_view table,
+                           std::string_view row_key, cluster::OpKind kind,
+                           int64_t units) {
+  const sim::Time now = scheduler_.Now();
   return SubmitTo(CapacityFor(cluster, table, now), row_key, kind, units, now);
 }
 
-sim::Nanos Instance::SubmitTo(Capacity* cap, std::string_view row_key,
-                              cluster::OpKind kind, int64_t units,
-                              sim::Nanos now) {
+sim::Time Instance::SubmitTo(Capacity* cap, std::string_view row_key,
+                             cluster::OpKind kind, int64_t units,
+                             sim::Time now) {
   if (cap == nullptr) return now;
   return cap->model.Submit(
       now, cap->table->TabletStartHash(row_key, cap->table_hash), kind, units);
@@ -330,7 +331,7 @@ void Instance::ChargeRows(std::string_view cluster, std::string_view table,
                           std::span<const std::string_view> row_keys,
                           cluster::OpKind kind) {
   if (row_keys.empty()) return;
-  const sim::Nanos now = scheduler_.Now();
+  const sim::Time now = scheduler_.Now();
   Capacity* cap = CapacityFor(cluster, table, now);
   if (cap == nullptr) return;
   for (std::string_view key : row_keys) {
@@ -373,7 +374,7 @@ void Instance::ChargeReplicated(const replication::AppliedInfo& info) {
     if (it == capacity_.end()) return;
     found = &it->second;
   }
-  const sim::Nanos now = scheduler_.Now();
+  const sim::Time now = scheduler_.Now();
   // Entries of one batch share both; anything else finishes what is
   // pending first (before Prepare may rebalance).
   if (pending_cap_ != nullptr &&

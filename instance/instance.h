@@ -58,7 +58,7 @@ struct InstanceConfig {
   std::string client_zone;
   // When set, every link has this constant one-way delay. Cannot be
   // combined with link_overrides (it would hide them).
-  std::optional<sim::Nanos> replication_latency;
+  std::optional<sim::Duration> replication_latency;
   sim::TransportDefaults links;
   replication::ReplicationOptions replication;
   // Created with the instance (ignoring warnings), besides "default".
@@ -73,7 +73,7 @@ struct RequestReport {
   std::string_view app_profile;  // as requested ("" means "default")
   std::string_view method;       // the RPC, e.g. "MutateRows", "ReadRows"
   StatusCode code = StatusCode::kOk;
-  sim::Nanos latency{0};  // server-side, from arrival to the reply
+  sim::Duration latency{0};  // server-side, from arrival to the reply
   int64_t modified_rows = 0;
   int64_t returned_rows = 0;
   // Routing refused the request: a transaction through a profile without
@@ -122,7 +122,7 @@ class Instance {
   appprofile::ProfileSet& profiles() { return profiles_; }
   sim::Transport& transport() { return *transport_; }
   // The time of the instance's scheduler.
-  sim::Nanos Now() const { return scheduler_.Now(); }
+  sim::Time Now() const { return scheduler_.Now(); }
   // Observers are called in the order they were added; each must outlive
   // the instance or be removed first.
   void AddObserver(InstanceObserver* observer);
@@ -180,9 +180,9 @@ class Instance {
   // Replicated applies are charged by the instance itself (kReplicationApply
   // per row, on the receiving cluster, when the entry is applied). Tablets
   // are rebalanced between nodes as time passes (no timer of its own).
-  sim::Nanos Charge(std::string_view cluster, std::string_view table,
-                    std::string_view row_key, cluster::OpKind kind,
-                    int64_t units = 1);
+  sim::Time Charge(std::string_view cluster, std::string_view table,
+                   std::string_view row_key, cluster::OpKind kind,
+                   int64_t units = 1);
   // Charge(cluster, table, key, kind) for each of `row_keys`, in order,
   // with the cluster and table looked up once (a MutateRows batch).
   void ChargeRows(std::string_view cluster, std::string_view table,
@@ -216,15 +216,15 @@ class Instance {
   // began at `now`; null (nothing to charge) for an unknown cluster or
   // table.
   Capacity* CapacityFor(std::string_view cluster, std::string_view table,
-                        sim::Nanos now);
+                        sim::Time now);
   // The same for a capacity already found (`cluster` is its id).
   Capacity* Prepare(Capacity& cap, std::string_view cluster,
-                    std::string_view table, sim::Nanos now);
+                    std::string_view table, sim::Time now);
   // Charges `units` of `kind` to the node of `cap` (from CapacityFor or
   // Prepare at `now`) serving `row_key`'s tablet; returns when that node
   // finishes them, or `now` when cap is null (nothing charged).
-  sim::Nanos SubmitTo(Capacity* cap, std::string_view row_key,
-                      cluster::OpKind kind, int64_t units, sim::Nanos now);
+  sim::Time SubmitTo(Capacity* cap, std::string_view row_key,
+                     cluster::OpKind kind, int64_t units, sim::Time now);
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
@@ -254,7 +254,7 @@ class Instance {
   // between batches, so nothing else ever sees them pending.
   TabletUnits pending_units_;
   Capacity* pending_cap_ = nullptr;
-  sim::Nanos pending_now_{0};
+  sim::Time pending_now_;
   std::string name_;
   std::string client_zone_;
   sim::Rng rng_;

@@ -36,7 +36,7 @@ constexpr size_t kMaxProfileIdLength = 50;
 using LabelList =
     std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
-double Seconds(sim::Nanos d) {
+double Seconds(sim::Duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
@@ -309,7 +309,7 @@ void InstanceMetrics::OnRequest(const instance::RequestReport& request) {
     code = series.by_code.emplace(request.code, &f.requests.Add(full)).first;
   }
   code->second->Increment();
-  series.latency->Observe(Seconds(std::max(request.latency, sim::Nanos(0))));
+  series.latency->Observe(Seconds(std::max(request.latency, sim::Duration(0))));
   if (request.modified_rows > 0) {
     series.modified->Increment(static_cast<double>(request.modified_rows));
   }
@@ -337,8 +337,8 @@ void InstanceMetrics::OnReplicated(const replication::AppliedInfo& info) {
   }
   // The commit version may run slightly ahead of the clock (it is bumped
   // past the previous one); a delay is never negative.
-  const sim::Nanos delay =
-      std::max(info.applied_at - info.committed_at(), sim::Nanos(0));
+  const sim::Duration delay =
+      std::max(info.applied_at - info.committed_at(), sim::Duration(0));
   it->second.latency->Observe(Seconds(delay));
   it->second.applied->Increment();
 }
@@ -346,11 +346,11 @@ void InstanceMetrics::OnReplicated(const replication::AppliedInfo& info) {
 void InstanceMetrics::Sample(instance::Instance& instance) {
   Families& f = *families_;
   ++f.generation;
-  const sim::Nanos now = instance.Now();
+  const sim::Time now = instance.Now();
   replication::ReplicationFabric& fabric = instance.fabric();
   const std::vector<instance::ClusterConfig> clusters = instance.Clusters();
   // Every table any cluster holds or some link still owes, with its delay.
-  std::map<std::string, sim::Nanos> max_delay;
+  std::map<std::string, sim::Duration> max_delay;
   for (const instance::ClusterConfig& c : clusters) {
     const LabelList labels = {{"cluster", c.id}};
     f.SetGauge(f.up, labels, fabric.IsDown(c.id) ? 0 : 1);
@@ -367,7 +367,7 @@ void InstanceMetrics::Sample(instance::Instance& instance) {
         bytes += stats.bytes;
         f.SetGauge(f.tablets, {{"cluster", c.id}, {"table", table}},
                    static_cast<double>(stats.tablets));
-        max_delay.try_emplace(table, sim::Nanos(0));
+        max_delay.try_emplace(table, sim::Duration(0));
       }
     }
     f.SetGauge(f.storage, labels, static_cast<double>(bytes));
@@ -379,14 +379,14 @@ void InstanceMetrics::Sample(instance::Instance& instance) {
                  {{"source_cluster", from.id}, {"destination_cluster", to.id}},
                  static_cast<double>(fabric.Backlog(from.id, to.id)));
       for (const auto& [table, since] : fabric.PendingSince(from.id, to.id)) {
-        sim::Nanos& delay = max_delay[table];
+        sim::Duration& delay = max_delay[table];
         delay = std::max(delay, now - since);
       }
     }
   }
   for (const auto& [table, delay] : max_delay) {
     f.SetGauge(f.max_delay, {{"table", table}},
-               Seconds(std::max(delay, sim::Nanos(0))));
+               Seconds(std::max(delay, sim::Duration(0))));
   }
   f.RemoveStaleGauges();
 }

@@ -66,32 +66,32 @@ int Level(int64_t count, int64_t max) {
 
 }  // namespace
 
-KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Nanos end,
+KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Duration end,
                            size_t max_buckets, size_t max_columns) {
   KeyHeatmap map;
   std::vector<RowId> rows;
   rows.reserve(history.operations.size());
   for (const scenarios::Operation& op : history.operations) {
-    if (op.invoke < sim::Nanos(0) || op.invoke >= end) continue;
+    if (op.invoke < sim::Duration(0) || op.invoke >= end) continue;
     rows.emplace_back(op.table(), op.row);
   }
   std::sort(rows.begin(), rows.end(), KeyLess);
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  if (rows.empty() || max_buckets == 0 || end <= sim::Nanos(0)) return map;
+  if (rows.empty() || max_buckets == 0 || end <= sim::Duration(0)) return map;
 
   static constexpr std::array<int64_t, 12> kSteps = {
       1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600};
   map.step = std::chrono::seconds(kSteps.back());
   for (int64_t s : kSteps) {
-    const sim::Nanos step = std::chrono::seconds(s);
-    if (static_cast<size_t>((end + step - sim::Nanos(1)) / step) <=
+    const sim::Duration step = std::chrono::seconds(s);
+    if (static_cast<size_t>((end + step - sim::Duration(1)) / step) <=
         std::max<size_t>(max_columns, 1)) {
       map.step = step;
       break;
     }
   }
   map.columns =
-      static_cast<size_t>((end + map.step - sim::Nanos(1)) / map.step);
+      static_cast<size_t>((end + map.step - sim::Duration(1)) / map.step);
 
   // Row index -> bucket: bucket i holds [i * n / b, (i + 1) * n / b).
   const size_t n = rows.size();
@@ -108,7 +108,7 @@ KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Nanos end,
   }
   map.counts.assign(b * map.columns, 0);
   for (const scenarios::Operation& op : history.operations) {
-    if (op.invoke < sim::Nanos(0) || op.invoke >= end) continue;
+    if (op.invoke < sim::Duration(0) || op.invoke >= end) continue;
     const RowId id(op.table(), op.row);
     const size_t index = static_cast<size_t>(
         std::lower_bound(rows.begin(), rows.end(), id, KeyLess) - rows.begin());

@@ -32,7 +32,7 @@ struct KeyHeatmap {
     int64_t rows = 0;   // distinct rows in it
   };
   std::vector<Bucket> buckets;  // in key order
-  sim::Nanos step{0};           // the width of a column
+  sim::Duration step{0};        // the width of a column
   size_t columns = 0;           // column c covers [c * step, (c + 1) * step)
   // counts[b * columns + c]: operations on bucket b invoked in column c.
   std::vector<int64_t> counts;
@@ -54,7 +54,7 @@ struct KeyHeatmap {
 // Buckets the operations of `history` invoked in [0, end). The step is 1 s,
 // or the smallest of 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600 s that
 // keeps the columns to at most `max_columns`.
-KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Nanos end,
+KeyHeatmap BuildKeyHeatmap(const scenarios::History& history, sim::Duration end,
                            size_t max_buckets = 1000, size_t max_columns = 200);
 
 // Writes the heatmap as <svg class="chart heatmap" id="`id`">: one

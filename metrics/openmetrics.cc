@@ -108,9 +108,10 @@ void WriteLabels(std::ostream& out, const LabelSet& labels,
   out << '}';
 }
 
-int64_t Millis(sim::Nanos at) {
-  int64_t ms = at.count() / 1'000'000;
-  if (at.count() < 0 && at.count() % 1'000'000 != 0) --ms;  // floor
+int64_t Millis(sim::Time at) {
+  const int64_t ns = sim::NanosSinceEpoch(at);
+  int64_t ms = ns / 1'000'000;
+  if (ns < 0 && ns % 1'000'000 != 0) --ms;  // floor
   return ms;
 }
 
@@ -254,7 +255,7 @@ OpenMetricsRecorder::OpenMetricsRecorder() = default;
 OpenMetricsRecorder::~OpenMetricsRecorder() = default;
 
 void OpenMetricsRecorder::Record(const prometheus::Collectable& source,
-                                 sim::Nanos at) {
+                                 sim::Time at) {
   const int64_t ms = Millis(at);
   for (const prometheus::MetricFamily& collected : source.Collect()) {
     auto it = families_.find(collected.name);

@@ -41,12 +41,12 @@ class OpenMetricsRecorder {
   OpenMetricsRecorder();
   ~OpenMetricsRecorder();
 
-  // Appends every sample `source` holds now, stamped `at` (absolute time:
-  // nanoseconds since the Unix epoch, truncated to milliseconds). Times
+  // Appends every sample `source` holds now, stamped `at` (truncated to
+  // milliseconds). Times
   // must not decrease between calls; a series recorded twice in the same
   // millisecond keeps the newer values. A family whose type changes keeps
   // its first type (later samples of another type are ignored).
-  void Record(const prometheus::Collectable& source, sim::Nanos at);
+  void Record(const prometheus::Collectable& source, sim::Time at);
   void Write(std::ostream& out) const;
   int64_t snapshots() const { return snapshots_; }
 

@@ -23,10 +23,10 @@ using scenarios::EventKind;
 using scenarios::History;
 using scenarios::Operation;
 
-constexpr sim::Nanos kSecond = std::chrono::seconds(1);
+constexpr sim::Duration kSecond = std::chrono::seconds(1);
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double Sec(sim::Nanos t) { return std::chrono::duration<double>(t).count(); }
+double Sec(sim::Duration t) { return std::chrono::duration<double>(t).count(); }
 
 // "12.345 s"; "never" for +infinity.
 std::string SecondsText(double s) {
@@ -35,10 +35,10 @@ std::string SecondsText(double s) {
   std::snprintf(buffer, sizeof buffer, "%.3f s", s);
   return buffer;
 }
-std::string SecondsText(sim::Nanos t) { return SecondsText(Sec(t)); }
+std::string SecondsText(sim::Duration t) { return SecondsText(Sec(t)); }
 
 // "850 µs", "12.3 ms", "1.50 s".
-std::string Human(sim::Nanos t) {
+std::string Human(sim::Duration t) {
   const double ns = static_cast<double>(t.count());
   char buffer[64];
   if (ns < 1e6) {
@@ -52,7 +52,7 @@ std::string Human(sim::Nanos t) {
 }
 
 // "0", "1 ms", "500 ms", "60 s": an axis label.
-std::string ShortDuration(sim::Nanos t) {
+std::string ShortDuration(sim::Duration t) {
   const double ms = static_cast<double>(t.count()) / 1e6;
   if (ms == 0) return "0";
   if (ms < 1000) return FormatValue(ms, 4) + " ms";
@@ -82,7 +82,7 @@ struct TimeFrame {
 };
 
 // Per 1 s bucket of invoke time.
-size_t BucketOf(sim::Nanos t) {
+size_t BucketOf(sim::Duration t) {
   return static_cast<size_t>(std::max<int64_t>(0, t / kSecond));
 }
 
@@ -96,7 +96,7 @@ std::vector<std::pair<double, double>> RatePoints(
   return points;
 }
 
-double PercentileMs(std::vector<sim::Nanos>& v, double p) {
+double PercentileMs(std::vector<sim::Duration>& v, double p) {
   if (v.empty()) return kNaN;
   std::sort(v.begin(), v.end());
   size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
@@ -122,8 +122,9 @@ void WriteHeader(const scenarios::LoadedScenario& scenario,
       << "<dt>seed</dt><dd>" << o.seed << "</dd>"
       << "<dt>duration</dt><dd>" << SecondsText(h.duration)
       << " of virtual time</dd><dt>settled</dt><dd>"
-      << (h.settled < sim::Nanos(0) ? std::string("replication did not drain")
-                                    : "at " + SecondsText(h.settled))
+      << (h.settled < sim::Duration(0)
+              ? std::string("replication did not drain")
+              : "at " + SecondsText(h.settled))
       << "</dd><dt>client operations</dt><dd>" << h.operations.size()
       << "</dd><dt>expectations</dt><dd>" << passed << " of "
       << o.expectations.size() << " passed</dd><dt>fingerprint</dt><dd><code>"
@@ -198,7 +199,7 @@ void WriteThroughput(const History& h, const TimeFrame& frame, size_t buckets,
 
 void WriteLatency(const History& h, const TimeFrame& frame, size_t buckets,
                   std::ostream& out) {
-  std::map<std::string, std::vector<std::vector<sim::Nanos>>> by_cluster;
+  std::map<std::string, std::vector<std::vector<sim::Duration>>> by_cluster;
   for (const Operation& op : h.operations) {
     const size_t b = BucketOf(op.invoke);
     if (!op.ok() || b >= buckets) continue;
@@ -310,7 +311,7 @@ void WriteCpu(const History& h, const TimeFrame& frame, std::ostream& out) {
 }
 
 void WriteHeatmap(const History& h, const TimeFrame& frame, std::ostream& out) {
-  const sim::Nanos end = std::chrono::duration_cast<sim::Nanos>(
+  const sim::Duration end = std::chrono::duration_cast<sim::Duration>(
       std::chrono::duration<double>(frame.end));
   const KeyHeatmap map = BuildKeyHeatmap(h, end);
   Section(out, "heatmap", "Key heatmap",
@@ -339,7 +340,7 @@ void WriteHeatmap(const History& h, const TimeFrame& frame, std::ostream& out) {
 }
 
 void WriteStaleness(const scenarios::RunOutcome& o, std::ostream& out) {
-  const std::vector<sim::Nanos> t = scenarios::VisibilityBuckets();
+  const std::vector<sim::Duration> t = scenarios::VisibilityBuckets();
   Section(out, "staleness", "Staleness",
           "t-visibility: the probability that a read started t after a write "
           "was acknowledged returns that write or newer, per (write cluster, "
@@ -426,8 +427,8 @@ void WriteFailover(const scenarios::RunOutcome& o, std::ostream& out) {
       out << "<td>" << HtmlEscape(row.client) << "</td><td class=\"num\">";
       std::string errors;
       if (row.rto) {
-        out << (*row.rto == sim::Nanos::max() ? "never"
-                                              : SecondsText(*row.rto));
+        out << (*row.rto == sim::Duration::max() ? "never"
+                                                 : SecondsText(*row.rto));
         for (const auto& [code, n] : row.errors) {
           errors +=
               (errors.empty() ? "" : ", ") + std::to_string(n) + " " + code;
@@ -439,7 +440,7 @@ void WriteFailover(const scenarios::RunOutcome& o, std::ostream& out) {
       if (row.failback) {
         const scenarios::Failback& f = *row.failback;
         out << HtmlEscape(f.home) << "</td><td class=\"num\">";
-        if (f.repaired < sim::Nanos(0)) {
+        if (f.repaired < sim::Duration(0)) {
           out << "not repaired";
         } else if (f.unobserved) {
           out << "not observed (no operation after the repair)";
@@ -536,16 +537,16 @@ void WriteReportHtml(const scenarios::LoadedScenario& scenario,
   const History& h = o.history;
   // The time axis: the client phase and the operations' completions, plus
   // the settling samples up to a quarter of that (at least 5 s) more.
-  sim::Nanos ops_end = h.duration;
+  sim::Duration ops_end = h.duration;
   for (const Operation& op : h.operations) {
     if (!InFlight(op)) ops_end = std::max(ops_end, op.complete);
   }
-  sim::Nanos samples_end{0};
+  sim::Duration samples_end{0};
   if (!h.cpu.empty()) samples_end = h.cpu.back().at;
   if (!h.links.empty()) samples_end = std::max(samples_end, h.links.back().at);
-  const sim::Nanos tail =
-      std::max<sim::Nanos>(std::chrono::seconds(5), ops_end / 4);
-  const sim::Nanos end =
+  const sim::Duration tail =
+      std::max<sim::Duration>(std::chrono::seconds(5), ops_end / 4);
+  const sim::Duration end =
       std::max({kSecond, ops_end, std::min(samples_end, ops_end + tail)});
   TimeFrame frame;
   frame.end = Sec(end);
@@ -561,7 +562,7 @@ void WriteReportHtml(const scenarios::LoadedScenario& scenario,
     }
   }
   const size_t buckets =
-      static_cast<size_t>((ops_end + kSecond - sim::Nanos(1)) / kSecond);
+      static_cast<size_t>((ops_end + kSecond - sim::Duration(1)) / kSecond);
 
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
          "charset=\"utf-8\">\n<title>btsim report: "

@@ -11,7 +11,7 @@ using scenarios::Event;
 using scenarios::EventKind;
 using scenarios::History;
 
-double Sec(sim::Nanos t) { return std::chrono::duration<double>(t).count(); }
+double Sec(sim::Duration t) { return std::chrono::duration<double>(t).count(); }
 
 // "12.345 s".
 std::string SecondsText(double s) {
@@ -78,7 +78,7 @@ std::vector<TimelineItem> TimelineItems(const History& h, bool settle_repairs,
       }
     } else if (f.kind == EventKind::kTokenWait) {
       item.kind = "action";
-      item.open = f.end < sim::Nanos(0);
+      item.open = f.end < sim::Duration(0);
       item.end = item.open ? end : Sec(f.end);
       if (item.open) item.text += " (never consistent)";
     } else {

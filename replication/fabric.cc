@@ -491,9 +491,9 @@ uint64_t ReplicationFabric::Backlog(std::string_view origin,
   return from->log.last_position() - it->second.acked;
 }
 
-std::map<std::string, sim::Nanos> ReplicationFabric::PendingSince(
+std::map<std::string, sim::Time> ReplicationFabric::PendingSince(
     std::string_view origin, std::string_view peer) const {
-  std::map<std::string, sim::Nanos> oldest;
+  std::map<std::string, sim::Time> oldest;
   const Member* from = FindMember(origin);
   const Member* to = FindMember(peer);
   if (from == nullptr || to == nullptr || from == to) return oldest;
@@ -505,8 +505,8 @@ std::map<std::string, sim::Nanos> ReplicationFabric::PendingSince(
        from->log.Read(after, std::numeric_limits<size_t>::max())) {
     // Entries are in commit order: the first of each table is its oldest.
     oldest.try_emplace(entry->record.table,
-                       std::chrono::microseconds(
-                           cluster::VersionMicros(entry->record.version)));
+                       sim::Time(std::chrono::microseconds(
+                           cluster::VersionMicros(entry->record.version))));
   }
   return oldest;
 }
@@ -514,7 +514,8 @@ std::map<std::string, sim::Nanos> ReplicationFabric::PendingSince(
 Version ReplicationFabric::SafeHorizon(const Member& member) const {
   // Older entries may still arrive from each origin: the first one this
   // member has not applied bounds what its tombstones must keep covering.
-  Version horizon = cluster::MakeVersion(scheduler_.Now().count() / 1000, 0);
+  Version horizon =
+      cluster::MakeVersion(sim::MicrosSinceEpoch(scheduler_.Now()), 0);
   for (const auto& [origin, other] : members_) {
     if (origin == member.origin) continue;
     auto it = member.applied.find(origin);

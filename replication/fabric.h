@@ -59,7 +59,7 @@ struct AppliedInfo {
   uint64_t position = 0;  // its position in the origin's log
   const cluster::CommitRecord& record;
   // When the peer applied it (the scheduler's Now()).
-  sim::Nanos applied_at;
+  sim::Time applied_at;
   // True for the last entry of the batch being applied. The entries of a
   // batch are applied and reported one after another at one applied_at,
   // with nothing else running in between: a consumer may gather what it
@@ -67,14 +67,15 @@ struct AppliedInfo {
   bool last_of_batch = true;
   // When the origin committed it: cluster::VersionMicros(record.version)
   // in nanoseconds, so applied_at - committed_at is the replication delay.
-  sim::Nanos committed_at() const {
-    return std::chrono::microseconds(cluster::VersionMicros(record.version));
+  sim::Time committed_at() const {
+    return sim::Time(
+        std::chrono::microseconds(cluster::VersionMicros(record.version)));
   }
 };
 
 struct ReplicationOptions {
   size_t batch_entries = 500;
-  sim::Nanos retransmit_after = std::chrono::seconds(1);
+  sim::Duration retransmit_after = std::chrono::seconds(1);
   cluster::TableOptions table;
 };
 
@@ -130,8 +131,8 @@ class ReplicationFabric {
   // The commit time of the oldest entry of each table that `origin`
   // committed and `peer` has not acknowledged (tables with none are absent;
   // schema entries count for their table). Scans the unacknowledged entries.
-  std::map<std::string, sim::Nanos> PendingSince(std::string_view origin,
-                                                 std::string_view peer) const;
+  std::map<std::string, sim::Time> PendingSince(std::string_view origin,
+                                                std::string_view peer) const;
 
   // Called once per log entry a peer applies from another cluster's log,
   // right after applying it: never for a duplicate (an entry the peer had

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scenarios/checks_analysis.h"
+#include "scenarios/scenario_fields.h"
 
 namespace btsim::scenarios {
 namespace {
@@ -26,7 +27,7 @@ using checks_internal::Outage;
 using checks_internal::ReadResult;
 using checks_internal::Seconds;
 using checks_internal::Series;
-using sim::Nanos;
+using sim::Duration;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr size_t kExamples = 5;  // examples named in a detail
@@ -257,7 +258,7 @@ Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
     const Operation& op = ops[i];
     if (op.type != OpType::kReadModifyWrite || !op.ok()) continue;
     const int32_t row = analysis.RowOf(static_cast<uint32_t>(i));
-    const Nanos committed = op.version != 0 ? op.committed : op.complete;
+    const Duration committed = op.version != 0 ? op.committed : op.complete;
     if (auto drop = analysis.LastDrop(row); drop && committed <= *drop) {
       continue;
     }
@@ -394,7 +395,7 @@ Measure CountOps(const History& history, const Filter& filter, bool ok) {
 
 Measure Latency(const History& history, const Filter& filter,
                 double percentile) {
-  std::vector<Nanos> latencies;
+  std::vector<Duration> latencies;
   for (const Operation& op : history.operations) {
     if (op.ok() && filter.Selects(op)) {
       latencies.push_back(op.complete - op.invoke);
@@ -402,7 +403,7 @@ Measure Latency(const History& history, const Filter& filter,
   }
   if (latencies.empty()) return {0, "no samples"};
   const size_t n = latencies.size();
-  const Nanos value =
+  const Duration value =
       checks_internal::Percentile(std::move(latencies), percentile);
   return {Seconds(value), "p" + FormatNumber(percentile) + " of " +
                               std::to_string(n) + " operations"};
@@ -411,7 +412,7 @@ Measure Latency(const History& history, const Filter& filter,
 Measure Staleness(const Analysis& analysis, const Filter& filter,
                   double percentile) {
   const History& history = analysis.history();
-  std::vector<Nanos> values;
+  std::vector<Duration> values;
   int64_t stale = 0;
   const ReadResult* worst = nullptr;
   for (const ReadResult& read : analysis.reads()) {
@@ -424,7 +425,7 @@ Measure Staleness(const Analysis& analysis, const Filter& filter,
   }
   if (values.empty()) return {0, "no samples"};
   const size_t n = values.size();
-  const Nanos value =
+  const Duration value =
       checks_internal::Percentile(std::move(values), percentile);
   std::string detail = "p" + FormatNumber(percentile) + " of " +
                        std::to_string(n) + " reads; " + std::to_string(stale) +
@@ -484,7 +485,7 @@ Measure FailbackTime(const History& history, const Filter& filter) {
   int64_t unrepaired = 0;
   int64_t unobserved = 0;
   for (const Failback& failback : failbacks) {
-    if (failback.repaired < Nanos(0)) {
+    if (failback.repaired < Duration(0)) {
       ++unrepaired;
       continue;
     }
@@ -569,7 +570,7 @@ Measure HottestCpu(const History& history, const Filter& filter) {
   return {worst->hottest, worst->cluster + " at " + FormatSeconds(worst->at)};
 }
 
-Measure Visibility(const Analysis& analysis, const Filter& filter, Nanos t) {
+Measure Visibility(const Analysis& analysis, const Filter& filter, Duration t) {
   const History& history = analysis.history();
   Series reads;  // group row, at = invoke
   for (const ReadResult& read : analysis.reads()) {
@@ -595,10 +596,6 @@ Measure Visibility(const Analysis& analysis, const Filter& filter, Nanos t) {
           std::to_string(visible) + " of " + std::to_string(samples) +
               " writes seen by the first read " + FormatSeconds(t) +
               " after their acknowledgement"};
-}
-
-Nanos ToNanos(const google::protobuf::Duration& d) {
-  return Nanos(d.seconds() * 1'000'000'000 + d.nanos());
 }
 
 }  // namespace
@@ -676,10 +673,10 @@ std::vector<ExpectationResult> EvaluateOn(
     filter.profile = expectation.app_profile();
     filter.client = expectation.client();
     filter.cluster = expectation.cluster();
-    filter.start = ToNanos(expectation.window_start());
+    filter.start = ToDuration(expectation.window_start());
     if (expectation.has_window_end() &&
-        ToNanos(expectation.window_end()) != Nanos(0)) {
-      filter.end = ToNanos(expectation.window_end());
+        ToDuration(expectation.window_end()) != Duration(0)) {
+      filter.end = ToDuration(expectation.window_end());
     }
     const double percentile =
         expectation.percentile() == 0 ? 99 : expectation.percentile();
@@ -732,7 +729,7 @@ std::vector<ExpectationResult> EvaluateOn(
             "no heal, cluster_up or add_cluster");
         break;
       case pb::T_VISIBILITY:
-        measure = Visibility(analysis, filter, ToNanos(expectation.after()));
+        measure = Visibility(analysis, filter, ToDuration(expectation.after()));
         break;
       case pb::LOST_UPDATES:
         measure = LostUpdates(analysis, filter);

@@ -207,12 +207,12 @@ std::vector<CheckValue> RunChecks(const History& history);
 struct VisibilityCurve {
   std::string write_cluster;
   std::string read_cluster;
-  std::vector<sim::Nanos> t;        // kVisibilityBuckets
+  std::vector<sim::Duration> t;     // kVisibilityBuckets
   std::vector<double> probability;  // NaN-free: -1 where no sample
   std::vector<int64_t> samples;
 };
 // 0, 1 ms, 5 ms, 10 ms, 50 ms, 100 ms, 500 ms, 1 s, 5 s, 10 s, 60 s.
-std::vector<sim::Nanos> VisibilityBuckets();
+std::vector<sim::Duration> VisibilityBuckets();
 // Curves for every pair with samples, sorted by (write, read) cluster.
 // Writes are acknowledged writes (serving cluster = write_cluster); the
 // sample for (write, t, read cluster) is the first read of the row served
@@ -237,16 +237,16 @@ KStaleness ComputeKStaleness(const History& history);
 // above).
 struct Failback {
   std::string client;
-  size_t event = 0;         // the fault, index in History::events
-  std::string home;         // the cluster it returns to
-  sim::Nanos repaired{-1};  // the repair time (-1: never repaired)
-  bool never = false;       // repaired, but it never returned
+  size_t event = 0;            // the fault, index in History::events
+  std::string home;            // the cluster it returns to
+  sim::Duration repaired{-1};  // the repair time (-1: never repaired)
+  bool never = false;          // repaired, but it never returned
   // Repaired, but the client invoked nothing at or after the repair: not a
   // sample.
   bool unobserved = false;
   // Completion of the first op served by home - repaired (when repaired,
   // not never and observed).
-  sim::Nanos length{0};
+  sim::Duration length{0};
 };
 // Every (client, fault) where the client was moved off its home, sorted by
 // (event, client).

@@ -13,7 +13,7 @@
 namespace btsim::scenarios::checks_internal {
 namespace {
 
-using sim::Nanos;
+using sim::Duration;
 
 bool IsWriteType(OpType type) {
   return type == OpType::kWrite || type == OpType::kCheckAndMutate;
@@ -128,7 +128,7 @@ std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
 
 }  // namespace
 
-void Series::Add(uint64_t group, Nanos at, OrderKey key, uint32_t op) {
+void Series::Add(uint64_t group, Duration at, OrderKey key, uint32_t op) {
   entries_.push_back({group, at, key, op, 0});
 }
 
@@ -164,7 +164,7 @@ std::pair<size_t, size_t> Series::Range(uint64_t group) const {
              : std::make_pair(begins_[*index], begins_[*index + 1]);
 }
 
-const Series::Entry* Series::MaxUpTo(uint64_t group, Nanos t) const {
+const Series::Entry* Series::MaxUpTo(uint64_t group, Duration t) const {
   const auto [begin, end] = Range(group);
   auto it =
       std::partition_point(entries_.begin() + begin, entries_.begin() + end,
@@ -183,7 +183,7 @@ const Series::Entry* Series::FirstNewerThan(uint64_t group,
 }
 
 const Series::Entry* Series::FirstAtOrAfter(std::pair<size_t, size_t> range,
-                                            Nanos t) const {
+                                            Duration t) const {
   const auto [begin, end] = range;
   auto it =
       std::partition_point(entries_.begin() + begin, entries_.begin() + end,
@@ -422,7 +422,8 @@ const RowState* Analysis::State(int32_t row, size_t cluster) const {
   return states_[static_cast<size_t>(row) * columns_ + column_of_[cluster]];
 }
 
-OrderKey Analysis::Effective(int32_t row, OrderKey seen, Nanos complete) const {
+OrderKey Analysis::Effective(int32_t row, OrderKey seen,
+                             Duration complete) const {
   auto it = drops_.find(row);
   if (it == drops_.end()) return seen;
   const auto& at = it->second.at;
@@ -431,12 +432,12 @@ OrderKey Analysis::Effective(int32_t row, OrderKey seen, Nanos complete) const {
   return std::max(seen, it->second.floor[k - 1]);
 }
 
-bool Analysis::DroppedAtOrAfter(int32_t row, Nanos t) const {
+bool Analysis::DroppedAtOrAfter(int32_t row, Duration t) const {
   auto it = drops_.find(row);
   return it != drops_.end() && it->second.at.back() >= t;
 }
 
-std::optional<Nanos> Analysis::LastDrop(int32_t row) const {
+std::optional<Duration> Analysis::LastDrop(int32_t row) const {
   auto it = drops_.find(row);
   if (it == drops_.end()) return std::nullopt;
   return it->second.at.back();
@@ -587,7 +588,7 @@ void Analysis::CountStaleWrites() {
     size_t next = 0;
     for (uint32_t k = read_start[row]; k < read_start[row + 1]; ++k) {
       ReadResult& read = reads_[row_reads[k]];
-      const Nanos invoke = ops[read.op].invoke;
+      const Duration invoke = ops[read.op].invoke;
       for (; next < count && ops[writes_begin[next]].complete <= invoke;
            ++next) {
         acked.Add(std::lower_bound(keys.begin(), keys.end(),
@@ -636,8 +637,8 @@ void Analysis::FindLostWrites() {
 
 std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   struct ClientOps {
-    std::vector<std::pair<Nanos, Nanos>> successes;    // (invoke, complete)
-    std::vector<std::pair<Nanos, uint32_t>> failures;  // (complete, op)
+    std::vector<std::pair<Duration, Duration>> successes;  // (invoke, complete)
+    std::vector<std::pair<Duration, uint32_t>> failures;   // (complete, op)
   };
   std::map<std::string, ClientOps> clients;  // iterated in name order
   const auto& ops = history.operations;
@@ -673,9 +674,9 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
       }
       auto success =
           std::lower_bound(client.successes.begin(), client.successes.end(),
-                           std::make_pair(event.at, Nanos::min()));
+                           std::make_pair(event.at, Duration::min()));
       const bool never = success == client.successes.end();
-      const Nanos end = never ? Nanos::max() : success->second;
+      const Duration end = never ? Duration::max() : success->second;
       auto failure =
           std::lower_bound(client.failures.begin(), client.failures.end(),
                            std::make_pair(event.at, uint32_t{0}));
@@ -688,7 +689,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
       outage.client = name;
       outage.event = e;
       outage.never = never;
-      outage.length = never ? Nanos::max() : end - event.at;
+      outage.length = never ? Duration::max() : end - event.at;
       outages.push_back(std::move(outage));
     }
   }
@@ -717,7 +718,7 @@ std::vector<Failback> FindFailbacks(const History& history,
     std::vector<size_t> next_other;
     // Successes per serving cluster, in invoke order.
     std::map<std::string, std::vector<uint32_t>> by_cluster;
-    Nanos last_invoke = Nanos::min();  // of any selected operation
+    Duration last_invoke = Duration::min();  // of any selected operation
     // The cluster of the last success, and its by_cluster entry.
     Name served_by;
     std::vector<uint32_t>* served = nullptr;
@@ -750,7 +751,7 @@ std::vector<Failback> FindFailbacks(const History& history,
     }
   }
   auto first_invoked_at_or_after = [&](const std::vector<uint32_t>& ids,
-                                       Nanos t) {
+                                       Duration t) {
     return static_cast<size_t>(
         std::partition_point(ids.begin(), ids.end(),
                              [&](uint32_t id) { return ops[id].invoke < t; }) -
@@ -766,7 +767,7 @@ std::vector<Failback> FindFailbacks(const History& history,
       continue;
     }
     const std::optional<size_t> repair = RepairOf(events, e);
-    const Nanos repaired = repair ? events[*repair].at : Nanos::max();
+    const Duration repaired = repair ? events[*repair].at : Duration::max();
     for (const auto& [name, client] : clients) {
       const auto& successes = client.successes;
       const size_t after = first_invoked_at_or_after(successes, event.at);
@@ -821,7 +822,7 @@ T NearestRank(std::vector<T> values, double p) {
 
 }  // namespace
 
-Nanos Percentile(std::vector<Nanos> values, double p) {
+Duration Percentile(std::vector<Duration> values, double p) {
   return NearestRank(std::move(values), p);
 }
 
@@ -840,9 +841,9 @@ std::string FormatSeconds(double seconds) {
   return FormatNumber(seconds) + "s";
 }
 
-double Seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+double Seconds(Duration d) { return static_cast<double>(d.count()) / 1e9; }
 
-std::string FormatSeconds(Nanos d) { return FormatSeconds(Seconds(d)); }
+std::string FormatSeconds(Duration d) { return FormatSeconds(Seconds(d)); }
 
 std::string DescribeOp(const Operation& op) {
   return "op " + std::to_string(op.id) + " (" + std::string(op.client()) +

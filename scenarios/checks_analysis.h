@@ -46,10 +46,12 @@ struct Filter {
   std::string profile;
   std::string client;   // Operation::client or Operation::group
   std::string cluster;  // Operation::cluster
-  sim::Nanos start{0};
-  std::optional<sim::Nanos> end;  // exclusive
+  sim::Duration start{0};
+  std::optional<sim::Duration> end;  // exclusive
 
-  bool InWindow(sim::Nanos t) const { return t >= start && (!end || t < *end); }
+  bool InWindow(sim::Duration t) const {
+    return t >= start && (!end || t < *end);
+  }
   bool SelectsClient(const Operation& op) const {
     return (profile.empty() || op.profile() == profile) &&
            (client.empty() || op.client() == client || op.group() == client);
@@ -66,7 +68,7 @@ class Series {
  public:
   struct Entry {
     uint64_t group;
-    sim::Nanos at;
+    sim::Duration at;
     OrderKey key;
     uint32_t op;
     uint32_t max_index;  // index (in entries_) of the max key so far
@@ -74,22 +76,22 @@ class Series {
 
   // Room for n entries (a hint: Add works without it).
   void Reserve(size_t n) { entries_.reserve(n); }
-  void Add(uint64_t group, sim::Nanos at, OrderKey key, uint32_t op);
+  void Add(uint64_t group, sim::Duration at, OrderKey key, uint32_t op);
   // Sorts and computes the running maxima. Call once, after every Add.
   void Finish();
   // The entry with the largest key among those of `group` with at <= t
   // (the earliest such on ties); nullptr when none.
-  const Entry* MaxUpTo(uint64_t group, sim::Nanos t) const;
+  const Entry* MaxUpTo(uint64_t group, sim::Duration t) const;
   // The earliest entry of `group` whose key is newer than `key`.
   const Entry* FirstNewerThan(uint64_t group, OrderKey key) const;
   // The earliest entry of `group` with at >= t.
-  const Entry* FirstAtOrAfter(uint64_t group, sim::Nanos t) const {
+  const Entry* FirstAtOrAfter(uint64_t group, sim::Duration t) const {
     return FirstAtOrAfter(Range(group), t);
   }
   // The same within a range Range() returned (to look up one group for
   // several times).
   const Entry* FirstAtOrAfter(std::pair<size_t, size_t> range,
-                              sim::Nanos t) const;
+                              sim::Duration t) const;
   // [begin, end) of `group` in the sorted entries.
   std::pair<size_t, size_t> Range(uint64_t group) const;
 
@@ -112,7 +114,7 @@ struct ReadResult {
   int64_t ryw_missed = -1;
   int64_t monotonic_missed = -1;  // the newer write an earlier read saw
   int64_t strong_missed = -1;
-  sim::Nanos staleness{0};
+  sim::Duration staleness{0};
   int64_t stale_missed = -1;  // the earliest-acknowledged missed write
   // k-staleness: acknowledged writes on the row whose order key is newer
   // than `effective` and that were acknowledged (complete) at or before the
@@ -130,7 +132,7 @@ struct Outage {
   std::string client;
   size_t event = 0;    // index in History::events
   bool never = false;  // no success afterwards
-  sim::Nanos length{0};
+  sim::Duration length{0};
   std::vector<uint32_t> failed;  // the failed ops inside it
 };
 
@@ -182,16 +184,16 @@ class Analysis {
   const RowState* State(int32_t row, size_t cluster) const;
   // The effective key of a read of `row` that saw `seen` and completed at
   // `complete`.
-  OrderKey Effective(int32_t row, OrderKey seen, sim::Nanos complete) const;
+  OrderKey Effective(int32_t row, OrderKey seen, sim::Duration complete) const;
   // Whether a DropRowRange covering `row` happened at or after `t`.
-  bool DroppedAtOrAfter(int32_t row, sim::Nanos t) const;
+  bool DroppedAtOrAfter(int32_t row, sim::Duration t) const;
   // The time of the last DropRowRange covering `row` (nullopt: none).
-  std::optional<sim::Nanos> LastDrop(int32_t row) const;
+  std::optional<sim::Duration> LastDrop(int32_t row) const;
 
  private:
   struct RowDrops {
-    std::vector<sim::Nanos> at;   // sorted
-    std::vector<OrderKey> floor;  // newest write committed at or before
+    std::vector<sim::Duration> at;  // sorted
+    std::vector<OrderKey> floor;    // newest write committed at or before
   };
   void IndexRows();
   void IndexDrops();
@@ -242,15 +244,15 @@ std::vector<Failback> FindFailbacks(const History& history,
 std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis);
 
 // Nearest-rank percentile (p in (0, 100]) of a non-empty vector.
-sim::Nanos Percentile(std::vector<sim::Nanos> values, double p);
+sim::Duration Percentile(std::vector<sim::Duration> values, double p);
 int64_t Percentile(std::vector<int64_t> values, double p);
 
 // Shortest round-trip text of a number ("1.5", "100", "inf").
 std::string FormatNumber(double value);
 // Seconds with an "s": "1.5s"; "never" for infinity.
 std::string FormatSeconds(double seconds);
-std::string FormatSeconds(sim::Nanos d);
-double Seconds(sim::Nanos d);
+std::string FormatSeconds(sim::Duration d);
+double Seconds(sim::Duration d);
 
 // "client/row" style descriptions for details.
 std::string DescribeOp(const Operation& op);

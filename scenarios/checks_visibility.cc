@@ -12,12 +12,12 @@
 
 namespace btsim::scenarios {
 
-using sim::Nanos;
+using sim::Duration;
 
-std::vector<Nanos> VisibilityBuckets() {
+std::vector<Duration> VisibilityBuckets() {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
-  return {Nanos(0),          milliseconds(1),  milliseconds(5),
+  return {Duration(0),       milliseconds(1),  milliseconds(5),
           milliseconds(10),  milliseconds(50), milliseconds(100),
           milliseconds(500), seconds(1),       seconds(5),
           seconds(10),       seconds(60)};
@@ -27,7 +27,7 @@ namespace checks_internal {
 
 std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
   const History& history = analysis.history();
-  const std::vector<Nanos> buckets = VisibilityBuckets();
+  const std::vector<Duration> buckets = VisibilityBuckets();
   // Read clusters in name order, a cluster's id its place there; the series
   // groups by (cluster, row). A run has a handful of clusters, so a linear
   // search of interned Names finds one (no string or map per read).

@@ -14,7 +14,7 @@
 // engine's last-writer-wins). So write A is newer than write B on the same
 // row when (timestamp, version) of A > that of B — see Newer().
 //
-// Times (sim::Nanos) are since the start of the run, except cell
+// Times (sim::Duration) are since the start of the run, except cell
 // timestamps, which are absolute (the virtual clock starts at kRunEpoch).
 //
 // Plain data, no behaviour beyond the helpers below. Operations keep their
@@ -44,7 +44,7 @@ namespace btsim::scenarios {
 inline constexpr OpSource kNoSource{};
 
 // The virtual clock of every run starts at 2026-01-01T00:00:00Z.
-inline constexpr sim::Nanos kRunEpoch = std::chrono::seconds(1767225600);
+inline constexpr sim::Time kRunEpoch{std::chrono::seconds(1767225600)};
 
 inline constexpr std::string_view kValueColumn = "v";
 inline constexpr std::string_view kCounterColumn = "n";
@@ -70,10 +70,10 @@ struct Operation {
   // Client, group, profile and table, interned in History::names (see
   // name_pool.h); never null.
   const OpSource* source = &kNoSource;
-  Name row;                // the row key (a scan's start key)
-  sim::Nanos invoke{0};    // virtual time the client issued it
-  sim::Nanos complete{0};  // virtual time the client saw the outcome
-  Name message;            // the error, if any
+  Name row;                   // the row key (a scan's start key)
+  sim::Duration invoke{0};    // virtual time the client issued it
+  sim::Duration complete{0};  // virtual time the client saw the outcome
+  Name message;               // the error, if any
   // The cluster the last attempt was routed to ("" if routing refused it).
   Name cluster;
 
@@ -83,7 +83,7 @@ struct Operation {
   // there. `version` is 0 when nothing was committed; it can be non-zero
   // for a failed operation (committed, but the reply came too late). The
   // tag written is written().
-  sim::Nanos committed{0};
+  sim::Duration committed{0};
   uint64_t log_position = 0;
   int64_t timestamp_micros = 0;
   uint64_t version = 0;
@@ -166,7 +166,7 @@ enum class EventKind {
 std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
 
 struct Event {
-  sim::Nanos at{0};
+  sim::Duration at{0};
   EventKind kind = EventKind::kClusterDown;
   std::string label;    // the step's label or a description
   std::string cluster;  // the cluster concerned, if any
@@ -177,7 +177,7 @@ struct Event {
   // kAddCluster, kPartition, kClusterDown: when every cluster had applied
   // everything committed (anywhere) before the event. -1: never (within the
   // run and its settling).
-  sim::Nanos end{-1};
+  sim::Duration end{-1};
   // kTokenWait: acknowledged writes from before the token that were not
   // readable in every cluster when the check said consistent (must be 0).
   int64_t violations = 0;
@@ -192,7 +192,7 @@ struct Event {
 
 // Multi-cluster routing skipped the nearest cluster.
 struct Failover {
-  sim::Nanos at{0};
+  sim::Duration at{0};
   std::string profile;
   std::string from;  // the nearest cluster
   std::string to;    // the one that served
@@ -201,7 +201,7 @@ struct Failover {
 // A cluster's CPU load (fractions of a node), sampled once per second
 // until the run ends (including settling).
 struct CpuSample {
-  sim::Nanos at{0};
+  sim::Duration at{0};
   std::string cluster;
   double average = 0;
   double hottest = 0;
@@ -263,12 +263,12 @@ struct ClusterState {
 // Replication on one link (entries `from` committed, applied by `to`) over
 // one sampling interval (1 s) ending at `at`.
 struct LinkSample {
-  sim::Nanos at{0};
+  sim::Duration at{0};
   std::string from;
   std::string to;
-  int64_t applied = 0;      // entries `to` applied in the interval
-  sim::Nanos delay_sum{0};  // their delays (apply time - commit time)
-  sim::Nanos delay_max{0};
+  int64_t applied = 0;         // entries `to` applied in the interval
+  sim::Duration delay_sum{0};  // their delays (apply time - commit time)
+  sim::Duration delay_max{0};
   int64_t backlog = 0;  // entries of `from` that `to` had not acknowledged
 };
 
@@ -284,8 +284,8 @@ struct History {
   // Every second until the run ends (including settling), per ordered pair
   // of clusters present (in creation order).
   std::vector<LinkSample> links;
-  sim::Nanos duration{0};  // end of the client phase
-  sim::Nanos settled{-1};  // when replication drained (-1: it did not)
+  sim::Duration duration{0};  // end of the client phase
+  sim::Duration settled{-1};  // when replication drained (-1: it did not)
   // True when the routing promises strong reads: every client uses a
   // single-cluster profile, all to the same cluster, and no profile changed
   // during the run.

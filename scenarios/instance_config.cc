@@ -49,8 +49,8 @@ std::string Indexed(const std::string& field, size_t i) {
   return field + "[" + std::to_string(i) + "]";
 }
 
-Result<sim::Nanos> DurationOf(const google::protobuf::Duration& d,
-                              const std::string& field) {
+Result<sim::Duration> DurationOf(const google::protobuf::Duration& d,
+                                 const std::string& field) {
   if (d.seconds() < 0 || d.nanos() < 0) {
     return InvalidArgument(field + ": must not be negative");
   }
@@ -61,27 +61,29 @@ Result<sim::Nanos> DurationOf(const google::protobuf::Duration& d,
       (d.seconds() == kMaxDurationSeconds && d.nanos() > 0)) {
     return InvalidArgument(field + ": must be at most 24 hours");
   }
-  return sim::Nanos(std::chrono::seconds(d.seconds())) + sim::Nanos(d.nanos());
+  return sim::Duration(std::chrono::seconds(d.seconds())) +
+         sim::Duration(d.nanos());
 }
 
 Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
                                     const std::string& field) {
   using sim::LatencyModel;
-  BTSIM_ASSIGN_OR_RETURN(sim::Nanos floor,
+  BTSIM_ASSIGN_OR_RETURN(sim::Duration floor,
                          DurationOf(latency.floor(), field + ".floor"));
   LatencyModel model;
   switch (latency.kind_case()) {
     case pb::Latency::kConstant: {
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos value, DurationOf(latency.constant(),
-                                                          field + ".constant"));
+      BTSIM_ASSIGN_OR_RETURN(
+          sim::Duration value,
+          DurationOf(latency.constant(), field + ".constant"));
       model = LatencyModel::Constant(value);
       break;
     }
     case pb::Latency::kUniform: {
       const std::string f = field + ".uniform";
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos min,
+      BTSIM_ASSIGN_OR_RETURN(sim::Duration min,
                              DurationOf(latency.uniform().min(), f + ".min"));
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos max,
+      BTSIM_ASSIGN_OR_RETURN(sim::Duration max,
                              DurationOf(latency.uniform().max(), f + ".max"));
       if (min > max) {
         return InvalidArgument(f + ": min must not be greater than max");
@@ -91,10 +93,10 @@ Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
     }
     case pb::Latency::kNormal: {
       const std::string f = field + ".normal";
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos mean,
+      BTSIM_ASSIGN_OR_RETURN(sim::Duration mean,
                              DurationOf(latency.normal().mean(), f + ".mean"));
       BTSIM_ASSIGN_OR_RETURN(
-          sim::Nanos stddev,
+          sim::Duration stddev,
           DurationOf(latency.normal().stddev(), f + ".stddev"));
       model = LatencyModel::Normal(mean, stddev, floor);
       break;
@@ -102,7 +104,7 @@ Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
     case pb::Latency::kLogNormal: {
       const std::string f = field + ".log_normal";
       BTSIM_ASSIGN_OR_RETURN(
-          sim::Nanos median,
+          sim::Duration median,
           DurationOf(latency.log_normal().median(), f + ".median"));
       const double sigma = latency.log_normal().sigma();
       // Also rejects NaN.
@@ -113,7 +115,7 @@ Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
       break;
     }
     case pb::Latency::kExponential: {
-      BTSIM_ASSIGN_OR_RETURN(sim::Nanos mean,
+      BTSIM_ASSIGN_OR_RETURN(sim::Duration mean,
                              DurationOf(latency.exponential().mean(),
                                         field + ".exponential.mean"));
       model = LatencyModel::Exponential(mean, floor);
@@ -311,8 +313,8 @@ Result<LoadedConfig> ConvertInstanceConfig(const pb::InstanceConfig& proto) {
   return Convert(proto);
 }
 
-Result<sim::Nanos> ConfigDuration(const google::protobuf::Duration& duration,
-                                  const std::string& field) {
+Result<sim::Duration> ConfigDuration(const google::protobuf::Duration& duration,
+                                     const std::string& field) {
   return DurationOf(duration, field);
 }
 

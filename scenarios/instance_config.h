@@ -56,8 +56,8 @@ Result<LoadedConfig> ConvertInstanceConfig(
     const btsim::config::v1::InstanceConfig& proto);
 
 // A Duration field: not negative, at most 24 hours. Errors name `field`.
-Result<sim::Nanos> ConfigDuration(const google::protobuf::Duration& duration,
-                                  const std::string& field);
+Result<sim::Duration> ConfigDuration(const google::protobuf::Duration& duration,
+                                     const std::string& field);
 // A cluster id: [a-z][-a-z0-9]*, at most 30 characters. Errors name `field`.
 Status ConfigClusterId(const std::string& id, const std::string& field);
 // A Latency message as a sim::LatencyModel. Errors name `field`.

@@ -46,14 +46,14 @@ std::string Pad(uint64_t v, int width) {
   return digits;
 }
 
-uint64_t Millis(sim::Nanos now) {
-  const int64_t ns = now.count();
+uint64_t Millis(sim::Time now) {
+  const int64_t ns = sim::NanosSinceEpoch(now);
   return ns <= 0 ? 0 : static_cast<uint64_t>(ns / 1'000'000);
 }
 
-std::string MillisKey(sim::Nanos now) { return Pad(Millis(now), kMillisWidth); }
+std::string MillisKey(sim::Time now) { return Pad(Millis(now), kMillisWidth); }
 
-std::string ReverseKey(sim::Nanos now) {
+std::string ReverseKey(sim::Time now) {
   return Pad(static_cast<uint64_t>(INT64_MAX) - Millis(now), kReverseWidth);
 }
 
@@ -241,7 +241,7 @@ std::string KeyGenerator::FieldValue(const Field& field, sim::Rng& rng) const {
   return field.prefix + Pad(rng.Uniform(field.values), field.width);
 }
 
-std::string KeyGenerator::MakeKey(sim::Nanos now, sim::Rng& rng, bool advance) {
+std::string KeyGenerator::MakeKey(sim::Time now, sim::Rng& rng, bool advance) {
   switch (kind_) {
     case Kind::kSequential: {
       const uint64_t id = advance ? next_id_++ : next_id_;
@@ -289,7 +289,7 @@ std::string KeyGenerator::MakeKey(sim::Nanos now, sim::Rng& rng, bool advance) {
   return "";
 }
 
-std::string KeyGenerator::WriteKey(sim::Nanos now, sim::Rng& rng) {
+std::string KeyGenerator::WriteKey(sim::Time now, sim::Rng& rng) {
   std::string key = MakeKey(now, rng, /*advance=*/true);
   if (time_keyed_) {
     if (recent_.size() < kRecentKeys) {
@@ -302,13 +302,13 @@ std::string KeyGenerator::WriteKey(sim::Nanos now, sim::Rng& rng) {
   return key;
 }
 
-std::string KeyGenerator::ReadKey(sim::Nanos now, sim::Rng& rng) {
+std::string KeyGenerator::ReadKey(sim::Time now, sim::Rng& rng) {
   if (!time_keyed_) return MakeKey(now, rng, /*advance=*/false);
   if (recent_.empty()) return MakeKey(now, rng, /*advance=*/false);
   return recent_[rng.Uniform(recent_.size())];
 }
 
-std::string KeyGenerator::ScanStart(sim::Nanos now, sim::Rng& rng) {
+std::string KeyGenerator::ScanStart(sim::Time now, sim::Rng& rng) {
   switch (kind_) {
     case Kind::kReversedTimestamp:
       return Entity(rng.Uniform(entities_)) + "#";

@@ -96,7 +96,7 @@ class KeyGenerator {
   // The row key of a write issued at virtual time `now` (nanoseconds since
   // the Unix epoch; negative times count as 0). Time-keyed patterns record
   // it in the recent-keys ring.
-  std::string WriteKey(sim::Nanos now, sim::Rng& rng);
+  std::string WriteKey(sim::Time now, sim::Rng& rng);
 
   // The row key of a single-row read at `now`. Entity-keyed patterns
   // (uniform, zipf, hashed, reversed_domain, field_promotion without a
@@ -105,14 +105,14 @@ class KeyGenerator {
   // field_promotion with a reversed timestamp) pick uniformly one of the
   // last kRecentKeys written keys; before any write, what WriteKey would
   // return (the next id for sequential), without recording it.
-  std::string ReadKey(sim::Nanos now, sim::Rng& rng);
+  std::string ReadKey(sim::Time now, sim::Rng& rng);
 
   // The start key of a scan at `now`. Hierarchical patterns give the start
   // of a group: "E#" (reversed_timestamp: that entity's newest rows first),
   // "B#" (salted: a uniform bucket), "<prefix><value>#" (field_promotion
   // with more than one level: a uniform first field), "<tld>.<name>.www/"
   // (reversed_domain: that domain's pages). Others: a ReadKey.
-  std::string ScanStart(sim::Nanos now, sim::Rng& rng);
+  std::string ScanStart(sim::Time now, sim::Rng& rng);
 
   // True for the time-keyed patterns (see ReadKey).
   bool time_keyed() const { return time_keyed_; }
@@ -141,7 +141,7 @@ class KeyGenerator {
 
   // The key a write at `now` gets, without recording it; advances the
   // sequential counter only when `advance`.
-  std::string MakeKey(sim::Nanos now, sim::Rng& rng, bool advance);
+  std::string MakeKey(sim::Time now, sim::Rng& rng, bool advance);
   std::string Entity(uint64_t entity) const;
   std::string DomainPrefix(uint64_t entity) const;
   std::string FieldValue(const Field& field, sim::Rng& rng) const;

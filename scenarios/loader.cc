@@ -90,7 +90,7 @@ int LineOf(const TextFormat::ParseInfoTree* tree, const Message& root,
 
 // ---- --set ----
 
-Result<sim::Nanos> ParseHumanDuration(std::string_view text) {
+Result<sim::Duration> ParseHumanDuration(std::string_view text) {
   // "1.5s", "250ms", "2m", "1h", "10us", "0".
   struct Unit {
     std::string_view suffix;
@@ -108,10 +108,11 @@ Result<sim::Nanos> ParseHumanDuration(std::string_view text) {
           std::from_chars(number.data(), number.data() + number.size(), value);
       if (ec != std::errc() || ptr != number.data() + number.size()) continue;
       if (!(value >= 0) || value * unit.nanos > 24 * 3600e9) break;
-      return sim::Nanos(static_cast<int64_t>(std::llround(value * unit.nanos)));
+      return sim::Duration(
+          static_cast<int64_t>(std::llround(value * unit.nanos)));
     }
   }
-  if (text == "0") return sim::Nanos(0);
+  if (text == "0") return sim::Duration(0);
   return InvalidArgument("'" + std::string(text) +
                          "' is not a duration such as 250ms, 1.5s, 2m or 1h "
                          "(at most 24h)");
@@ -272,15 +273,15 @@ class Validator {
   Status Run(const LoadedConfig& instance);
 
  private:
-  Result<sim::Nanos> Duration(const google::protobuf::Duration& d,
-                              const std::string& field) {
+  Result<sim::Duration> Duration(const google::protobuf::Duration& d,
+                                 const std::string& field) {
     return ConfigDuration(d, field);
   }
   Status Retry(const v1::RetryPolicy& r, const std::string& field);
   Status Expectation(const v1::Expectation& e, const std::string& field);
 
   const v1::Scenario& s_;
-  sim::Nanos duration_{0};
+  sim::Duration duration_{0};
   // What the scenario defines; its clusters as the timeline goes.
   StepScope scope_;
 };
@@ -335,9 +336,9 @@ Status Validator::Expectation(const v1::Expectation& e,
     return InvalidArgument(field + ".cluster: unknown cluster '" + e.cluster() +
                            "'");
   }
-  BTSIM_ASSIGN_OR_RETURN(sim::Nanos start,
+  BTSIM_ASSIGN_OR_RETURN(sim::Duration start,
                          Duration(e.window_start(), field + ".window_start"));
-  BTSIM_ASSIGN_OR_RETURN(sim::Nanos end,
+  BTSIM_ASSIGN_OR_RETURN(sim::Duration end,
                          Duration(e.window_end(), field + ".window_end"));
   if (e.has_window_end() && end <= start) {
     return InvalidArgument(field + ".window_end: must be after window_start");
@@ -366,7 +367,7 @@ Status Validator::Expectation(const v1::Expectation& e,
 Status Validator::Run(const LoadedConfig& instance) {
   if (!s_.has_duration()) return InvalidArgument("duration: required");
   BTSIM_ASSIGN_OR_RETURN(duration_, Duration(s_.duration(), "duration"));
-  if (duration_ <= sim::Nanos(0)) {
+  if (duration_ <= sim::Duration(0)) {
     return InvalidArgument("duration: must be positive");
   }
   BTSIM_RETURN_IF_ERROR(Duration(s_.settle().max(), "settle.max").status());
@@ -460,9 +461,9 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".workload: required");
     }
     BTSIM_RETURN_IF_ERROR(ValidateWorkload(c.workload(), field + ".workload"));
-    BTSIM_ASSIGN_OR_RETURN(sim::Nanos deadline,
+    BTSIM_ASSIGN_OR_RETURN(sim::Duration deadline,
                            Duration(c.deadline(), field + ".deadline"));
-    if (c.has_deadline() && deadline <= sim::Nanos(0)) {
+    if (c.has_deadline() && deadline <= sim::Duration(0)) {
       return InvalidArgument(field + ".deadline: must be positive");
     }
     BTSIM_RETURN_IF_ERROR(Retry(c.retry(), field + ".retry"));
@@ -471,7 +472,7 @@ Status Validator::Run(const LoadedConfig& instance) {
   // Timeline, in the order it will play.
   std::vector<int> order(s_.timeline_size());
   for (int i = 0; i < s_.timeline_size(); ++i) order[i] = i;
-  std::vector<sim::Nanos> at(s_.timeline_size());
+  std::vector<sim::Duration> at(s_.timeline_size());
   for (int i = 0; i < s_.timeline_size(); ++i) {
     const std::string field = Indexed("timeline", i);
     BTSIM_ASSIGN_OR_RETURN(at[i], Duration(s_.timeline(i).at(), field + ".at"));

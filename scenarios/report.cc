@@ -16,16 +16,16 @@ namespace btsim::scenarios {
 namespace {
 
 // History::links samples cover one second each.
-constexpr sim::Nanos kLinkSampleInterval = std::chrono::seconds(1);
+constexpr sim::Duration kLinkSampleInterval = std::chrono::seconds(1);
 
-std::string Seconds(sim::Nanos t) {
+std::string Seconds(sim::Duration t) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.3f", t.count() / 1e9);
   return buffer;
 }
 
 // "850us", "12.3ms", "1.50s".
-std::string Human(sim::Nanos t) {
+std::string Human(sim::Duration t) {
   char buffer[64];
   const double ns = static_cast<double>(t.count());
   if (ns < 1e6) {
@@ -59,7 +59,7 @@ std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
        checks_internal::FindOutages(h, checks_internal::Filter{})) {
     ClientFailover& c = by_fault[o.event][o.client];
     c.client = o.client;
-    c.rto = o.never ? sim::Nanos::max() : o.length;
+    c.rto = o.never ? sim::Duration::max() : o.length;
     for (uint32_t op : o.failed) {
       ++c.errors[std::string(StatusCodeName(h.operations[op].code))];
     }
@@ -101,7 +101,7 @@ std::vector<PhaseStats> Phases(const History& history) {
   phases.back().end = history.duration;
   // Per phase, per (profile, cluster): latencies of successes, errors.
   // Keys view the history's names.
-  using Bucket = std::pair<std::vector<sim::Nanos>, int64_t>;
+  using Bucket = std::pair<std::vector<sim::Duration>, int64_t>;
   std::vector<std::map<std::pair<std::string_view, std::string_view>, Bucket>>
       buckets(phases.size());
   // The current phase's buckets by source, then by the copy of the cluster
@@ -156,12 +156,12 @@ std::vector<PhaseStats> Phases(const History& history) {
   }
   std::vector<std::map<std::pair<std::string, std::string>, PhaseStats::Link>>
       links(phases.size());
-  std::vector<std::map<std::pair<std::string, std::string>, sim::Nanos>>
+  std::vector<std::map<std::pair<std::string, std::string>, sim::Duration>>
       delay_sums(phases.size());
   phase = 0;
   for (const LinkSample& sample : history.links) {
-    const sim::Nanos start = sample.at - kLinkSampleInterval;
-    if (start < sim::Nanos(0) || start >= history.duration) continue;
+    const sim::Duration start = sample.at - kLinkSampleInterval;
+    if (start < sim::Duration(0) || start >= history.duration) continue;
     while (phase + 1 < phases.size() && start >= phases[phase].end) ++phase;
     PhaseStats::Link& link = links[phase][{sample.from, sample.to}];
     link.from = sample.from;
@@ -238,16 +238,16 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
     out << "fault at " << Seconds(e.at) << "s (" << e.label
         << "): " << fault.clients.size()
         << " clients moved off their cluster or failed\n";
-    sim::Nanos rto_max{0};
+    sim::Duration rto_max{0};
     bool rto_never = false;
     std::map<std::string, int64_t> errors;
     int64_t outages = 0, failbacks = 0, never = 0;
-    sim::Nanos failback_max{0};
-    sim::Nanos repaired{-1};
+    sim::Duration failback_max{0};
+    sim::Duration repaired{-1};
     for (const ClientFailover& c : fault.clients) {
       if (c.rto) {
         ++outages;
-        if (*c.rto == sim::Nanos::max()) {
+        if (*c.rto == sim::Duration::max()) {
           rto_never = true;
         } else {
           rto_max = std::max(rto_max, *c.rto);

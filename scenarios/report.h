@@ -27,16 +27,16 @@ namespace btsim::scenarios {
 
 // A stretch of the run between two timeline events (or the start / end).
 struct PhaseStats {
-  sim::Nanos start{0};
-  sim::Nanos end{0};
+  sim::Duration start{0};
+  sim::Duration end{0};
   std::string label;  // what started the phase
   struct Line {
     std::string profile;
     std::string cluster;  // "-" when routing refused the operation
     int64_t ops = 0;
     int64_t errors = 0;
-    sim::Nanos p50{0};
-    sim::Nanos p99{0};
+    sim::Duration p50{0};
+    sim::Duration p99{0};
   };
   std::vector<Line> lines;  // sorted by (profile, cluster)
   // Replication per link, from the 1 s samples whose interval starts in
@@ -45,8 +45,8 @@ struct PhaseStats {
     std::string from;
     std::string to;
     int64_t applied = 0;
-    sim::Nanos mean{0};  // mean delay of the entries applied
-    sim::Nanos max{0};
+    sim::Duration mean{0};  // mean delay of the entries applied
+    sim::Duration max{0};
     int64_t max_backlog = 0;
   };
   std::vector<Link> links;  // sorted by (from, to)
@@ -58,7 +58,7 @@ std::vector<PhaseStats> Phases(const History& history);
 // the outage (RTO, errors by code) and the fail-back.
 struct ClientFailover {
   std::string client;
-  std::optional<sim::Nanos> rto;          // nullopt: no outage; max(): never
+  std::optional<sim::Duration> rto;       // nullopt: no outage; max(): never
   std::map<std::string, int64_t> errors;  // failed ops by code name
   std::optional<Failback> failback;
 };

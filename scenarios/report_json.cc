@@ -15,7 +15,7 @@ namespace v1 = ::btsim::report::v1;
 
 // `t` in seconds, rounded to the millisecond as printf's "%.3f" rounds
 // t / 1e9 (the text summary prints times that way).
-double MsSeconds(sim::Nanos t) {
+double MsSeconds(sim::Duration t) {
   constexpr int64_t kNanosPerMs = 1'000'000;
   const int64_t ns = t.count();
   // Below 1e15 ns, t / 1e9 as a double is within far less than a nanosecond
@@ -36,7 +36,7 @@ double SixDigits(double v) {
   return RoundToSignificant(v, 6);
 }
 
-double SixDigitSeconds(sim::Nanos t) {
+double SixDigitSeconds(sim::Duration t) {
   return SixDigits(static_cast<double>(t.count()) / 1e9);
 }
 
@@ -48,7 +48,7 @@ void AddFailover(const History& h, const FaultFailover& fault,
   for (const ClientFailover& c : fault.clients) {
     v1::ClientFailover& client = *out.add_clients();
     client.set_client(JsonText(c.client));
-    const bool never = c.rto && *c.rto == sim::Nanos::max();
+    const bool never = c.rto && *c.rto == sim::Duration::max();
     if (c.rto && !never) client.set_rto_seconds(SixDigitSeconds(*c.rto));
     client.set_recovered(!never);
     for (const auto& [code, n] : c.errors) {

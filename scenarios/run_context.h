@@ -26,7 +26,7 @@ struct RunContext {
   bool finished = false;
 
   // Virtual time since the start of the run.
-  sim::Nanos Elapsed() const { return scheduler->Now() - kRunEpoch; }
+  sim::Duration Elapsed() const { return scheduler->Now() - kRunEpoch; }
   // The zone of a cluster of the instance ("" when unknown); valid while
   // the cluster is in the instance.
   std::string_view ZoneOf(std::string_view cluster) const;

@@ -28,10 +28,10 @@ using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-constexpr sim::Nanos kPollInterval = milliseconds(100);
-constexpr sim::Nanos kSampleInterval = seconds(1);
-constexpr sim::Nanos kCompactionInterval = seconds(10);
-constexpr sim::Nanos kDefaultSettle = minutes(10);
+constexpr sim::Duration kPollInterval = milliseconds(100);
+constexpr sim::Duration kSampleInterval = seconds(1);
+constexpr sim::Duration kCompactionInterval = seconds(10);
+constexpr sim::Duration kDefaultSettle = minutes(10);
 
 class Observer : public instance::InstanceObserver {
  public:
@@ -66,7 +66,7 @@ class Observer : public instance::InstanceObserver {
       by_number_.push_back({info.origin_number, info.peer_number, found});
     }
     Link& link = *found;
-    const sim::Nanos delay = info.applied_at - info.committed_at();
+    const sim::Duration delay = info.applied_at - info.committed_at();
     ++link.applied;
     link.delay_sum += delay;
     link.delay_max = std::max(link.delay_max, delay);
@@ -91,8 +91,8 @@ class Observer : public instance::InstanceObserver {
  private:
   struct Link {
     int64_t applied = 0;
-    sim::Nanos delay_sum{0};
-    sim::Nanos delay_max{0};
+    sim::Duration delay_sum{0};
+    sim::Duration delay_max{0};
   };
   using PeerLinks = std::map<std::string, Link, std::less<>>;
   // A link of links_ by the numbers of its clusters (AppliedInfo), which
@@ -111,7 +111,7 @@ class Observer : public instance::InstanceObserver {
 
 class Runner {
  public:
-  Runner(const LoadedScenario& scenario, uint64_t seed, sim::Nanos duration,
+  Runner(const LoadedScenario& scenario, uint64_t seed, sim::Duration duration,
          const RunOptions& options)
       : scenario_(scenario),
         options_(options),
@@ -144,7 +144,7 @@ class Runner {
   const RunOptions& options_;
   const v1::Scenario& s_;
   uint64_t seed_;
-  sim::Nanos duration_;
+  sim::Duration duration_;
   sim::VirtualScheduler scheduler_;
   sim::Rng rng_;
   sim::Fingerprint trace_;
@@ -290,9 +290,9 @@ void Runner::Settle() {
   auto& fabric = instance_->fabric();
   if (!s_.settle().keep_faults()) UndoFaults(steps_);
   steps_.AddEvent(std::move(settle));
-  const sim::Nanos limit =
+  const sim::Duration limit =
       context_.Elapsed() +
-      (s_.settle().has_max() ? ToNanos(s_.settle().max()) : kDefaultSettle);
+      (s_.settle().has_max() ? ToDuration(s_.settle().max()) : kDefaultSettle);
   while (context_.Elapsed() < limit) {
     if (context_.in_flight == 0 && fabric.HasApplied(fabric.LogPositions())) {
       history_.settled = context_.Elapsed();
@@ -328,10 +328,10 @@ Result<RunOutcome> Runner::Run() {
   std::vector<int> order(s_.timeline_size());
   for (int i = 0; i < s_.timeline_size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return ToNanos(s_.timeline(a).at()) < ToNanos(s_.timeline(b).at());
+    return ToDuration(s_.timeline(a).at()) < ToDuration(s_.timeline(b).at());
   });
   for (int i : order) {
-    scheduler_.RunAfter(ToNanos(s_.timeline(i).at()),
+    scheduler_.RunAfter(ToDuration(s_.timeline(i).at()),
                         [this, i] { ApplyStep(s_.timeline(i), steps_); });
   }
   for (int g = 0; g < s_.clients_size(); ++g) {
@@ -339,7 +339,7 @@ Result<RunOutcome> Runner::Run() {
     for (SimClient* c : steps_.groups[s_.clients(g).name()].clients) c->Start();
   }
   Sample();
-  if (options_.on_sample && options_.sample_every > sim::Nanos(0)) {
+  if (options_.on_sample && options_.sample_every > sim::Duration(0)) {
     SampleExternally();
   }
   // Compaction applies GC rules and drops deleted data, as in Bigtable.
@@ -378,9 +378,9 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
                                const RunOptions& options) {
   uint64_t seed = options.seed ? *options.seed : scenario.proto.seed();
   if (seed == 0) seed = 1;
-  const sim::Nanos duration =
-      options.duration ? *options.duration : ToNanos(scenario.proto.duration());
-  if (duration <= sim::Nanos(0)) {
+  const sim::Duration duration =
+      options.duration ? *options.duration : ToDuration(scenario.proto.duration());
+  if (duration <= sim::Duration(0)) {
     return InvalidArgument("duration: must be positive");
   }
   Runner runner(scenario, seed, duration, options);

@@ -26,16 +26,16 @@
 namespace btsim::scenarios {
 
 struct RunOptions {
-  std::optional<uint64_t> seed;        // overrides the scenario's
-  std::optional<sim::Nanos> duration;  // overrides the scenario's
+  std::optional<uint64_t> seed;           // overrides the scenario's
+  std::optional<sim::Duration> duration;  // overrides the scenario's
   // Also told everything the instance does (e.g. the metrics layer); they
   // must outlive the run.
   std::vector<instance::InstanceObserver*> observers;
   // When set, called at virtual times 0, sample_every, 2 * sample_every,
   // ... (absolute: kRunEpoch + elapsed) until the run ends, settling
   // included. It must not change the instance.
-  sim::Nanos sample_every{0};
-  std::function<void(sim::Nanos now, instance::Instance& instance)> on_sample;
+  sim::Duration sample_every{0};
+  std::function<void(sim::Time now, instance::Instance& instance)> on_sample;
   // When set, a wall clock in seconds (any origin): the runner reads it
   // before and after the checks to fill RunOutcome::check_wall_seconds, and
   // for nothing else (scenarios/ reads no clock of its own).

@@ -28,8 +28,9 @@ Status ValidateGcRule(const v1::GcRule& rule, const std::string& field,
       return OkStatus();
     case v1::GcRule::kMaxAge: {
       BTSIM_ASSIGN_OR_RETURN(
-          sim::Nanos age, ConfigDuration(rule.max_age(), field + ".max_age"));
-      if (age <= sim::Nanos(0)) {
+          sim::Duration age,
+          ConfigDuration(rule.max_age(), field + ".max_age"));
+      if (age <= sim::Duration(0)) {
         return InvalidArgument(field + ".max_age: must be positive");
       }
       return OkStatus();
@@ -127,9 +128,9 @@ Status ValidateWorkload(const v1::Workload& w, const std::string& field) {
   return OkStatus();
 }
 
-sim::Nanos ToNanos(const google::protobuf::Duration& duration) {
+sim::Duration ToDuration(const google::protobuf::Duration& duration) {
   return std::chrono::seconds(duration.seconds()) +
-         sim::Nanos(duration.nanos());
+         sim::Duration(duration.nanos());
 }
 
 cluster::GcRule ToGcRule(const v1::GcRule& rule) {
@@ -137,7 +138,7 @@ cluster::GcRule ToGcRule(const v1::GcRule& rule) {
     case v1::GcRule::kMaxNumVersions:
       return cluster::GcRule::MaxVersions(rule.max_num_versions());
     case v1::GcRule::kMaxAge:
-      return cluster::GcRule::MaxAge(ToNanos(rule.max_age()).count() / 1000);
+      return cluster::GcRule::MaxAge(ToDuration(rule.max_age()).count() / 1000);
     case v1::GcRule::kIntersection:
     case v1::GcRule::kUnion: {
       const bool is_union = rule.rule_case() == v1::GcRule::kUnion;

@@ -35,8 +35,9 @@ Status ValidateGcRule(const btsim::scenario::v1::GcRule& rule,
 Status ValidateWorkload(const btsim::scenario::v1::Workload& workload,
                         const std::string& field);
 
-// A Duration field in nanoseconds (no range check: the loader has done it).
-sim::Nanos ToNanos(const google::protobuf::Duration& duration);
+// A google.protobuf.Duration field as a sim::Duration (no range check: the
+// loader has done it).
+sim::Duration ToDuration(const google::protobuf::Duration& duration);
 
 // A validated GC rule as the engine's (GcRule::None() when unset).
 cluster::GcRule ToGcRule(const btsim::scenario::v1::GcRule& rule);

@@ -21,17 +21,17 @@ namespace v1 = ::btsim::scenario::v1;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr sim::Nanos kDefaultDeadline = seconds(10);
-constexpr sim::Nanos kDefaultInitialBackoff = milliseconds(10);
-constexpr sim::Nanos kDefaultMaxBackoff = seconds(1);
+constexpr sim::Duration kDefaultDeadline = seconds(10);
+constexpr sim::Duration kDefaultInitialBackoff = milliseconds(10);
+constexpr sim::Duration kDefaultMaxBackoff = seconds(1);
 constexpr int kDefaultMaxAttempts = 10;
 constexpr int kDefaultValueBytes = 100;
 constexpr int kDefaultScanRows = 10;
 
-sim::Nanos OrDefault(const google::protobuf::Duration& d, bool has,
-                     sim::Nanos fallback) {
+sim::Duration OrDefault(const google::protobuf::Duration& d, bool has,
+                        sim::Duration fallback) {
   if (!has) return fallback;
-  return seconds(d.seconds()) + sim::Nanos(d.nanos());
+  return seconds(d.seconds()) + sim::Duration(d.nanos());
 }
 
 bool IsTransaction(OpType type) {
@@ -113,7 +113,7 @@ Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
   group->max_backoff = OrDefault(retry.max_backoff(), retry.has_max_backoff(),
                                  kDefaultMaxBackoff);
   group->attempt_timeout = OrDefault(
-      retry.attempt_timeout(), retry.has_attempt_timeout(), sim::Nanos(0));
+      retry.attempt_timeout(), retry.has_attempt_timeout(), sim::Duration(0));
   group->bypass_gating = client.bypass_transaction_gating();
   group->workload = client.workload();
   BTSIM_ASSIGN_OR_RETURN(
@@ -143,7 +143,7 @@ void SimClient::Start() {
   }
   const uint64_t generation = generation_;
   for (int i = 0; i < w.in_flight(); ++i) {
-    context_.scheduler->RunAfter(sim::Nanos(0),
+    context_.scheduler->RunAfter(sim::Duration(0),
                                  [this, generation] { Issue(generation); });
   }
 }
@@ -167,7 +167,7 @@ void SimClient::Restart() {
 void SimClient::ScheduleArrival() {
   const double mean_seconds = 1.0 / group_.workload.ops_per_second();
   const double gap = sim::Exponential(rng_, mean_seconds);
-  const auto delay = sim::Nanos(static_cast<int64_t>(std::ceil(gap * 1e9)));
+  const auto delay = sim::Duration(static_cast<int64_t>(std::ceil(gap * 1e9)));
   arrival_pending_ = true;
   const uint64_t generation = generation_;
   arrival_ = context_.scheduler->RunAfter(delay, [this, generation] {
@@ -206,7 +206,7 @@ void SimClient::FillValue(std::string_view tag, std::string* value) const {
 
 void SimClient::Issue(uint64_t loop_generation) {
   if (!active_ || loop_generation != generation_) return;
-  const sim::Nanos now = context_.scheduler->Now();
+  const sim::Time now = context_.scheduler->Now();
   History& history = *context_.history;
   Operation op;
   // Operation::id is 32 bits.
@@ -230,7 +230,7 @@ void SimClient::Issue(uint64_t loop_generation) {
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
     op.set_written(texts.Store(name_ + "/" + std::to_string(sequence_++)));
     // Bigtable timestamps are milliseconds, in microseconds.
-    op.timestamp_micros = now.count() / 1'000'000 * 1'000;
+    op.timestamp_micros = sim::MicrosSinceEpoch(now) / 1'000 * 1'000;
   }
   const uint64_t index = op.id;
   std::vector<Operation>& ops = history.operations;
@@ -293,13 +293,13 @@ void SimClient::DeliverReply(uint32_t m) {
 void SimClient::RunAttempt(uint32_t slot) {
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
-  const sim::Nanos now = scheduler.Now();
+  const sim::Time now = scheduler.Now();
   Attempt& a = attempts_[slot];
   ++a.attempts;
   const uint32_t token = a.token = ++next_token_;
   const uint64_t op_index = a.op_index;
-  sim::Nanos attempt_deadline = a.deadline;
-  if (group_.attempt_timeout > sim::Nanos(0)) {
+  sim::Time attempt_deadline = a.deadline;
+  if (group_.attempt_timeout > sim::Duration(0)) {
     attempt_deadline = std::min(attempt_deadline, now + group_.attempt_timeout);
   }
   // Replies of this attempt count unless a newer one or the timeout came
@@ -334,7 +334,7 @@ void SimClient::RunAttempt(uint32_t slot) {
     report.refused = routed.status().code() == StatusCode::kFailedPrecondition;
     instance.ReportRequest(report);
     // The frontend in the client's zone answers.
-    const sim::Nanos rtt = local.Sample(rng_) + local.Sample(rng_);
+    const sim::Duration rtt = local.Sample(rng_) + local.Sample(rng_);
     message.status = routed.status();
     scheduler.RunAfter(rtt, [this, m] { DeliverReply(m); });
     return;
@@ -345,7 +345,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   op.cluster = routed_name_;
   message.cluster_id = std::move(*routed);
   const sim::LatencyModel& link = LinkTo(message.cluster_id);
-  const sim::Nanos there = link.Sample(rng_);
+  const sim::Duration there = link.Sample(rng_);
   message.back = link.Sample(rng_);
   if (op.type != OpType::kScan) {
     // Its row's search starts now, overlapping with what runs until it
@@ -390,7 +390,7 @@ void SimClient::Arrive(uint32_t m) {
     scheduler.RunAfter(messages_[m].back, [this, m] { DeliverReply(m); });
     return;
   }
-  sim::Nanos done = scheduler.Now();
+  sim::Time done = scheduler.Now();
   Status status = Execute(**cluster, op, &done);
   // Reported when it executes, with the time its node will take.
   report.code = status.code();
@@ -413,7 +413,7 @@ void SimClient::Arrive(uint32_t m) {
 }
 
 Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
-                          sim::Nanos* done) {
+                          sim::Time* done) {
   instance::Instance& instance = *context_.instance;
   const std::string& family = group_.family;
   const std::string_view cluster_id = op.cluster;
@@ -526,7 +526,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
                std::pow(group_.multiplier, a.attempts - 1);
     b = std::min(b, static_cast<double>(group_.max_backoff.count()));
     const auto half = static_cast<int64_t>(b / 2);
-    const sim::Nanos backoff(half + sim::UniformInt(rng_, 0, half));
+    const sim::Duration backoff(half + sim::UniformInt(rng_, 0, half));
     if (scheduler.Now() + backoff < a.deadline) {
       // A late reply of the last attempt is now ignored.
       const uint32_t token = a.token = ++next_token_;
@@ -565,7 +565,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
   if (group_.workload.rate_case() == v1::Workload::kInFlight &&
       loop_generation == generation_ && active_) {
     const uint64_t generation = loop_generation;
-    scheduler.RunAfter(sim::Nanos(0),
+    scheduler.RunAfter(sim::Duration(0),
                        [this, generation] { Issue(generation); });
   }
 }

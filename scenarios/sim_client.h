@@ -43,12 +43,12 @@ struct ClientGroup {
   std::string profile;
   std::string table;
   std::string family;  // the table's first family
-  sim::Nanos deadline{0};
+  sim::Duration deadline{0};
   int max_attempts = 10;
-  sim::Nanos initial_backoff{0};
+  sim::Duration initial_backoff{0};
   double multiplier = 2;
-  sim::Nanos max_backoff{0};
-  sim::Nanos attempt_timeout{0};  // 0: the whole deadline
+  sim::Duration max_backoff{0};
+  sim::Duration attempt_timeout{0};  // 0: the whole deadline
   bool bypass_gating = false;
   btsim::scenario::v1::Workload workload;
   std::unique_ptr<KeyGenerator> keys;
@@ -85,7 +85,7 @@ class SimClient {
   struct Attempt {
     uint64_t op_index = 0;
     uint64_t loop_generation = 0;
-    sim::Nanos deadline{0};  // absolute
+    sim::Time deadline;
     int attempts = 0;
     // The current attempt (unique within this client); replies of older
     // ones, or of the slot's earlier operations, are ignored.
@@ -100,8 +100,8 @@ class SimClient {
     uint32_t token = 0;    // the attempt's token when it was sent
     uint64_t op_index = 0;
     std::string cluster_id;
-    sim::Nanos back{0};  // the reply's one-way delay
-    Status status;       // the reply
+    sim::Duration back{0};  // the reply's one-way delay
+    Status status;          // the reply
   };
   // Tasks capture only `this` and two 32-bit numbers, so that
   // std::function holds them without allocating.
@@ -118,7 +118,7 @@ class SimClient {
   void Issue(uint64_t loop_generation);
   void RunAttempt(uint32_t slot);
   void Finish(uint32_t slot, Status s);
-  Status Execute(cluster::Cluster& cluster, Operation& op, sim::Nanos* done);
+  Status Execute(cluster::Cluster& cluster, Operation& op, sim::Time* done);
   // Records the commit of `op`'s write on `cluster_id`.
   void Committed(std::string_view cluster_id, const cluster::Cluster& cluster,
                  Operation& op);

@@ -12,7 +12,7 @@ namespace {
 
 namespace v1 = ::btsim::scenario::v1;
 
-constexpr sim::Nanos kCatchUpPollInterval = std::chrono::milliseconds(100);
+constexpr sim::Duration kCatchUpPollInterval = std::chrono::milliseconds(100);
 
 const StepKind* FindStepKind(v1::Step::ActionCase action) {
   for (const StepKind& kind : StepKinds()) {

@@ -17,7 +17,7 @@ namespace {
 namespace v1 = ::btsim::scenario::v1;
 namespace cfg = ::btsim::config::v1;
 
-constexpr sim::Nanos kDefaultNodeRecovery = std::chrono::minutes(5);
+constexpr sim::Duration kDefaultNodeRecovery = std::chrono::minutes(5);
 
 // The zone of cluster `id` now; NOT_FOUND when the instance has no such
 // cluster (one whose add_cluster was refused, say).
@@ -194,9 +194,9 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
   event.kind = EventKind::kNodeFailure;
   event.cluster = id;
   Describe(event, "a node of " + id + " fails");
-  const sim::Nanos recovery = step.node_failure().has_recovery()
-                                  ? ToNanos(step.node_failure().recovery())
-                                  : kDefaultNodeRecovery;
+  const sim::Duration recovery = step.node_failure().has_recovery()
+                                     ? ToDuration(step.node_failure().recovery())
+                                     : kDefaultNodeRecovery;
   const cluster::NodeModel* nodes = instance.Nodes(id);
   const int count = nodes == nullptr ? 1 : nodes->nodes();
   const bool whole_cluster = count <= 1;

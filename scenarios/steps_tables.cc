@@ -18,7 +18,7 @@ namespace {
 
 namespace v1 = ::btsim::scenario::v1;
 
-constexpr sim::Nanos kDefaultTokenInterval = std::chrono::seconds(10);
+constexpr sim::Duration kDefaultTokenInterval = std::chrono::seconds(10);
 
 // ---- set_gc_rule ----
 
@@ -87,9 +87,9 @@ Status ValidateWaitForReplication(const v1::Step& step,
   const v1::TokenWait& wait = step.wait_for_replication();
   const std::string f = field + ".wait_for_replication";
   BTSIM_RETURN_IF_ERROR(scope.TableKnown(wait.table(), f + ".table"));
-  BTSIM_ASSIGN_OR_RETURN(sim::Nanos interval,
+  BTSIM_ASSIGN_OR_RETURN(sim::Duration interval,
                          ConfigDuration(wait.interval(), f + ".interval"));
-  if (wait.has_interval() && interval <= sim::Nanos(0)) {
+  if (wait.has_interval() && interval <= sim::Duration(0)) {
     return InvalidArgument(f + ".interval: must be positive");
   }
   return OkStatus();
@@ -117,7 +117,7 @@ bool Visible(StepRun& run, cluster::Cluster& cluster, const Operation& op) {
 // `writes` were not readable everywhere then.
 void WaitForToken(StepRun& run, size_t event_index,
                   std::map<std::string, uint64_t> token,
-                  std::vector<uint64_t> writes, sim::Nanos interval) {
+                  std::vector<uint64_t> writes, sim::Duration interval) {
   RunContext& context = *run.context;
   auto& fabric = context.instance->fabric();
   if (fabric.HasApplied(token)) {
@@ -156,8 +156,8 @@ void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
       writes.push_back(op.id);
     }
   }
-  const sim::Nanos interval =
-      wait.has_interval() ? ToNanos(wait.interval()) : kDefaultTokenInterval;
+  const sim::Duration interval =
+      wait.has_interval() ? ToDuration(wait.interval()) : kDefaultTokenInterval;
   auto token = run.context->instance->fabric().LogPositions();
   const size_t event_index = run.AddEvent(std::move(event));
   WaitForToken(run, event_index, std::move(token), std::move(writes), interval);

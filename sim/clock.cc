@@ -4,7 +4,7 @@
 
 namespace btsim::sim {
 
-void ManualClock::Set(Nanos t) {
+void ManualClock::Set(Time t) {
   BTSIM_CHECK_MSG(t >= now_, "ManualClock moved backwards");
   now_ = t;
 }

@@ -1,33 +1,31 @@
-// Clock: the only source of "now" for the core. Time is integer nanoseconds
-// since the Unix epoch; the core never reads a wall clock itself. The virtual
-// implementation lives here; the wall-clock one lives in sim/asio/.
+// Clock: the only source of "now" for the core (sim/time.h); the core never
+// reads a wall clock itself. The virtual implementation lives here; the
+// wall-clock one lives in sim/asio/.
 #ifndef BTSIM_SIM_CLOCK_H_
 #define BTSIM_SIM_CLOCK_H_
 
-#include <chrono>
+#include "sim/time.h"
 
 namespace btsim::sim {
-
-using Nanos = std::chrono::nanoseconds;
 
 class Clock {
  public:
   virtual ~Clock() = default;
-  // Nanoseconds since the Unix epoch. Never decreases.
-  virtual Nanos Now() const = 0;
+  // Never decreases.
+  virtual Time Now() const = 0;
 };
 
 // A clock that moves only when told to. Not thread-safe.
 class ManualClock : public Clock {
  public:
-  explicit ManualClock(Nanos start) : now_(start) {}
-  Nanos Now() const override { return now_; }
+  explicit ManualClock(Time start) : now_(start) {}
+  Time Now() const override { return now_; }
   // Requires `t >= Now()`.
-  void Set(Nanos t);
-  void Advance(Nanos d) { Set(now_ + d); }
+  void Set(Time t);
+  void Advance(Duration d) { Set(now_ + d); }
 
  private:
-  Nanos now_;
+  Time now_;
 };
 
 }  // namespace btsim::sim

@@ -1,5 +1,5 @@
-// Scheduler: runs tasks at points in time. It is also the Clock of whatever
-// runs on it. Time is integer nanoseconds since the Unix epoch.
+// Scheduler: runs tasks at points in time (sim/time.h). It is also the Clock
+// of whatever runs on it.
 //
 // Two implementations: VirtualScheduler (here) jumps time from task to task,
 // deterministically; AsioScheduler (sim/asio/) runs tasks on one
@@ -31,7 +31,7 @@ using Task = std::function<void()>;
 class Scheduler : public Clock {
  public:
   // Runs `task` once, `delay` from now (a negative delay counts as zero).
-  virtual TaskId RunAfter(Nanos delay, Task task) = 0;
+  virtual TaskId RunAfter(Duration delay, Task task) = 0;
   virtual bool Cancel(TaskId id) = 0;
 };
 

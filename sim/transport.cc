@@ -15,12 +15,12 @@ namespace {
 // that adding one to a Unix-epoch time can never overflow.
 constexpr double kMaxSampleNanos = 1e18;
 
-// Rounds a sampled delay in nanoseconds to Nanos, within
+// Rounds a sampled delay in nanoseconds to Duration, within
 // [-kMaxSampleNanos, kMaxSampleNanos]; NaN counts as zero.
-Nanos ToNanos(double ns) {
-  if (std::isnan(ns)) return Nanos(0);
+Duration ToNanos(double ns) {
+  if (std::isnan(ns)) return Duration(0);
   ns = std::clamp(ns, -kMaxSampleNanos, kMaxSampleNanos);
-  return Nanos(std::llround(ns));
+  return Duration(std::llround(ns));
 }
 
 }  // namespace
@@ -30,14 +30,14 @@ std::string_view RegionOf(std::string_view zone) {
   return dash == std::string_view::npos ? zone : zone.substr(0, dash);
 }
 
-LatencyModel LatencyModel::Constant(Nanos value) {
+LatencyModel LatencyModel::Constant(Duration value) {
   LatencyModel m;
   m.kind = Kind::kConstant;
   m.a = value;
   return m;
 }
 
-LatencyModel LatencyModel::Uniform(Nanos min, Nanos max) {
+LatencyModel LatencyModel::Uniform(Duration min, Duration max) {
   LatencyModel m;
   m.kind = Kind::kUniform;
   m.a = min;
@@ -45,7 +45,8 @@ LatencyModel LatencyModel::Uniform(Nanos min, Nanos max) {
   return m;
 }
 
-LatencyModel LatencyModel::Normal(Nanos mean, Nanos stddev, Nanos floor) {
+LatencyModel LatencyModel::Normal(Duration mean, Duration stddev,
+                                  Duration floor) {
   LatencyModel m;
   m.kind = Kind::kNormal;
   m.a = mean;
@@ -54,7 +55,8 @@ LatencyModel LatencyModel::Normal(Nanos mean, Nanos stddev, Nanos floor) {
   return m;
 }
 
-LatencyModel LatencyModel::LogNormal(Nanos median, double sigma, Nanos floor) {
+LatencyModel LatencyModel::LogNormal(Duration median, double sigma,
+                                     Duration floor) {
   LatencyModel m;
   m.kind = Kind::kLogNormal;
   m.a = median;
@@ -63,7 +65,7 @@ LatencyModel LatencyModel::LogNormal(Nanos median, double sigma, Nanos floor) {
   return m;
 }
 
-LatencyModel LatencyModel::Exponential(Nanos mean, Nanos floor) {
+LatencyModel LatencyModel::Exponential(Duration mean, Duration floor) {
   LatencyModel m;
   m.kind = Kind::kExponential;
   m.a = mean;
@@ -71,15 +73,15 @@ LatencyModel LatencyModel::Exponential(Nanos mean, Nanos floor) {
   return m;
 }
 
-Nanos LatencyModel::Sample(Rng& rng) const {
-  Nanos value{0};
+Duration LatencyModel::Sample(Rng& rng) const {
+  Duration value{0};
   switch (kind) {
     case Kind::kConstant:
       value = a;
       break;
     case Kind::kUniform:
       // [min, max): min included, max excluded; an empty range gives min.
-      value = b > a ? Nanos(UniformInt(rng, a.count(), b.count() - 1)) : a;
+      value = b > a ? Duration(UniformInt(rng, a.count(), b.count() - 1)) : a;
       break;
     case Kind::kNormal:
       value = ToNanos(sim::Normal(rng, static_cast<double>(a.count()),
@@ -91,7 +93,7 @@ Nanos LatencyModel::Sample(Rng& rng) const {
       const double mu =
           a.count() > 0 ? std::log(static_cast<double>(a.count())) : 0.0;
       const double sample = sim::LogNormal(rng, mu, sigma);
-      value = a.count() > 0 ? ToNanos(sample) : Nanos(0);
+      value = a.count() > 0 ? ToNanos(sample) : Duration(0);
       break;
     }
     case Kind::kExponential:
@@ -152,12 +154,12 @@ void Transport::Send(std::string_view from, std::string_view to, Task deliver) {
     ++link.stats.lost;
     return;
   }
-  const Nanos now = scheduler_.Now();
-  const Nanos delay =
-      std::max(ModelFor(from, to, &link).Sample(*link.rng), Nanos(0));
+  const Time now = scheduler_.Now();
+  const Duration delay =
+      std::max(ModelFor(from, to, &link).Sample(*link.rng), Duration(0));
   // FIFO: never before the message accepted before this one. Ties keep
   // send order because the scheduler runs same-time tasks in order.
-  const Nanos arrival = std::max(now + delay, link.last_arrival);
+  const Time arrival = std::max(now + delay, link.last_arrival);
   link.last_arrival = arrival;
   // std::map never moves its nodes and links are never erased, so the
   // pointer stays valid for as long as the Transport.

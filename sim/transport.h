@@ -39,20 +39,20 @@ std::string_view RegionOf(std::string_view zone);
 struct LatencyModel {
   enum class Kind { kConstant, kUniform, kNormal, kLogNormal, kExponential };
   Kind kind = Kind::kConstant;
-  Nanos a{0};          // constant: value; uniform: min; normal: mean;
+  Duration a{0};       // constant: value; uniform: min; normal: mean;
                        // log-normal: median; exponential: mean (above floor)
-  Nanos b{0};          // uniform: max; normal: standard deviation
+  Duration b{0};       // uniform: max; normal: standard deviation
   double sigma = 0.0;  // log-normal: sigma of the underlying normal
-  Nanos floor{0};
+  Duration floor{0};
 
-  static LatencyModel Constant(Nanos value);
-  static LatencyModel Uniform(Nanos min, Nanos max);
-  static LatencyModel Normal(Nanos mean, Nanos stddev, Nanos floor);
-  static LatencyModel LogNormal(Nanos median, double sigma, Nanos floor);
+  static LatencyModel Constant(Duration value);
+  static LatencyModel Uniform(Duration min, Duration max);
+  static LatencyModel Normal(Duration mean, Duration stddev, Duration floor);
+  static LatencyModel LogNormal(Duration median, double sigma, Duration floor);
   // floor + an exponential with the given mean.
-  static LatencyModel Exponential(Nanos mean, Nanos floor);
+  static LatencyModel Exponential(Duration mean, Duration floor);
 
-  Nanos Sample(Rng& rng) const;
+  Duration Sample(Rng& rng) const;
   bool operator==(const LatencyModel&) const = default;
 };
 
@@ -112,7 +112,7 @@ class Transport {
     double loss = 0.0;
     bool cut = false;
     // Arrival time of the last message accepted on this link (FIFO).
-    Nanos last_arrival = Nanos::min();
+    Time last_arrival = Time::min();
     LinkStats stats;
     // rng_.Fork(from + "->" + to), made on the link's first Send.
     std::optional<Rng> rng;

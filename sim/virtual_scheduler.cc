@@ -52,10 +52,10 @@ uint32_t VirtualScheduler::RemoveAt(size_t index) {
   return slot;
 }
 
-TaskId VirtualScheduler::RunAfter(Nanos delay, Task task) {
-  // Saturate instead of overflowing: Nanos::max() means "never".
-  const Nanos d = std::max(delay, Nanos(0));
-  const Nanos due = d > Nanos::max() - now_ ? Nanos::max() : now_ + d;
+TaskId VirtualScheduler::RunAfter(Duration delay, Task task) {
+  // Saturate instead of overflowing: Duration::max() means "never".
+  const Duration d = std::max(delay, Duration(0));
+  const Time due = d > Time::max() - now_ ? Time::max() : now_ + d;
   uint32_t slot;
   if (free_slots_.empty()) {
     BTSIM_CHECK_MSG(slots_.size() <= kSlotMask,
@@ -107,7 +107,7 @@ bool VirtualScheduler::Step() {
   return true;
 }
 
-int64_t VirtualScheduler::RunUntil(Nanos deadline) {
+int64_t VirtualScheduler::RunUntil(Time deadline) {
   int64_t ran = 0;
   while (!heap_.empty() && heap_.front().due <= deadline) {
     Step();

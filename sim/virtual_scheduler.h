@@ -23,10 +23,10 @@ namespace btsim::sim {
 
 class VirtualScheduler : public Scheduler {
  public:
-  explicit VirtualScheduler(Nanos start) : now_(start) {}
+  explicit VirtualScheduler(Time start) : now_(start) {}
 
-  Nanos Now() const override { return now_; }
-  TaskId RunAfter(Nanos delay, Task task) override;
+  Time Now() const override { return now_; }
+  TaskId RunAfter(Duration delay, Task task) override;
   bool Cancel(TaskId id) override;
 
   // Runs the next pending task, advancing time to its due time. Returns
@@ -34,15 +34,15 @@ class VirtualScheduler : public Scheduler {
   bool Step();
   // Runs tasks due at or before `deadline`, then sets the clock to
   // `deadline` (never backwards). Returns the number of tasks run.
-  int64_t RunUntil(Nanos deadline);
-  int64_t RunFor(Nanos duration) { return RunUntil(now_ + duration); }
+  int64_t RunUntil(Time deadline);
+  int64_t RunFor(Duration duration) { return RunUntil(now_ + duration); }
   // Runs until nothing is pending or `max_tasks` have run. Returns the
   // number of tasks run.
   int64_t RunUntilIdle(int64_t max_tasks = INT64_MAX);
 
   size_t pending() const { return heap_.size(); }
   // Due time of the next pending task; requires pending() > 0.
-  Nanos next_due() const { return heap_.front().due; }
+  Time next_due() const { return heap_.front().due; }
 
  private:
   // A TaskId is (sequence << kSlotBits) | slot: unique, and it names the
@@ -54,7 +54,7 @@ class VirtualScheduler : public Scheduler {
   static constexpr size_t kArity = 4;
 
   struct Entry {
-    Nanos due;
+    Time due;
     // The task's id: its high bits are the scheduling sequence, so ties on
     // `due` go by sequence.
     TaskId id;
@@ -74,7 +74,7 @@ class VirtualScheduler : public Scheduler {
   // Removes heap_[index] and returns its slot (still holding the task).
   uint32_t RemoveAt(size_t index);
 
-  Nanos now_;
+  Time now_;
   bool running_ = false;  // a task is running: Step() must not nest
   uint64_t next_sequence_ = 1;
   std::vector<Entry> heap_;  // min-heap on (due, sequence)

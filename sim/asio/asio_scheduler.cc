@@ -16,7 +16,7 @@ namespace {
 
 // The timer is never armed for longer than this, so that a forward step of
 // the wall clock delays due tasks by at most this much.
-constexpr Nanos kMaxTimerWait = std::chrono::seconds(1);
+constexpr Duration kMaxTimerWait = std::chrono::seconds(1);
 
 // The scheduler whose thread this is, if any. Unlike a std::thread::id, it
 // cannot match a thread that merely reuses the id of an exited one.
@@ -46,11 +46,11 @@ AsioScheduler::~AsioScheduler() {
   Shutdown();
 }
 
-TaskId AsioScheduler::RunAfter(Nanos delay, Task task) {
-  const Nanos now = clock_.Now();
-  delay = std::max(delay, Nanos(0));
-  const Nanos due =
-      delay > Nanos::max() - now ? Nanos::max() : now + delay;  // saturate
+TaskId AsioScheduler::RunAfter(Duration delay, Task task) {
+  const Time now = clock_.Now();
+  delay = std::max(delay, Duration(0));
+  const Time due =
+      delay > Time::max() - now ? Time::max() : now + delay;  // saturate
   bool new_head = false;
   TaskId id;
   {
@@ -100,10 +100,10 @@ void AsioScheduler::Pump() {
       std::lock_guard lock(mu_);
       if (shutdown_ || queue_.empty()) return;
       auto head = queue_.begin();
-      const Nanos due = head->first.first;
-      const Nanos now = clock_.Now();
+      const Time due = head->first.first;
+      const Time now = clock_.Now();
       if (due > now) {
-        const Nanos wait = std::min(due - now, kMaxTimerWait);
+        const Duration wait = std::min(due - now, kMaxTimerWait);
         io_->timer.expires_after(
             std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                 wait));
@@ -121,7 +121,7 @@ void AsioScheduler::Pump() {
 }
 
 void AsioScheduler::Shutdown() {
-  std::map<std::pair<Nanos, uint64_t>, Task> dropped;  // destroyed last
+  std::map<std::pair<Time, uint64_t>, Task> dropped;  // destroyed last
   {
     std::lock_guard lock(mu_);
     if (!shutdown_) {

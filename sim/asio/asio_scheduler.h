@@ -63,8 +63,8 @@ class AsioScheduler : public Scheduler {
   AsioScheduler(const AsioScheduler&) = delete;
   AsioScheduler& operator=(const AsioScheduler&) = delete;
 
-  Nanos Now() const override { return clock_.Now(); }
-  TaskId RunAfter(Nanos delay, Task task) override;
+  Time Now() const override { return clock_.Now(); }
+  TaskId RunAfter(Duration delay, Task task) override;
   bool Cancel(TaskId id) override;
 
   // See the threading contract above.
@@ -89,8 +89,8 @@ class AsioScheduler : public Scheduler {
   bool shutdown_ = false;       // guarded by mu_
   uint64_t next_sequence_ = 1;  // guarded by mu_
   // (due, sequence) -> task; the sequence doubles as the TaskId.
-  std::map<std::pair<Nanos, uint64_t>, Task> queue_;  // guarded by mu_
-  std::unordered_map<TaskId, Nanos> due_by_id_;       // guarded by mu_
+  std::map<std::pair<Time, uint64_t>, Task> queue_;  // guarded by mu_
+  std::unordered_map<TaskId, Time> due_by_id_;       // guarded by mu_
 
   std::mutex join_mu_;  // serialises joining thread_
   std::thread thread_;

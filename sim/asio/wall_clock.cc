@@ -4,15 +4,15 @@
 
 namespace btsim::sim {
 
-Nanos WallClock::Now() const {
-  const int64_t now = std::chrono::duration_cast<Nanos>(
+Time WallClock::Now() const {
+  const int64_t now = std::chrono::duration_cast<Duration>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   int64_t last = last_.load(std::memory_order_relaxed);
   while (now > last &&
          !last_.compare_exchange_weak(last, now, std::memory_order_relaxed)) {
   }
-  return Nanos(now > last ? now : last);
+  return Time(Duration(now > last ? now : last));
 }
 
 }  // namespace btsim::sim

@@ -12,7 +12,7 @@ namespace btsim::sim {
 // Thread-safe.
 class WallClock : public Clock {
  public:
-  Nanos Now() const override;
+  Time Now() const override;
 
  private:
   mutable std::atomic<int64_t> last_{0};

@@ -135,7 +135,7 @@ api::ServerOptions ServerTest::TestOptions() {
   return options;
 }
 
-api::ServerOptions ServerTest::ThreeClusterOptions(sim::Nanos latency) {
+api::ServerOptions ServerTest::ThreeClusterOptions(sim::Duration latency) {
   api::ServerOptions options = TestOptions();
   options.instance.clusters = {{"c1", "us-east1-b", 1},
                                {"c2", "us-east1-c", 1},

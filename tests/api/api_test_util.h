@@ -77,7 +77,7 @@ class ServerTest : public ::testing::Test {
   static api::ServerOptions TestOptions();
   // TestOptions with clusters c1=us-east1-b, c2=us-east1-c (one region) and
   // c3=europe-west1-d, and a fixed replication delay.
-  static api::ServerOptions ThreeClusterOptions(sim::Nanos latency);
+  static api::ServerOptions ThreeClusterOptions(sim::Duration latency);
 
   void SetUp() override;  // StartServer(TestOptions())
   void TearDown() override;

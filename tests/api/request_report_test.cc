@@ -26,7 +26,7 @@ struct Recorded {
   std::string app_profile;
   std::string method;
   StatusCode code = StatusCode::kOk;
-  sim::Nanos latency{0};
+  sim::Duration latency{0};
   int64_t modified_rows = 0;
   int64_t returned_rows = 0;
   bool refused = false;

@@ -34,7 +34,9 @@ class ReplicatedSet {
   // Without `shares`, records travel without their RowShare, so every
   // replica applies the mutations itself.
   ReplicatedSet(int clusters, uint64_t seed, bool shares = true)
-      : clock_(sim::Nanos(kStartNanos)), rng_(seed), shares_(shares) {
+      : clock_(sim::Time(sim::Duration(kStartNanos))),
+        rng_(seed),
+        shares_(shares) {
     for (int i = 0; i < clusters; ++i) {
       clusters_.push_back(std::make_unique<Cluster>(
           clock_, sim::Rng(seed).Fork("cluster" + std::to_string(i)),
@@ -94,7 +96,8 @@ class ReplicatedSet {
       for (const CommitRecord& r : q)
         horizon = std::min(horizon, r.version - 1);
     }
-    return std::min(horizon, MakeVersion(clock_.Now().count() / 1000, 0));
+    return std::min(horizon,
+                    MakeVersion(sim::NanosSinceEpoch(clock_.Now()) / 1000, 0));
   }
 
   // Records collected with a share (before any was stripped).
@@ -182,7 +185,7 @@ Outcome RunConvergence(int clusters, uint64_t seed, int steps,
       set.cluster(c).Compact(set.SafeHorizon(c));
     } else {
       set.clock().Advance(
-          sim::Nanos(static_cast<int64_t>(rng.Uniform(3000)) * 1000));
+          sim::Duration(static_cast<int64_t>(rng.Uniform(3000)) * 1000));
     }
   }
   set.DeliverAll(rng);
@@ -292,7 +295,7 @@ TEST(ConvergenceTest, ConcurrentWritesOfOneCellResolveByCommitTimeThenOrigin) {
   set.DeliverAll(rng);
   // Same clock reading on both clusters (fresh, so neither has used this
   // microsecond yet): the higher origin wins everywhere.
-  set.clock().Advance(sim::Nanos(1'000'000));
+  set.clock().Advance(sim::Duration(1'000'000));
   const std::vector<Mutation> from0 = {SetCell{"a", "x", 1000, "zero"}};
   const std::vector<Mutation> from1 = {SetCell{"a", "x", 1000, "one"}};
   ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", from0).ok());
@@ -349,7 +352,7 @@ TEST(ConvergenceTest, DropRowRangeCoversOlderWritesArrivingLater) {
   // c2 writes, then c0 drops the range before c2's write reaches anyone.
   const std::vector<Mutation> m = {SetCell{"a", "x", 1000, "old"}};
   ASSERT_TRUE(set.cluster(2).MutateRow("t", "p1", m).ok());
-  set.clock().Advance(sim::Nanos(1'000'000));  // the drop is 1 ms later
+  set.clock().Advance(sim::Duration(1'000'000));  // the drop is 1 ms later
   ASSERT_TRUE(set.cluster(0).DropRowRange("t", "p").ok());
   set.DeliverAll(rng);
   for (int c = 0; c < 3; ++c) {

@@ -25,7 +25,7 @@
 namespace btsim::cluster::test_util {
 
 // 2023-11-14T22:13:20Z, a round number of seconds.
-inline constexpr sim::Nanos kStartTime{1'700'000'000'000'000'000};
+inline constexpr sim::Time kStartTime{sim::Duration(1'700'000'000'000'000'000)};
 inline constexpr int64_t kStartMicros = 1'700'000'000'000'000;
 
 // An owned copy of one output cell.

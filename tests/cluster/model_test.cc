@@ -164,7 +164,9 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
 
   // Server time of the next commit: the clock moves by whole milliseconds
   // before every request, so the commit time is the clock time.
-  int64_t NowMicros() const { return clock_.Now().count() / 1000; }
+  int64_t NowMicros() const {
+    return sim::NanosSinceEpoch(clock_.Now()) / 1000;
+  }
 
   Mutation RandomMutation() {
     const uint64_t kind = rng_.Uniform(20);

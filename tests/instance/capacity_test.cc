@@ -25,7 +25,7 @@ using cluster::StorageType;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr sim::Nanos kStart{1'700'000'000'000'000'000};
+constexpr sim::Time kStart{sim::Duration(1'700'000'000'000'000'000)};
 
 class CapacityTest : public ::testing::Test {
  protected:
@@ -108,7 +108,7 @@ TEST_F(CapacityTest, ChargingFollowsTablesDeletedAndCreatedAgain) {
   cluster::Cluster* c = instance->fabric().Find("c1");
   ASSERT_NE(c, nullptr);
   instance->Charge("c1", "t", "a", OpKind::kWrite);
-  const sim::Nanos busy = instance->Nodes("c1")->BusyUntil(0);
+  const sim::Time busy = instance->Nodes("c1")->BusyUntil(0);
   EXPECT_GT(busy, scheduler_.Now());
   // A deleted table is charged nothing (the cached table is not used).
   ASSERT_TRUE(c->DeleteTable("t").ok());
@@ -123,13 +123,13 @@ TEST_F(CapacityTest, ChargingFollowsTablesDeletedAndCreatedAgain) {
 }
 
 TEST_F(CapacityTest, ChargeQueuesOnTheNodeServingTheRowsTablet) {
-  const sim::Nanos write =
+  const sim::Duration write =
       NodeModel::ServiceTime(StorageType::kSsd, OpKind::kWrite);
   // A burst of 300 writes on one key queues on one node.
   auto hot = OneCluster(3);
-  const sim::Nanos t0 = scheduler_.Now();
-  sim::Nanos previous = t0;
-  sim::Nanos one_key = t0;
+  const sim::Time t0 = scheduler_.Now();
+  sim::Time previous = t0;
+  sim::Time one_key = t0;
   for (int i = 0; i < 300; ++i) {
     one_key = hot->Charge("c1", "t", "a", OpKind::kWrite);
     EXPECT_GT(one_key, previous) << i;  // behind the earlier ones
@@ -143,8 +143,8 @@ TEST_F(CapacityTest, ChargeQueuesOnTheNodeServingTheRowsTablet) {
 
   // The same burst spread over the three tablets runs on three nodes.
   auto spread = OneCluster(3);
-  const sim::Nanos t1 = scheduler_.Now();
-  sim::Nanos spread_done = t1;
+  const sim::Time t1 = scheduler_.Now();
+  sim::Time spread_done = t1;
   const char* keys[] = {"a", "i", "q"};
   for (int i = 0; i < 300; ++i) {
     spread_done = std::max(
@@ -157,7 +157,7 @@ TEST_F(CapacityTest, ChargeQueuesOnTheNodeServingTheRowsTablet) {
 
 TEST_F(CapacityTest, ChargeOnAnUnknownClusterOrTableChargesNothing) {
   auto instance = OneCluster(1);
-  const sim::Nanos now = scheduler_.Now();
+  const sim::Time now = scheduler_.Now();
   EXPECT_EQ(instance->Charge("nope", "t", "a", OpKind::kWrite, 1000), now);
   EXPECT_EQ(instance->Charge("c1", "nope", "a", OpKind::kWrite, 1000), now);
   EXPECT_EQ(instance->CpuLoad("c1"), 0);
@@ -174,10 +174,10 @@ TEST_F(CapacityTest, AHotKeyRangeSaturatesOneNodeWhileTheOthersIdle) {
   auto instance = OneCluster(3);
   // One node's full read capacity (17,000 reads/s) on keys of one tablet,
   // for two seconds.
-  sim::Nanos worst_latency{0};
+  sim::Duration worst_latency{0};
   for (int ms = 0; ms < 2000; ++ms) {
-    const sim::Nanos now = scheduler_.Now();
-    const sim::Nanos done = instance->Charge(
+    const sim::Time now = scheduler_.Now();
+    const sim::Time done = instance->Charge(
         "c1", "t", "key" + std::to_string(ms % 7), OpKind::kRead, 17);
     worst_latency = std::max(worst_latency, done - now);
     scheduler_.RunFor(milliseconds(1));
@@ -204,7 +204,7 @@ TEST_F(CapacityTest, HddReadsCost34TimesSsdReads) {
   auto hdd = OneCluster(1, StorageType::kHdd);
   EXPECT_EQ(ssd->Nodes("c1")->storage(), StorageType::kSsd);
   EXPECT_EQ(hdd->Nodes("c1")->storage(), StorageType::kHdd);
-  const sim::Nanos now = scheduler_.Now();
+  const sim::Time now = scheduler_.Now();
   // One node's worth of SSD reads for one second...
   EXPECT_EQ(ssd->Charge("c1", "t", "a", OpKind::kRead, 17'000) - now,
             seconds(1));
@@ -247,7 +247,7 @@ TEST_F(CapacityTest, ReplicatedBatchesChargeAsOneSubmitPerRowWould) {
   auto instance = Make({{"c1", "us-east1-b", 2}, {"c2", "us-east1-c", 2}});
   struct Row {
     std::string key;
-    sim::Nanos at;
+    sim::Time at;
     bool last_of_batch;
   };
   struct Recorder : InstanceObserver {
@@ -279,7 +279,7 @@ TEST_F(CapacityTest, ReplicatedBatchesChargeAsOneSubmitPerRowWould) {
     one_by_one.Submit(row.at, tablet, OpKind::kReplicationApply);
   }
   const NodeModel* c2 = instance->Nodes("c2");
-  const sim::Nanos last = recorder.rows.back().at;
+  const sim::Time last = recorder.rows.back().at;
   for (int n = 0; n < 2; ++n) {
     EXPECT_EQ(c2->BusyUntil(n), one_by_one.BusyUntil(n)) << n;
     // Two rows each: [p, ) went to node 1, as node 0 had taken three rows
@@ -356,8 +356,8 @@ TEST_F(CapacityTest, NodeModelsFollowTheClusters) {
 TEST_F(CapacityTest, GrowingAClusterSpreadsHotTabletsWithoutATimer) {
   auto instance = OneCluster(1);
   // Two busy tablets on the only node: 7 of 17,000 reads/s per ms each.
-  auto offer = [&](sim::Nanos duration) {
-    const sim::Nanos end = scheduler_.Now() + duration;
+  auto offer = [&](sim::Duration duration) {
+    const sim::Time end = scheduler_.Now() + duration;
     while (scheduler_.Now() < end) {
       instance->Charge("c1", "t", "a", OpKind::kRead, 7);
       instance->Charge("c1", "t", "q", OpKind::kRead, 7);

@@ -70,7 +70,7 @@ class InstanceTest : public ::testing::Test {
     Run(std::chrono::seconds(10));  // the table reaches every cluster
   }
 
-  void Run(sim::Nanos d) { scheduler_.RunFor(d); }
+  void Run(sim::Duration d) { scheduler_.RunFor(d); }
 
   Status Write(std::string_view profile, const std::string& key,
                const std::string& value) {
@@ -111,7 +111,7 @@ class InstanceTest : public ::testing::Test {
         });
   }
 
-  sim::VirtualScheduler scheduler_{sim::Nanos(kStart)};
+  sim::VirtualScheduler scheduler_{sim::Time(sim::Duration(kStart))};
   std::unique_ptr<Instance> instance_;
   RecordingObserver observer_;
 };
@@ -256,7 +256,7 @@ TEST_F(InstanceTest, AddedClusterIsSeededAndRoutable) {
 }
 
 TEST(InstanceConfigTest, BadConfigurationsAreInvalidArgument) {
-  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  sim::VirtualScheduler scheduler{sim::Time(sim::Duration(kStart))};
   auto create = [&](InstanceConfig config) {
     return Instance::Create("i", scheduler, sim::Rng(1), config).status();
   };
@@ -278,7 +278,7 @@ TEST(InstanceConfigTest, BadConfigurationsAreInvalidArgument) {
 }
 
 TEST(InstanceConfigTest, OneClusterDefaultProfileAllowsTransactions) {
-  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  sim::VirtualScheduler scheduler{sim::Time(sim::Duration(kStart))};
   InstanceConfig config;
   config.clusters = {{"solo", "us-central1-a", 3}};
   auto instance = Instance::Create("i", scheduler, sim::Rng(1), config);
@@ -290,7 +290,7 @@ TEST(InstanceConfigTest, OneClusterDefaultProfileAllowsTransactions) {
 }
 
 TEST(InstanceConfigTest, CreatesProfilesAndAppliesLinkOverrides) {
-  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  sim::VirtualScheduler scheduler{sim::Time(sim::Duration(kStart))};
   InstanceConfig config;
   config.clusters = {{"c1", "us-east1-b", 1},
                      {"c2", "us-east1-c", 1},
@@ -325,7 +325,7 @@ TEST(InstanceConfigTest, CreatesProfilesAndAppliesLinkOverrides) {
 }
 
 TEST(InstanceConfigTest, BadProfilesAndOverridesAreInvalidArgument) {
-  sim::VirtualScheduler scheduler{sim::Nanos(kStart)};
+  sim::VirtualScheduler scheduler{sim::Time(sim::Duration(kStart))};
   auto create = [&](InstanceConfig config) {
     return Instance::Create("i", scheduler, sim::Rng(1), config).status();
   };

@@ -117,7 +117,7 @@ class InstanceMetricsTest : public ::testing::Test {
     return m == nullptr ? -1 : m->gauge.value;
   }
 
-  sim::VirtualScheduler scheduler_{sim::Nanos(kStart)};
+  sim::VirtualScheduler scheduler_{sim::Time(sim::Duration(kStart))};
   prometheus::Registry registry_;
   std::unique_ptr<instance::Instance> instance_;
   std::unique_ptr<InstanceMetrics> metrics_;
@@ -134,7 +134,7 @@ TEST_F(InstanceMetricsTest, RequestsByCodeWithLatencyAndRows) {
   metrics_->OnRequest(ok);
   instance::RequestReport unavailable = ok;
   unavailable.code = StatusCode::kUnavailable;
-  unavailable.latency = sim::Nanos(0);
+  unavailable.latency = sim::Duration(0);
   unavailable.modified_rows = 0;
   metrics_->OnRequest(unavailable);
   instance::RequestReport read;

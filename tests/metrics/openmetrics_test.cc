@@ -28,8 +28,8 @@
 namespace btsim::metrics {
 namespace {
 
-constexpr sim::Nanos kT1 = std::chrono::seconds(1767225600);
-constexpr sim::Nanos kT2 = kT1 + std::chrono::milliseconds(1500);
+constexpr sim::Time kT1{std::chrono::seconds(1767225600)};
+constexpr sim::Time kT2 = kT1 + std::chrono::milliseconds(1500);
 
 // The golden text; each line's construction is explained in openmetrics.h.
 constexpr char kGolden[] =
@@ -192,7 +192,7 @@ std::string RunTiny() {
   scenarios::RunOptions options;
   options.observers.push_back(&metrics);
   options.sample_every = std::chrono::seconds(1);
-  options.on_sample = [&](sim::Nanos now, instance::Instance& instance) {
+  options.on_sample = [&](sim::Time now, instance::Instance& instance) {
     metrics.Sample(instance);
     recorder.Record(registry, now);
   };
@@ -219,7 +219,7 @@ TEST(OpenMetricsTest, ATinyRunIsSampledEverySecondFromTheEpoch) {
   }
   ASSERT_FALSE(seconds.empty());
   EXPECT_EQ(*seconds.begin(), std::chrono::duration_cast<std::chrono::seconds>(
-                                  scenarios::kRunEpoch)
+                                  scenarios::kRunEpoch.time_since_epoch())
                                   .count());
   EXPECT_EQ(*seconds.begin(), 1767225600);
   // Every second from the epoch to the end of the run (5 s and settling).

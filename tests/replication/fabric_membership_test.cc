@@ -161,7 +161,7 @@ TEST_F(FabricTest, DownOriginIgnoresAcknowledgements) {
   Add("c2", kEurope);
   CreateTable("c1");
   RunUntilIdle();
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");
   const std::map<std::string, uint64_t> token = fabric_->LogPositions();
   RunUntil(t0 + milliseconds(1500));  // applied on c2; its ack is on the way
@@ -209,7 +209,7 @@ TEST_F(FabricTest, DestroyedWithTasksStillPendingIsHarmless) {
   Add("c3", kAsia);
   CreateTable("c1");
   RunUntilIdle();
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   Write("c1", "a", "1");
   RunUntil(t0 + milliseconds(500));
   Write("c1", "b", "2");  // waits for the first batch's ack

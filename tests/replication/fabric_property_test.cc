@@ -136,7 +136,7 @@ class RandomWorld {
       CheckDivergence();
     }
     if (options_.compact_often) fabric_.CompactAll();
-    trace_.AddInt(scheduler_.Now().count());
+    trace_.AddInt(sim::NanosSinceEpoch(scheduler_.Now()));
     for (const auto& [id, position] : fabric_.LogPositions()) {
       trace_.Add(id);
       trace_.AddInt(static_cast<int64_t>(position));
@@ -422,7 +422,7 @@ sim::Fingerprint RunForFingerprint(uint64_t seed) {
   world.Settle();
   world.fabric().CompactAll();
   sim::Fingerprint f = world.trace();
-  f.AddInt(world.scheduler().Now().count());
+  f.AddInt(sim::NanosSinceEpoch(world.scheduler().Now()));
   world.AddLinkStats(&f);
   world.fabric().AddContents(&f);
   return f;

@@ -134,7 +134,7 @@ TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
   RunUntilIdle();
   ASSERT_THAT(C("c2").ListTables(), ElementsAre("t"));
 
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");
   const std::map<std::string, uint64_t> token = fabric_->LogPositions();
   EXPECT_FALSE(fabric_->HasApplied(token));
@@ -143,7 +143,7 @@ TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
   RunUntil(t0 + milliseconds(2900));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
   EXPECT_FALSE(fabric_->HasApplied(token));
-  RunUntil(t0 + seconds(3) - Nanos(1));
+  RunUntil(t0 + seconds(3) - Duration(1));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
 
   // Delivered at exactly t0 + 3 s.
@@ -152,7 +152,7 @@ TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
   EXPECT_TRUE(fabric_->HasApplied(token));
   // The acknowledgement takes another 3 s to come back.
   EXPECT_EQ(Backlog("c1", "c2"), 1u);
-  RunUntil(t0 + seconds(6) - Nanos(1));
+  RunUntil(t0 + seconds(6) - Duration(1));
   EXPECT_EQ(Backlog("c1", "c2"), 1u);
   RunUntil(t0 + seconds(6));
   EXPECT_EQ(Backlog("c1", "c2"), 0u);
@@ -190,18 +190,18 @@ TEST_F(SmallBatchFabricTest, ShipsOneBatchAtATimeOfAtMostBatchEntries) {
   Add("c2", kEurope);
   CreateTable("c1");
   RunUntilIdle();
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   for (int i = 0; i < 7; ++i) Write("c1", "r" + std::to_string(i), "v");
   EXPECT_EQ(Backlog("c1", "c2"), 7u);
   // The first write left at once, alone; the others wait for its ack (at
   // t0 + 2 s), then go three at a time.
-  RunUntil(t0 + seconds(1) - Nanos(1));
+  RunUntil(t0 + seconds(1) - Duration(1));
   EXPECT_THAT(Keys(ReadAll(C("c2"))), IsEmpty());
   RunUntil(t0 + seconds(1));
   EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0"));
   RunUntil(t0 + seconds(2));
   EXPECT_EQ(Backlog("c1", "c2"), 6u);
-  RunUntil(t0 + seconds(3) - Nanos(1));
+  RunUntil(t0 + seconds(3) - Duration(1));
   EXPECT_EQ(ReadAll(C("c2")).size(), 1u);
   RunUntil(t0 + seconds(3));
   EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0", "r1", "r2", "r3"));
@@ -222,13 +222,13 @@ TEST_F(FabricTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
   CreateTable("c1");
   RunUntilIdle();
   transport_.Partition(kEastB, kEurope);
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");  // dropped: the link is cut when it is sent
   EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).partitioned, 1);
   RunUntil(t0 + milliseconds(500));
   transport_.Heal(kEastB, kEurope);
   // Sent again at t0 + 1 s (the default retransmit_after).
-  RunUntil(t0 + milliseconds(1100) - Nanos(1));
+  RunUntil(t0 + milliseconds(1100) - Duration(1));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
   RunUntil(t0 + milliseconds(1100));
   EXPECT_EQ(Get("c2", "r"), "v");
@@ -242,7 +242,7 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
     uint64_t position;
     cluster::CommitRecord::Kind kind;
     std::string row;
-    Nanos committed_at, applied_at;
+    Time committed_at, applied_at;
   };
   std::vector<Applied> applied;
   fabric_->set_apply_hook([&](const AppliedInfo& info) {
@@ -265,7 +265,7 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
   // Acknowledgements from c2 are lost, so c1 sends the batch again and
   // again: c2 applies it once.
   transport_.Partition(kEurope, kEastB, /*one_way=*/true);
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   Write("c1", "a", "1");
   Write("c1", "b", "2");
   RunUntil(t0 + milliseconds(3500));
@@ -279,7 +279,7 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
     EXPECT_EQ(applied[i].kind, cluster::CommitRecord::Kind::kMutateRow);
     EXPECT_EQ(applied[i].position, applied[0].position + i);
     // Both committed at t0 (to the microsecond).
-    EXPECT_LE(applied[i].committed_at, t0 + Nanos(1000));
+    EXPECT_LE(applied[i].committed_at, t0 + Duration(1000));
     EXPECT_GE(applied[i].committed_at, t0);
   }
   // "a" left alone at once; "b" waited for an ack that never came and left
@@ -304,7 +304,7 @@ TEST_F(FabricTest, ApplyHookMarksTheLastEntryOfEachBatch) {
   struct Applied {
     std::string row;
     bool last;
-    Nanos at;
+    Time at;
   };
   std::vector<Applied> applied;
   fabric_->set_apply_hook([&](const AppliedInfo& info) {
@@ -355,7 +355,7 @@ TEST_F(FabricTest, StaleBatchArrivingAfterTruncationIsSkipped) {
   RunUntilIdle();
   const int n = static_cast<int>(ReplicationLog::kChunkEntries) + 44;
   const int64_t sent = transport_.StatsOf(kEastB, kEurope).delivered;
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   // The first batch (the first write alone) is lost; the resends at t0 + 1 s
   // and t0 + 2 s carry all n writes and arrive at t0 + 1.8 s and 2.8 s.
   transport_.Partition(kEastB, kEurope, /*one_way=*/true);
@@ -767,14 +767,14 @@ TEST_F(FabricTest, ComingBackUpShipsAtOnceWithoutWaitingForATimer) {
   CreateTable("c1");
   RunUntilIdle();
   ASSERT_TRUE(fabric_->SetDown("c2", true).ok());
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");
   Write("c2", "s", "w");
   // Retransmits tick at t0 + 1 s, 2 s, ...; come back between two ticks.
   RunUntil(t0 + milliseconds(10'500));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
   ASSERT_TRUE(fabric_->SetDown("c2", false).ok());
-  RunUntil(t0 + milliseconds(10'600) - Nanos(1));
+  RunUntil(t0 + milliseconds(10'600) - Duration(1));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
   EXPECT_EQ(Get("c1", "s"), std::nullopt);
   RunUntil(t0 + milliseconds(10'600));

@@ -41,8 +41,9 @@ using ::btsim::cluster::FamilyModification;
 using ::btsim::cluster::GcRule;
 using ::btsim::cluster::Mutation;
 using ::btsim::cluster::SetCell;
+using ::btsim::sim::Duration;
 using ::btsim::sim::LatencyModel;
-using ::btsim::sim::Nanos;
+using ::btsim::sim::Time;
 using ::std::chrono::milliseconds;
 using ::std::chrono::seconds;
 using ::testing::ElementsAre;
@@ -51,7 +52,7 @@ using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
 
 // 2023-11-14T22:13:20Z.
-inline constexpr Nanos kStart{1'700'000'000'000'000'000};
+inline constexpr Time kStart{Duration(1'700'000'000'000'000'000)};
 
 inline constexpr char kEastB[] = "us-east1-b";
 inline constexpr char kEastC[] = "us-east1-c";
@@ -124,7 +125,7 @@ class FabricTest : public ::testing::Test {
                                                     sim::Rng(11), options)) {}
 
   // Every link, including same-zone ones, takes exactly `latency`.
-  void SetLatency(Nanos latency) {
+  void SetLatency(Duration latency) {
     transport_.SetLatencyEverywhere(LatencyModel::Constant(latency));
   }
 
@@ -181,8 +182,8 @@ class FabricTest : public ::testing::Test {
     return (*t)->Stats().rows;
   }
 
-  void RunUntil(Nanos t) { scheduler_.RunUntil(t); }
-  void RunFor(Nanos d) { scheduler_.RunFor(d); }
+  void RunUntil(Time t) { scheduler_.RunUntil(t); }
+  void RunFor(Duration d) { scheduler_.RunFor(d); }
   // Runs until nothing is pending, which happens once every batch is
   // acknowledged (retransmit timers keep the scheduler busy until then).
   void RunUntilIdle() {

@@ -18,7 +18,7 @@ using checks_test::Check;
 using checks_test::Eval;
 using checks_test::Ms;
 using checks_test::RunCheck;
-using sim::Nanos;
+using sim::Duration;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -573,7 +573,7 @@ TEST(FailbackTest, SettleRepairsWhatWasNotRepairedEarlier) {
   EXPECT_EQ(failbacks[0].length, Ms(200));
   EXPECT_TRUE(failbacks[1].unobserved);  // nothing after the settle
   EXPECT_FALSE(failbacks[1].never);
-  EXPECT_EQ(failbacks[2].repaired, Nanos(-1));  // removed: never repaired
+  EXPECT_EQ(failbacks[2].repaired, Duration(-1));  // removed: never repaired
   EXPECT_EQ(failbacks[2].home, "c3");
   ExpectationResult result =
       Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 1");

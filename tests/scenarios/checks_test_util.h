@@ -19,9 +19,9 @@
 namespace btsim::scenarios::checks_test {
 
 namespace pb = btsim::scenario::v1;
-using sim::Nanos;
+using sim::Duration;
 
-inline Nanos Ms(int64_t ms) { return std::chrono::milliseconds(ms); }
+inline Duration Ms(int64_t ms) { return std::chrono::milliseconds(ms); }
 
 // Builds a History by hand. Writes get increasing versions and commit half
 // way through; every operation targets table "t". References returned stay

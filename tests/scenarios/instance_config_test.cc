@@ -82,7 +82,7 @@ TEST(InstanceConfigFileTest, LoadsTheExample) {
   ASSERT_EQ(loaded->link_overrides.size(), 1u);
 
   // The probe of `btsim serve` accepts it.
-  sim::VirtualScheduler scheduler{sim::Nanos(0)};
+  sim::VirtualScheduler scheduler{sim::Time()};
   auto instance =
       instance::Instance::Create("i", scheduler, sim::Rng(0), config);
   ASSERT_TRUE(instance.ok()) << instance.status().ToString();
@@ -97,18 +97,19 @@ TEST(InstanceConfigFileTest, ConvertsEveryLatencyKind) {
       "floor { nanos: 500 }");
   ASSERT_TRUE(uniform.ok()) << uniform.status().ToString();
   LatencyModel expected = LatencyModel::Uniform(milliseconds(1), seconds(1));
-  expected.floor = sim::Nanos(500);
+  expected.floor = sim::Duration(500);
   EXPECT_EQ(*uniform, expected);
   EXPECT_EQ(*SameZone("normal { mean { seconds: 3 } stddev { nanos: 7 } } "
                       "floor { seconds: 1 }"),
-            LatencyModel::Normal(seconds(3), sim::Nanos(7), seconds(1)));
+            LatencyModel::Normal(seconds(3), sim::Duration(7), seconds(1)));
   EXPECT_EQ(*SameZone("log_normal { median { nanos: 250000 } sigma: 0.3 } "
                       "floor { nanos: 50000 }"),
             LatencyModel::LogNormal(std::chrono::microseconds(250), 0.3,
                                     std::chrono::microseconds(50)));
-  EXPECT_EQ(*SameZone("exponential { mean { seconds: 2 } } "
-                      "floor { seconds: 1 nanos: 5 }"),
-            LatencyModel::Exponential(seconds(2), seconds(1) + sim::Nanos(5)));
+  EXPECT_EQ(
+      *SameZone("exponential { mean { seconds: 2 } } "
+                "floor { seconds: 1 nanos: 5 }"),
+      LatencyModel::Exponential(seconds(2), seconds(1) + sim::Duration(5)));
 }
 
 TEST(InstanceConfigFileTest, DefaultsAndStorageType) {
@@ -126,7 +127,7 @@ TEST(InstanceConfigFileTest, DefaultsAndStorageType) {
   loaded = Load(std::string(kThreeClusters) +
                 "links { replication_latency { seconds: 3 } }");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_EQ(loaded->config.replication_latency, sim::Nanos(seconds(3)));
+  EXPECT_EQ(loaded->config.replication_latency, sim::Duration(seconds(3)));
 }
 
 TEST(InstanceConfigFileTest, SyntaxErrorsCarryLineAndColumn) {
@@ -286,7 +287,7 @@ TEST(InstanceConfigFileTest, ProfilesAndOverridesTakeEffect) {
     }
   )pb");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  sim::VirtualScheduler scheduler{sim::Nanos(0)};
+  sim::VirtualScheduler scheduler{sim::Time()};
   auto instance =
       instance::Instance::Create("i", scheduler, sim::Rng(0), loaded->config);
   ASSERT_TRUE(instance.ok()) << instance.status().ToString();
@@ -313,7 +314,7 @@ TEST(InstanceConfigFileTest, ProfilesAndOverridesTakeEffect) {
   EXPECT_EQ(transport.LatencyOf("europe-west1-d", "us-east1-b"),
             sim::TransportDefaults{}.cross_region);
   const LatencyModel uniform =
-      LatencyModel::Uniform(sim::Nanos(1000), sim::Nanos(2000));
+      LatencyModel::Uniform(sim::Duration(1000), sim::Duration(2000));
   EXPECT_EQ(transport.LatencyOf("us-east1-c", "us-east1-b"), uniform);
   EXPECT_EQ(transport.LatencyOf("us-east1-b", "us-east1-c"), uniform);
 }

@@ -25,7 +25,7 @@ using ::testing::MatchesRegex;
 
 constexpr char kField[] = "clients[0].workload.keys";
 // 2023-11-14T22:13:20.123456789Z.
-constexpr sim::Nanos kNow{1'700'000'000'123'456'789};
+constexpr sim::Time kNow{sim::Duration(1'700'000'000'123'456'789)};
 constexpr char kNowMs[] = "1700000000123";
 // INT64_MAX - 1700000000123.
 constexpr char kNowReverse[] = "9223370336854775684";
@@ -117,8 +117,10 @@ TEST(KeyPatternTest, TimestampFirstFormat) {
             std::string(kNowMs) + "#" + Pad(expected.Uniform(10000), 4));
   // Sub-millisecond parts are dropped; the epoch pads to 13 digits.
   auto small = Make("timestamp_first {} entities: 1");
-  EXPECT_EQ(small->WriteKey(sim::Nanos(1'999'999), rng), "0000000000001#0");
-  EXPECT_EQ(small->WriteKey(sim::Nanos(-5), rng), "0000000000000#0");
+  EXPECT_EQ(small->WriteKey(sim::Time(sim::Duration(1'999'999)), rng),
+            "0000000000001#0");
+  EXPECT_EQ(small->WriteKey(sim::Time(sim::Duration(-5)), rng),
+            "0000000000000#0");
 }
 
 TEST(KeyPatternTest, ReversedTimestampFormat) {
@@ -128,7 +130,8 @@ TEST(KeyPatternTest, ReversedTimestampFormat) {
   EXPECT_EQ(gen->WriteKey(kNow, rng),
             Pad(expected.Uniform(100), 2) + "#" + kNowReverse);
   auto one = Make("reversed_timestamp {} entities: 1");
-  EXPECT_EQ(one->WriteKey(sim::Nanos(0), rng), "0#9223372036854775807");
+  EXPECT_EQ(one->WriteKey(sim::Time(sim::Duration(0)), rng),
+            "0#9223372036854775807");
 }
 
 TEST(KeyPatternTest, FieldPromotionFormat) {
@@ -238,7 +241,7 @@ TEST(KeyPatternTest, SameSeedSameKeysOtherForkOtherKeys) {
       sim::Rng rng = sim::Rng(kSeed).Fork(fork);
       std::vector<std::string> keys;
       for (int i = 0; i < 200; ++i) {
-        const sim::Nanos now = kNow + milliseconds(i / 3);
+        const sim::Time now = kNow + milliseconds(i / 3);
         keys.push_back(gen->WriteKey(now, rng));
         keys.push_back(gen->ReadKey(now, rng));
         keys.push_back(gen->ScanStart(now, rng));
@@ -264,8 +267,9 @@ TEST(KeyPatternTest, SequentialAndTimestampFirstWritesSortInTimeOrder) {
   // Across the 10^12 ms boundary too (13 digits throughout).
   auto gen = Make("timestamp_first {}");
   sim::Rng rng(kSeed);
-  EXPECT_LT(gen->WriteKey(sim::Nanos(999'999'999'999'000'000), rng),
-            gen->WriteKey(sim::Nanos(1'000'000'000'000'000'000), rng));
+  EXPECT_LT(
+      gen->WriteKey(sim::Time(sim::Duration(999'999'999'999'000'000)), rng),
+      gen->WriteKey(sim::Time(sim::Duration(1'000'000'000'000'000'000)), rng));
 }
 
 TEST(KeyPatternTest, ReversedTimestampNewerSortsFirstWithinEntity) {

@@ -136,8 +136,8 @@ TEST(HistoryJsonlTest, TimesAreRoundedToTheMillisecondAsPrintfRounds) {
   Builder b;
   const auto at = [&](int64_t nanos) {
     Operation& op = b.Op(OpType::kReadRow, "r-0", "r", 0, 0, "c1");
-    op.invoke = sim::Nanos(nanos);
-    op.complete = sim::Nanos(nanos);
+    op.invoke = sim::Duration(nanos);
+    op.complete = sim::Duration(nanos);
   };
   at(1'234'499'999);      // 1.234
   at(1'234'500'001);      // 1.235
@@ -173,7 +173,7 @@ TEST(HistoryJsonlTest, ManyOperationsKeepTheirOrderAcrossBatches) {
 TEST(ReportJsonTest, AbsentValuesAreLeftOutAndTheRestIsThere) {
   Builder b;
   b.history().duration = Ms(20'000);
-  b.history().settled = sim::Nanos(-1);  // replication did not drain
+  b.history().settled = sim::Duration(-1);  // replication did not drain
   Event& down = b.AddEvent(EventKind::kClusterDown, 10'000, "c1");
   down.label = "c1 <down>";
   Event& up = b.AddEvent(EventKind::kClusterUp, 15'000, "c1");

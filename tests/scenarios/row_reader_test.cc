@@ -97,7 +97,7 @@ std::vector<std::pair<std::string, OwnedRead>> ReadThroughFilter(
 }
 
 TEST(ReadRowStatesTest, SeesWhatANewestCellPerColumnReadSees) {
-  sim::ManualClock clock(std::chrono::seconds(1'000'000));
+  sim::ManualClock clock(sim::Time(std::chrono::seconds(1'000'000)));
   cluster::Cluster c(clock, sim::Rng(1), cluster::ClusterOptions{});
   const std::vector<cluster::FamilyModification> families = {
       {"cf", cluster::FamilyModification::Kind::kCreate, {}},

@@ -125,7 +125,7 @@ TEST(RunnerTest, ALatencyStepChangesTheLatencyOfRequestsOverThatLink) {
   int before = 0, during = 0, after = 0;
   for (const Operation& op : o.history.operations) {
     ASSERT_TRUE(op.ok()) << op.message;
-    const sim::Nanos took = op.complete - op.invoke;
+    const sim::Duration took = op.complete - op.invoke;
     if (op.complete < seconds(3)) {
       ++before;
       EXPECT_LT(took, milliseconds(100));
@@ -204,7 +204,7 @@ TEST(RunnerTest, ClosedLoopKeepsNInFlight) {
   )pb");
   // Sweep the invoke/complete points: never more than 3 open at once, and
   // 3 most of the time.
-  std::vector<std::pair<sim::Nanos, int>> points;
+  std::vector<std::pair<sim::Duration, int>> points;
   for (const Operation& op : o.history.operations) {
     points.push_back({op.invoke, +1});
     points.push_back({op.complete, -1});
@@ -548,7 +548,7 @@ TEST(RunnerTest, LinkSamplesRecordLagAndBacklog) {
   // small lag, c1 -> c3 (another continent) with a larger one, and backs up
   // while partitioned.
   int64_t to_c2 = 0, to_c3_during = 0, backlog_c3 = 0;
-  sim::Nanos max_c2{0}, max_c3_before{0};
+  sim::Duration max_c2{0}, max_c3_before{0};
   for (const LinkSample& s : o.history.links) {
     if (s.from == "c2" || s.from == "c3") {
       EXPECT_EQ(s.applied, 0) << s.from;
@@ -610,11 +610,11 @@ TEST(RunnerTest, ObserversSeeRequestsAndReplicationAndSamplesAreRegular) {
                     "test.textproto");
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   CountingObserver observer;
-  std::vector<sim::Nanos> samples;
+  std::vector<sim::Time> samples;
   RunOptions options;
   options.observers.push_back(&observer);
   options.sample_every = milliseconds(500);
-  options.on_sample = [&](sim::Nanos now, instance::Instance& instance) {
+  options.on_sample = [&](sim::Time now, instance::Instance& instance) {
     samples.push_back(now);
     EXPECT_EQ(instance.Clusters().size(), 3u);
   };
@@ -671,7 +671,7 @@ TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
   std::vector<std::string> values;
   RunOptions options;
   options.sample_every = seconds(1);
-  options.on_sample = [&](sim::Nanos, instance::Instance& instance) {
+  options.on_sample = [&](sim::Time, instance::Instance& instance) {
     values.clear();
     cluster::Cluster* c2 = instance.fabric().Find("c2");
     ASSERT_NE(c2, nullptr);

@@ -92,7 +92,7 @@ constexpr char kBase[] = R"pb(
   }
 )pb";
 
-constexpr sim::Nanos kSampleEvery = std::chrono::milliseconds(100);
+constexpr sim::Duration kSampleEvery = std::chrono::milliseconds(100);
 
 struct Played {
   RunOutcome outcome;
@@ -100,7 +100,7 @@ struct Played {
   // from 0 until the run has settled.
   std::map<std::string, std::vector<int>> nodes;
 
-  int NodesAt(const std::string& cluster, sim::Nanos at) const {
+  int NodesAt(const std::string& cluster, sim::Duration at) const {
     return nodes.at(cluster).at(at / kSampleEvery);
   }
 };
@@ -112,7 +112,7 @@ Played Play(const std::string& timeline) {
   if (!loaded.ok()) return played;
   RunOptions options;
   options.sample_every = kSampleEvery;
-  options.on_sample = [&](sim::Nanos, instance::Instance& instance) {
+  options.on_sample = [&](sim::Time, instance::Instance& instance) {
     for (const char* id : {"c1", "c2", "c3"}) {
       const cluster::NodeModel* nodes = instance.Nodes(id);
       played.nodes[id].push_back(nodes == nullptr ? 0 : nodes->nodes());

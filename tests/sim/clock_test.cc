@@ -10,7 +10,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr Nanos kStart{1'700'000'000'000'000'000};
+constexpr Time kStart{Duration(1'700'000'000'000'000'000)};
 
 TEST(ManualClockTest, StartsWhereTold) {
   ManualClock clock(kStart);
@@ -22,27 +22,28 @@ TEST(ManualClockTest, AdvanceAndSetMoveForward) {
   ManualClock clock(kStart);
   clock.Advance(seconds(2));
   EXPECT_EQ(clock.Now(), kStart + seconds(2));
-  clock.Advance(Nanos(0));
+  clock.Advance(Duration(0));
   EXPECT_EQ(clock.Now(), kStart + seconds(2));
   clock.Set(kStart + seconds(10));
   EXPECT_EQ(clock.Now(), kStart + seconds(10));
   clock.Set(kStart + seconds(10));  // setting to now is allowed
   EXPECT_EQ(clock.Now(), kStart + seconds(10));
   clock.Advance(milliseconds(1));
-  EXPECT_EQ(clock.Now().count(), kStart.count() + 10'001'000'000);
+  EXPECT_EQ(sim::NanosSinceEpoch(clock.Now()),
+            sim::NanosSinceEpoch(kStart) + 10'001'000'000);
 }
 
 TEST(ManualClockTest, UsableThroughClockInterface) {
   ManualClock manual(kStart);
   const Clock& clock = manual;
-  manual.Advance(Nanos(5));
-  EXPECT_EQ(clock.Now(), kStart + Nanos(5));
+  manual.Advance(Duration(5));
+  EXPECT_EQ(clock.Now(), kStart + Duration(5));
 }
 
 TEST(ManualClockDeathTest, MovingBackwardsAborts) {
   ManualClock clock(kStart);
-  EXPECT_DEATH(clock.Set(kStart - Nanos(1)), "ManualClock moved backwards");
-  EXPECT_DEATH(clock.Advance(Nanos(-1)), "ManualClock moved backwards");
+  EXPECT_DEATH(clock.Set(kStart - Duration(1)), "ManualClock moved backwards");
+  EXPECT_DEATH(clock.Advance(Duration(-1)), "ManualClock moved backwards");
 }
 
 }  // namespace

@@ -32,9 +32,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr Nanos kVirtualStart{1'700'000'000'000'000'000};
+constexpr Time kVirtualStart{Duration(1'700'000'000'000'000'000)};
 // Generous: only reached when something is broken.
-constexpr Nanos kRealTimeout = seconds(20);
+constexpr Duration kRealTimeout = seconds(20);
 
 // A thread-safe record of what tasks did. Tasks append; the test waits.
 class Log {
@@ -55,7 +55,7 @@ class Log {
     return values_.size();
   }
   // Waits, in real time, until at least `n` values were added.
-  bool WaitForSize(size_t n, Nanos timeout) const {
+  bool WaitForSize(size_t n, Duration timeout) const {
     std::unique_lock lock(mu_);
     return cv_.wait_for(lock, timeout, [&] { return values_.size() >= n; });
   }
@@ -68,7 +68,7 @@ class Log {
 
 // Polls `done` in real time; for conditions not tied to a Log.
 bool WaitUntil(const std::function<bool()>& done,
-               Nanos timeout = kRealTimeout) {
+               Duration timeout = kRealTimeout) {
   const auto give_up = std::chrono::steady_clock::now() + timeout;
   while (!done()) {
     if (std::chrono::steady_clock::now() > give_up) return false;
@@ -114,7 +114,7 @@ class SchedulerConformanceTest : public ::testing::Test {
   Scheduler& s() { return harness_.scheduler(); }
   bool Run(size_t n) { return harness_.RunUntilLogged(log_, n); }
   // Schedules a task that logs `tag`.
-  TaskId Tagged(Nanos delay, int64_t tag) {
+  TaskId Tagged(Duration delay, int64_t tag) {
     return s().RunAfter(delay, [this, tag] { log_.Add(tag); });
   }
 
@@ -144,11 +144,11 @@ constexpr int kTrue = 2;
 int AsResult(bool b) { return b ? kTrue : kFalse; }
 
 TYPED_TEST(SchedulerConformanceTest, TaskRunsNotBeforeItsDelay) {
-  const std::vector<Nanos> delays = {Nanos(0),         Nanos(1),
-                                     milliseconds(1),  milliseconds(3),
-                                     milliseconds(10), milliseconds(25)};
+  const std::vector<Duration> delays = {Duration(0),      Duration(1),
+                                        milliseconds(1),  milliseconds(3),
+                                        milliseconds(10), milliseconds(25)};
   for (size_t i = 0; i < delays.size(); ++i) {
-    const Nanos earliest = this->s().Now() + delays[i];
+    const Time earliest = this->s().Now() + delays[i];
     this->s().RunAfter(delays[i], [this, earliest, i] {
       this->times_.Add((this->s().Now() - earliest).count());
       this->log_.Add(static_cast<int64_t>(i));
@@ -159,12 +159,12 @@ TYPED_TEST(SchedulerConformanceTest, TaskRunsNotBeforeItsDelay) {
 }
 
 TYPED_TEST(SchedulerConformanceTest, RunsByDueTimeNotBySchedulingOrder) {
-  const std::vector<Nanos> delays = {
-      milliseconds(30), milliseconds(10), milliseconds(20), Nanos(0),
+  const std::vector<Duration> delays = {
+      milliseconds(30), milliseconds(10), milliseconds(20), Duration(0),
       milliseconds(25), milliseconds(5),  milliseconds(15)};
   // The due time is Now() + delay with Now() read inside RunAfter, so it lies
   // in [lo, hi] below; on a virtual clock lo == hi.
-  std::vector<Nanos> lo, hi;
+  std::vector<Time> lo, hi;
   for (size_t i = 0; i < delays.size(); ++i) {
     lo.push_back(this->s().Now() + delays[i]);
     this->Tagged(delays[i], static_cast<int64_t>(i));
@@ -188,7 +188,7 @@ TYPED_TEST(SchedulerConformanceTest, RunsByDueTimeNotBySchedulingOrder) {
 
 TYPED_TEST(SchedulerConformanceTest, SameDueTimeRunsInSchedulingOrder) {
   constexpr int kTasks = 100;
-  for (int i = 0; i < kTasks; ++i) this->Tagged(Nanos(0), i);
+  for (int i = 0; i < kTasks; ++i) this->Tagged(Duration(0), i);
   ASSERT_TRUE(this->Run(kTasks));
   std::vector<int64_t> expected(kTasks);
   for (int i = 0; i < kTasks; ++i) expected[i] = i;
@@ -208,7 +208,7 @@ TYPED_TEST(SchedulerConformanceTest, SameDelayRunsInSchedulingOrder) {
 
 TYPED_TEST(SchedulerConformanceTest, SameDelayFromInsideATaskRunsInOrder) {
   constexpr int kTasks = 100;
-  this->s().RunAfter(Nanos(0), [this] {
+  this->s().RunAfter(Duration(0), [this] {
     for (int i = 0; i < kTasks; ++i) this->Tagged(milliseconds(1), i);
   });
   ASSERT_TRUE(this->Run(kTasks));
@@ -219,14 +219,14 @@ TYPED_TEST(SchedulerConformanceTest, SameDelayFromInsideATaskRunsInOrder) {
 
 TYPED_TEST(SchedulerConformanceTest, NegativeDelayCountsAsZero) {
   // Were -1s honoured, task 1 would be due before task 0 and run first.
-  const Nanos before = this->s().Now();
-  this->Tagged(Nanos(0), 0);
+  const Time before = this->s().Now();
+  this->Tagged(Duration(0), 0);
   this->s().RunAfter(seconds(-1), [this, before] {
     this->times_.Add((this->s().Now() - before).count());
     this->log_.Add(1);
   });
-  this->Tagged(Nanos(-1), 2);
-  this->Tagged(Nanos(0), 3);
+  this->Tagged(Duration(-1), 2);
+  this->Tagged(Duration(0), 3);
   ASSERT_TRUE(this->Run(4));
   EXPECT_EQ(this->log_.values(), (std::vector<int64_t>{0, 1, 2, 3}));
   ASSERT_EQ(this->times_.size(), 1u);
@@ -235,7 +235,7 @@ TYPED_TEST(SchedulerConformanceTest, NegativeDelayCountsAsZero) {
 
 TYPED_TEST(SchedulerConformanceTest, CancelPendingTaskReturnsTrueAndNeverRuns) {
   // Set up inside a task, so nothing can run between RunAfter and Cancel.
-  this->s().RunAfter(Nanos(0), [this] {
+  this->s().RunAfter(Duration(0), [this] {
     const TaskId doomed = this->Tagged(milliseconds(1), 1);
     this->Tagged(milliseconds(5), 2);  // sentinel, due after `doomed`
     this->results_[0] = AsResult(this->s().Cancel(doomed));
@@ -262,7 +262,7 @@ TYPED_TEST(SchedulerConformanceTest, CancelFromDrivingThread) {
 }
 
 TYPED_TEST(SchedulerConformanceTest, CancelAfterRunReturnsFalse) {
-  const TaskId id = this->Tagged(Nanos(0), 1);
+  const TaskId id = this->Tagged(Duration(0), 1);
   ASSERT_TRUE(this->Run(1));
   EXPECT_FALSE(this->s().Cancel(id));
 }
@@ -270,13 +270,13 @@ TYPED_TEST(SchedulerConformanceTest, CancelAfterRunReturnsFalse) {
 TYPED_TEST(SchedulerConformanceTest, CancelUnknownIdReturnsFalse) {
   EXPECT_FALSE(this->s().Cancel(0));
   EXPECT_FALSE(this->s().Cancel(~TaskId{0}));
-  const TaskId id = this->Tagged(Nanos(0), 1);
+  const TaskId id = this->Tagged(Duration(0), 1);
   EXPECT_FALSE(this->s().Cancel(id + 1000));
   ASSERT_TRUE(this->Run(1));
 }
 
 TYPED_TEST(SchedulerConformanceTest, DoubleCancelReturnsFalse) {
-  this->s().RunAfter(Nanos(0), [this] {
+  this->s().RunAfter(Duration(0), [this] {
     const TaskId id = this->Tagged(milliseconds(1), 1);
     this->results_[0] = AsResult(this->s().Cancel(id));
     this->results_[1] = AsResult(this->s().Cancel(id));
@@ -289,8 +289,8 @@ TYPED_TEST(SchedulerConformanceTest, DoubleCancelReturnsFalse) {
 }
 
 TYPED_TEST(SchedulerConformanceTest, RunningTaskCannotCancelItself) {
-  this->s().RunAfter(Nanos(0), [this] {
-    this->ids_[0] = this->s().RunAfter(Nanos(0), [this] {
+  this->s().RunAfter(Duration(0), [this] {
+    this->ids_[0] = this->s().RunAfter(Duration(0), [this] {
       this->results_[0] = AsResult(this->s().Cancel(this->ids_[0]));
       this->log_.Add(1);
     });
@@ -300,7 +300,7 @@ TYPED_TEST(SchedulerConformanceTest, RunningTaskCannotCancelItself) {
 }
 
 TYPED_TEST(SchedulerConformanceTest, TaskCancelsAnotherPendingTask) {
-  this->s().RunAfter(Nanos(0), [this] {
+  this->s().RunAfter(Duration(0), [this] {
     this->ids_[1] = this->Tagged(milliseconds(10), 2);
     this->s().RunAfter(milliseconds(1), [this] {
       this->results_[0] = AsResult(this->s().Cancel(this->ids_[1]));
@@ -318,7 +318,7 @@ TYPED_TEST(SchedulerConformanceTest, TasksScheduleChains) {
   constexpr int kLinks = 10;
   struct Chain {
     static void Link(SchedulerConformanceTest<TypeParam>* t, int left) {
-      t->times_.Add(t->s().Now().count());
+      t->times_.Add(NanosSinceEpoch(t->s().Now()));
       if (left > 1) {
         t->s().RunAfter(milliseconds(1), [t, left] { Link(t, left - 1); });
       }
@@ -330,15 +330,15 @@ TYPED_TEST(SchedulerConformanceTest, TasksScheduleChains) {
   const std::vector<int64_t> times = this->times_.values();
   ASSERT_EQ(times.size(), static_cast<size_t>(kLinks));
   for (int i = 1; i < kLinks; ++i) {
-    EXPECT_GE(times[i] - times[i - 1], Nanos(milliseconds(1)).count());
+    EXPECT_GE(times[i] - times[i - 1], Duration(milliseconds(1)).count());
   }
 }
 
 TYPED_TEST(SchedulerConformanceTest, ZeroDelayFromInsideTaskRunsAfterIt) {
   // The new task is due now but must wait for the running one to return.
-  this->s().RunAfter(Nanos(0), [this] {
-    this->Tagged(Nanos(0), 2);
-    this->Tagged(Nanos(-5), 3);
+  this->s().RunAfter(Duration(0), [this] {
+    this->Tagged(Duration(0), 2);
+    this->Tagged(Duration(-5), 3);
     this->log_.Add(1);
   });
   ASSERT_TRUE(this->Run(3));
@@ -348,8 +348,8 @@ TYPED_TEST(SchedulerConformanceTest, ZeroDelayFromInsideTaskRunsAfterIt) {
 TYPED_TEST(SchedulerConformanceTest, NowNeverDecreasesAcrossTasks) {
   constexpr int kTasks = 200;
   for (int i = 0; i < kTasks; ++i) {
-    this->s().RunAfter(Nanos((i * 7919) % 5'000'000), [this] {
-      this->times_.Add(this->s().Now().count());
+    this->s().RunAfter(Duration((i * 7919) % 5'000'000), [this] {
+      this->times_.Add(NanosSinceEpoch(this->s().Now()));
       this->log_.Add(0);
     });
   }
@@ -381,10 +381,10 @@ TYPED_TEST(SchedulerConformanceTest, TasksNeverOverlap) {
 
 TEST(AsioSchedulerTest, NowIsWallClockTimeSinceTheEpoch) {
   AsioScheduler s;
-  const Nanos system = std::chrono::duration_cast<Nanos>(
-      std::chrono::system_clock::now().time_since_epoch());
-  const Nanos now = s.Now();
-  EXPECT_LT(now > system ? now - system : system - now, Nanos(seconds(60)));
+  const Time system(std::chrono::duration_cast<Duration>(
+      std::chrono::system_clock::now().time_since_epoch()));
+  const Time now = s.Now();
+  EXPECT_LT(now > system ? now - system : system - now, Duration(seconds(60)));
 }
 
 TEST(AsioSchedulerTest, RunAfterFromManyThreadsRunsEachTaskExactlyOnce) {
@@ -402,7 +402,7 @@ TEST(AsioSchedulerTest, RunAfterFromManyThreadsRunsEachTaskExactlyOnce) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
           const int n = t * kPerThread + i;
-          s.RunAfter(Nanos(0), [&, n] {
+          s.RunAfter(Duration(0), [&, n] {
             if (++in_flight != 1) ++overlaps;
             ++runs[n];
             --in_flight;
@@ -442,8 +442,8 @@ TEST(AsioSchedulerTest, TimedTasksFromManyThreadsRunExactlyOnce) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
           const int n = t * kPerThread + i;
-          const Nanos delay = Nanos((n * 104729) % 10'000'000);
-          const Nanos earliest = s.Now() + delay;
+          const Duration delay = Duration((n * 104729) % 10'000'000);
+          const Time earliest = s.Now() + delay;
           s.RunAfter(delay, [&, n, earliest] {
             if (s.Now() < earliest) ++early;
             ++runs[n];
@@ -470,7 +470,7 @@ TEST(AsioSchedulerTest, CancelRacingWithExecutionIsExact) {
     AsioScheduler s;
     std::vector<TaskId> ids;
     for (int i = 0; i < kTasks; ++i) {
-      ids.push_back(s.RunAfter(Nanos((i % 10) * 500'000), [&, i] {
+      ids.push_back(s.RunAfter(Duration((i % 10) * 500'000), [&, i] {
         ++runs[i];
         log.Add(i);
       }));
@@ -499,16 +499,17 @@ TEST(AsioSchedulerTest, NowNeverDecreasesAcrossThreads) {
   std::vector<std::thread> readers;
   for (int t = 0; t < 2; ++t) {
     readers.emplace_back([&] {
-      Nanos last = s.Now();
+      Time last = s.Now();
       while (!stop) {
-        const Nanos now = s.Now();
+        const Time now = s.Now();
         if (now < last) ++backwards;
         last = now;
       }
     });
   }
   for (int i = 0; i < 50; ++i) {
-    s.RunAfter(Nanos(i * 100'000), [&] { log.Add(s.Now().count()); });
+    s.RunAfter(Duration(i * 100'000),
+               [&] { log.Add(sim::NanosSinceEpoch(s.Now())); });
   }
   EXPECT_TRUE(log.WaitForSize(50, kRealTimeout));
   stop = true;
@@ -535,7 +536,7 @@ TEST(AsioSchedulerTest, ShutdownDropsPendingTasksAndIsIdempotent) {
   s.Shutdown();
   s.Shutdown();
   // After Shutdown, RunAfter is a no-op: the task is destroyed, never run.
-  const TaskId late = s.RunAfter(Nanos(0), [token, &ran] { ++ran; });
+  const TaskId late = s.RunAfter(Duration(0), [token, &ran] { ++ran; });
   EXPECT_EQ(token.use_count(), 1);
   EXPECT_EQ(s.pending(), 0u);
   EXPECT_FALSE(s.Cancel(late));
@@ -548,12 +549,12 @@ TEST(AsioSchedulerTest, ShutdownWaitsForTheRunningTask) {
   std::atomic<bool> finished{false};
   std::atomic<bool> later_ran{false};
   AsioScheduler s;
-  s.RunAfter(Nanos(0), [&] {
+  s.RunAfter(Duration(0), [&] {
     started = true;
     std::this_thread::sleep_for(milliseconds(30));
     finished = true;
   });
-  s.RunAfter(Nanos(0), [&] { later_ran = true; });
+  s.RunAfter(Duration(0), [&] { later_ran = true; });
   ASSERT_TRUE(WaitUntil([&] { return started.load(); }));
   s.Shutdown();
   EXPECT_TRUE(finished.load());
@@ -564,7 +565,7 @@ TEST(AsioSchedulerTest, ConcurrentShutdownsAllWaitForTheRunningTask) {
   std::atomic<bool> started{false};
   std::atomic<bool> finished{false};
   AsioScheduler s;
-  s.RunAfter(Nanos(0), [&] {
+  s.RunAfter(Duration(0), [&] {
     started = true;
     std::this_thread::sleep_for(milliseconds(30));
     finished = true;
@@ -587,12 +588,12 @@ TEST(AsioSchedulerTest, ShutdownFromInsideATaskReturnsAndStopsTheRest) {
   std::atomic<bool> on_thread{false};
   std::atomic<bool> dropped_ran{false};
   AsioScheduler s;
-  s.RunAfter(Nanos(0), [&] {
+  s.RunAfter(Duration(0), [&] {
     log.Add(1);
     on_thread = s.OnSchedulerThread();
     s.Shutdown();  // must not wait for itself
     s.Shutdown();
-    s.RunAfter(Nanos(0), [&] { dropped_ran = true; });
+    s.RunAfter(Duration(0), [&] { dropped_ran = true; });
     log.Add(2);  // the calling task runs to its end
   });
   s.RunAfter(milliseconds(1), [&] { dropped_ran = true; });
@@ -610,7 +611,7 @@ TEST(AsioSchedulerTest, DestructorShutsDownWithTasksPending) {
   std::atomic<int> ran{0};
   auto s = std::make_unique<AsioScheduler>();
   for (int i = 0; i < 10; ++i) s->RunAfter(seconds(30), [&] { ++ran; });
-  s->RunAfter(Nanos(0), [&] { ++ran; });
+  s->RunAfter(Duration(0), [&] { ++ran; });
   ASSERT_TRUE(WaitUntil([&] { return ran.load() == 1; }));
   s.reset();  // must not wait for the 30 s tasks
   EXPECT_EQ(ran.load(), 1);

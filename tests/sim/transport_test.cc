@@ -21,7 +21,7 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr Nanos kStart{1'700'000'000'000'000'000};
+constexpr Time kStart{Duration(1'700'000'000'000'000'000)};
 constexpr uint64_t kSeed = 7;
 
 constexpr char kA[] = "us-east1-b";
@@ -29,18 +29,18 @@ constexpr char kB[] = "us-east1-c";
 constexpr char kC[] = "europe-west1-d";
 
 // (delivery time, message id), in delivery order.
-using Trace = std::vector<std::pair<Nanos, int>>;
+using Trace = std::vector<std::pair<Time, int>>;
 
 class TransportTest : public ::testing::Test {
  protected:
   // Sends one message, runs the scheduler dry and returns its one-way delay;
   // fails the test if the message was dropped.
-  Nanos OneTrip(std::string_view from, std::string_view to) {
-    const Nanos sent = scheduler_.Now();
-    Nanos arrived = Nanos::min();
+  Duration OneTrip(std::string_view from, std::string_view to) {
+    const Time sent = scheduler_.Now();
+    Time arrived = Time::min();
     transport_.Send(from, to, [&] { arrived = scheduler_.Now(); });
     scheduler_.RunUntilIdle();
-    EXPECT_NE(arrived, Nanos::min()) << from << " -> " << to << " dropped";
+    EXPECT_NE(arrived, Time::min()) << from << " -> " << to << " dropped";
     return arrived - sent;
   }
 
@@ -56,7 +56,7 @@ class TransportTest : public ::testing::Test {
   Transport transport_{scheduler_, Rng(kSeed)};
 };
 
-Nanos Median(std::vector<Nanos> v) {
+Duration Median(std::vector<Duration> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
@@ -72,7 +72,7 @@ TEST(LatencyModelTest, FactoriesFillTheFields) {
   const LatencyModel c = LatencyModel::Constant(milliseconds(3));
   EXPECT_EQ(c.kind, LatencyModel::Kind::kConstant);
   EXPECT_EQ(c.a, milliseconds(3));
-  EXPECT_EQ(c.floor, Nanos(0));
+  EXPECT_EQ(c.floor, Duration(0));
   const LatencyModel u =
       LatencyModel::Uniform(microseconds(1), microseconds(9));
   EXPECT_EQ(u.kind, LatencyModel::Kind::kUniform);
@@ -108,17 +108,18 @@ TEST(LatencyModelTest, ConstantIsExactAndRespectsTheFloor) {
 
 TEST(LatencyModelTest, UniformIncludesMinExcludesMax) {
   Rng rng(kSeed);
-  const LatencyModel model = LatencyModel::Uniform(Nanos(10), Nanos(15));
+  const LatencyModel model = LatencyModel::Uniform(Duration(10), Duration(15));
   std::vector<int> counts(6, 0);
   for (int i = 0; i < 20'000; ++i) {
-    const Nanos x = model.Sample(rng);
-    ASSERT_GE(x, Nanos(10));
-    ASSERT_LT(x, Nanos(15));
+    const Duration x = model.Sample(rng);
+    ASSERT_GE(x, Duration(10));
+    ASSERT_LT(x, Duration(15));
     ++counts[x.count() - 10];
   }
   for (int v = 0; v < 5; ++v) EXPECT_NEAR(counts[v], 4000, 300) << v;
   EXPECT_EQ(counts[5], 0);
-  EXPECT_EQ(LatencyModel::Uniform(Nanos(5), Nanos(5)).Sample(rng), Nanos(5));
+  EXPECT_EQ(LatencyModel::Uniform(Duration(5), Duration(5)).Sample(rng),
+            Duration(5));
 }
 
 TEST(LatencyModelTest, NormalClampsAtTheFloor) {
@@ -127,7 +128,7 @@ TEST(LatencyModelTest, NormalClampsAtTheFloor) {
       milliseconds(1), microseconds(1000), microseconds(500));
   int at_floor = 0;
   for (int i = 0; i < 20'000; ++i) {
-    const Nanos x = model.Sample(rng);
+    const Duration x = model.Sample(rng);
     ASSERT_GE(x, microseconds(500));
     if (x == microseconds(500)) ++at_floor;
   }
@@ -138,10 +139,10 @@ TEST(LatencyModelTest, NormalClampsAtTheFloor) {
 TEST(LatencyModelTest, LogNormalHasTheGivenMedian) {
   Rng rng(kSeed);
   const LatencyModel model =
-      LatencyModel::LogNormal(milliseconds(1), 0.3, Nanos(0));
-  std::vector<Nanos> samples;
+      LatencyModel::LogNormal(milliseconds(1), 0.3, Duration(0));
+  std::vector<Duration> samples;
   for (int i = 0; i < 20'000; ++i) samples.push_back(model.Sample(rng));
-  const Nanos median = Median(samples);
+  const Duration median = Median(samples);
   EXPECT_GT(median, microseconds(980));
   EXPECT_LT(median, microseconds(1020));
 }
@@ -151,9 +152,9 @@ TEST(LatencyModelTest, ExponentialIsFloorPlusExponential) {
   const LatencyModel model =
       LatencyModel::Exponential(milliseconds(2), milliseconds(1));
   double sum_ms = 0;
-  Nanos min = Nanos::max();
+  Duration min = Duration::max();
   for (int i = 0; i < 20'000; ++i) {
-    const Nanos x = model.Sample(rng);
+    const Duration x = model.Sample(rng);
     ASSERT_GE(x, milliseconds(1));
     min = std::min(min, x);
     sum_ms += std::chrono::duration<double, std::milli>(x).count();
@@ -169,7 +170,7 @@ TEST_F(TransportTest, DefaultLatencyDependsOnDistance) {
   EXPECT_EQ(transport_.LatencyOf(kA, kC), defaults.cross_region);
   EXPECT_EQ(transport_.LatencyOf("x", "y"), defaults.cross_region);
 
-  std::vector<Nanos> same_zone, same_region, cross_region;
+  std::vector<Duration> same_zone, same_region, cross_region;
   for (int i = 0; i < 101; ++i) {
     same_zone.push_back(OneTrip(kA, kA));
     same_region.push_back(OneTrip(kA, kB));
@@ -219,7 +220,7 @@ TEST_F(TransportTest, LatencyVersionMovesWithEveryLatencyChangeOnly) {
 
 TEST_F(TransportTest, ConstantLatencyDeliversExactlyAfterIt) {
   transport_.SetLatency(kA, kC, LatencyModel::Constant(milliseconds(7)));
-  std::vector<Nanos> arrivals;
+  std::vector<Time> arrivals;
   transport_.Send(kA, kC, [&] { arrivals.push_back(scheduler_.Now()); });
   scheduler_.RunFor(seconds(1));
   transport_.Send(kA, kC, [&] { arrivals.push_back(scheduler_.Now()); });
@@ -265,9 +266,9 @@ TEST_F(TransportTest, FifoPerLinkUnderHighVariance) {
   // Without FIFO the raw samples would have reordered them.
   Rng raw = Rng(kSeed).Fork(std::string(kA) + "->" + kB);
   int inversions = 0;
-  Nanos previous = Nanos::min();
+  Duration previous = Duration::min();
   for (int i = 0; i < 100; ++i) {
-    const Nanos would_arrive = microseconds(100) * i + model.Sample(raw);
+    const Duration would_arrive = microseconds(100) * i + model.Sample(raw);
     if (would_arrive < previous) ++inversions;
     previous = would_arrive;
   }
@@ -287,7 +288,7 @@ TEST_F(TransportTest, FifoHoldsWithinALinkOnlyNotAcrossLinks) {
 
 // Delays of 50 messages on A->C, optionally with traffic on other links
 // interleaved (and those links created first).
-std::vector<Nanos> DelaysOnAToC(bool other_traffic) {
+std::vector<Duration> DelaysOnAToC(bool other_traffic) {
   VirtualScheduler scheduler(kStart);
   Transport transport(scheduler, Rng(kSeed));
   transport.SetLoss(kA, kC, 0.2);  // loss draws come from the link too
@@ -295,31 +296,31 @@ std::vector<Nanos> DelaysOnAToC(bool other_traffic) {
     transport.SetLoss(kA, kB, 0.5);
     for (int i = 0; i < 10; ++i) transport.Send(kB, kA, [] {});
   }
-  std::vector<Nanos> delays;
+  std::vector<Duration> delays;
   for (int i = 0; i < 50; ++i) {
     if (other_traffic) {
       transport.Send(kA, kB, [] {});
       transport.Send(kA, kB, [] {});
       transport.Send(kC, kA, [] {});
     }
-    const Nanos sent = scheduler.Now();
+    const Time sent = scheduler.Now();
     bool arrived = false;
     transport.Send(kA, kC, [&] {
       arrived = true;
       delays.push_back(scheduler.Now() - sent);
     });
     scheduler.RunFor(seconds(1));
-    if (!arrived) delays.push_back(Nanos(-1));  // lost
+    if (!arrived) delays.push_back(Duration(-1));  // lost
   }
   return delays;
 }
 
 TEST(TransportIndependenceTest, TrafficOnOneLinkDoesNotShiftAnother) {
-  const std::vector<Nanos> quiet = DelaysOnAToC(false);
-  const std::vector<Nanos> busy = DelaysOnAToC(true);
+  const std::vector<Duration> quiet = DelaysOnAToC(false);
+  const std::vector<Duration> busy = DelaysOnAToC(true);
   EXPECT_EQ(quiet, busy);
   // The runs did sample something: delays vary and some were lost.
-  EXPECT_GT(std::count(quiet.begin(), quiet.end(), Nanos(-1)), 0);
+  EXPECT_GT(std::count(quiet.begin(), quiet.end(), Duration(-1)), 0);
   EXPECT_NE(*std::max_element(quiet.begin(), quiet.end()),
             *std::min_element(quiet.begin(), quiet.end()));
 }
@@ -459,7 +460,7 @@ TEST_F(TransportTest, ClearLatencyReturnsToTheDefault) {
             LatencyModel::Constant(milliseconds(5)));
   transport_.ClearLatency(kA, kB);
   EXPECT_EQ(transport_.LatencyOf(kB, kA), defaults.same_region);
-  const Nanos delay = OneTrip(kB, kA);
+  const Duration delay = OneTrip(kB, kA);
   EXPECT_GE(delay, microseconds(300));
   EXPECT_NE(delay, milliseconds(5));
 }
@@ -501,7 +502,7 @@ TEST_F(TransportTest, LatencyChangeAffectsOnlyLaterSends) {
 
   // Faster later sends still queue behind earlier ones (FIFO).
   trace.clear();
-  const Nanos t0 = scheduler_.Now();
+  const Time t0 = scheduler_.Now();
   transport_.SetLatency(kA, kB, LatencyModel::Constant(milliseconds(100)));
   transport_.Send(kA, kB, record(3));
   transport_.SetLatency(kA, kB, LatencyModel::Constant(milliseconds(1)));
@@ -540,7 +541,7 @@ Trace RunScenario(uint64_t seed) {
   Transport transport(scheduler, Rng(seed));
   transport.SetLoss(kA, kC, 0.1);
   transport.SetLatency(kB, kC,
-                       LatencyModel::Exponential(milliseconds(5), Nanos(0)));
+                       LatencyModel::Exponential(milliseconds(5), Duration(0)));
   const std::pair<const char*, const char*> links[] = {
       {kA, kB}, {kA, kC}, {kB, kC}, {kC, kA}, {kA, kA}};
   Trace trace;

@@ -24,7 +24,7 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr Nanos kStart{1'700'000'000'000'000'000};
+constexpr Time kStart{Duration(1'700'000'000'000'000'000)};
 
 TEST(VirtualSchedulerTest, StartsAtTheGivenTimeWithNothingPending) {
   VirtualScheduler s(kStart);
@@ -37,14 +37,15 @@ TEST(VirtualSchedulerTest, StartsAtTheGivenTimeWithNothingPending) {
 
 TEST(VirtualSchedulerTest, TimeJumpsExactlyToEachDueTime) {
   VirtualScheduler s(kStart);
-  std::vector<Nanos> seen;
-  for (Nanos d : {Nanos(hours(1)), Nanos(1), Nanos(milliseconds(5)),
-                  Nanos(seconds(2)), Nanos(0)}) {
+  std::vector<Duration> seen;
+  for (Duration d : {Duration(hours(1)), Duration(1), Duration(milliseconds(5)),
+                     Duration(seconds(2)), Duration(0)}) {
     s.RunAfter(d, [&] { seen.push_back(s.Now() - kStart); });
   }
   EXPECT_EQ(s.RunUntilIdle(), 5);
-  EXPECT_EQ(seen, (std::vector<Nanos>{Nanos(0), Nanos(1), milliseconds(5),
-                                      seconds(2), hours(1)}));
+  EXPECT_EQ(seen,
+            (std::vector<Duration>{Duration(0), Duration(1), milliseconds(5),
+                                   seconds(2), hours(1)}));
   EXPECT_EQ(s.Now(), kStart + hours(1));  // no further than the last task
 }
 
@@ -65,7 +66,7 @@ TEST(VirtualSchedulerTest, StepRunsOneTaskAndAdvancesToIt) {
 
 TEST(VirtualSchedulerTest, NegativeDelayIsDueNow) {
   VirtualScheduler s(kStart);
-  Nanos seen{};
+  Time seen;
   s.RunAfter(seconds(-5), [&] { seen = s.Now(); });
   EXPECT_EQ(s.next_due(), kStart);
   s.RunUntilIdle();
@@ -75,15 +76,15 @@ TEST(VirtualSchedulerTest, NegativeDelayIsDueNow) {
 TEST(VirtualSchedulerTest, RunUntilRunsTasksDueAtTheDeadlineAndStopsThere) {
   VirtualScheduler s(kStart);
   std::vector<int> ran;
-  const Nanos deadline = kStart + milliseconds(10);
+  const Time deadline = kStart + milliseconds(10);
   s.RunAfter(milliseconds(4), [&] { ran.push_back(4); });
   s.RunAfter(milliseconds(10), [&] { ran.push_back(10); });
-  s.RunAfter(milliseconds(10) + Nanos(1), [&] { ran.push_back(11); });
+  s.RunAfter(milliseconds(10) + Duration(1), [&] { ran.push_back(11); });
   EXPECT_EQ(s.RunUntil(deadline), 2);
   EXPECT_EQ(ran, (std::vector<int>{4, 10}));
   EXPECT_EQ(s.Now(), deadline);
   EXPECT_EQ(s.pending(), 1u);
-  EXPECT_EQ(s.next_due(), deadline + Nanos(1));
+  EXPECT_EQ(s.next_due(), deadline + Duration(1));
 }
 
 TEST(VirtualSchedulerTest, RunUntilMovesTheClockToTheDeadlineWhenIdle) {
@@ -95,7 +96,7 @@ TEST(VirtualSchedulerTest, RunUntilMovesTheClockToTheDeadlineWhenIdle) {
 TEST(VirtualSchedulerTest, RunUntilNeverMovesTheClockBackwards) {
   VirtualScheduler s(kStart + seconds(10));
   int ran = 0;
-  s.RunAfter(Nanos(0), [&] { ++ran; });
+  s.RunAfter(Duration(0), [&] { ++ran; });
   EXPECT_EQ(s.RunUntil(kStart), 0);  // the task is due later than that
   EXPECT_EQ(s.Now(), kStart + seconds(10));
   EXPECT_EQ(ran, 0);
@@ -105,7 +106,7 @@ TEST(VirtualSchedulerTest, RunUntilNeverMovesTheClockBackwards) {
 
 TEST(VirtualSchedulerTest, RunForAdvancesByTheDuration) {
   VirtualScheduler s(kStart);
-  std::vector<Nanos> seen;
+  std::vector<Duration> seen;
   for (int i = 1; i <= 5; ++i) {
     s.RunAfter(milliseconds(300 * i),
                [&] { seen.push_back(s.Now() - kStart); });
@@ -114,11 +115,11 @@ TEST(VirtualSchedulerTest, RunForAdvancesByTheDuration) {
   EXPECT_EQ(s.Now(), kStart + seconds(1));
   EXPECT_EQ(s.RunFor(seconds(1)), 2);  // 1200, 1500 ms
   EXPECT_EQ(s.Now(), kStart + seconds(2));
-  EXPECT_EQ(s.RunFor(Nanos(0)), 0);
+  EXPECT_EQ(s.RunFor(Duration(0)), 0);
   EXPECT_EQ(s.Now(), kStart + seconds(2));
-  EXPECT_EQ(seen, (std::vector<Nanos>{milliseconds(300), milliseconds(600),
-                                      milliseconds(900), milliseconds(1200),
-                                      milliseconds(1500)}));
+  EXPECT_EQ(seen, (std::vector<Duration>{milliseconds(300), milliseconds(600),
+                                         milliseconds(900), milliseconds(1200),
+                                         milliseconds(1500)}));
 }
 
 TEST(VirtualSchedulerTest, RunUntilIdleStopsAfterMaxTasks) {
@@ -142,7 +143,7 @@ TEST(VirtualSchedulerTest, RunUntilIdleBoundsATaskThatReschedulesItself) {
     ++ran;
     s.RunAfter(seconds(1), tick);
   };
-  s.RunAfter(Nanos(0), tick);
+  s.RunAfter(Duration(0), tick);
   EXPECT_EQ(s.RunUntilIdle(100), 100);
   EXPECT_EQ(ran, 100);
   EXPECT_EQ(s.Now(), kStart + seconds(99));
@@ -172,20 +173,20 @@ TEST(VirtualSchedulerTest, PendingAndNextDueTrackTheQueue) {
 TEST(VirtualSchedulerTest, TaskScheduledNowFromInsideATaskRunsInTheSameRun) {
   VirtualScheduler s(kStart);
   std::vector<std::string> ran;
-  const Nanos deadline = kStart + seconds(1);
+  const Time deadline = kStart + seconds(1);
   s.RunAfter(seconds(1), [&] {
     ran.push_back("parent");
-    s.RunAfter(Nanos(0), [&] {
+    s.RunAfter(Duration(0), [&] {
       ran.push_back("child");
-      s.RunAfter(Nanos(0), [&] { ran.push_back("grandchild"); });
-      s.RunAfter(Nanos(1), [&] { ran.push_back("too late"); });
+      s.RunAfter(Duration(0), [&] { ran.push_back("grandchild"); });
+      s.RunAfter(Duration(1), [&] { ran.push_back("too late"); });
     });
   });
   EXPECT_EQ(s.RunUntil(deadline), 3);
   EXPECT_EQ(ran, (std::vector<std::string>{"parent", "child", "grandchild"}));
   EXPECT_EQ(s.Now(), deadline);
   EXPECT_EQ(s.pending(), 1u);
-  EXPECT_EQ(s.next_due(), deadline + Nanos(1));
+  EXPECT_EQ(s.next_due(), deadline + Duration(1));
 }
 
 TEST(VirtualSchedulerTest, ManyTasksAtOneInstantRunInSchedulingOrder) {
@@ -205,17 +206,17 @@ TEST(VirtualSchedulerTest, ManyTasksAtOneInstantRunInSchedulingOrder) {
 // A little simulation: tasks spawn children at pseudo-random delays (some
 // zero, many colliding) and cancel each other; the trace records who ran
 // when. Identical input must give an identical trace.
-std::vector<std::pair<int64_t, Nanos>> RunScripted(uint64_t seed) {
+std::vector<std::pair<int64_t, Time>> RunScripted(uint64_t seed) {
   VirtualScheduler s(kStart);
   Rng rng(seed);
-  std::vector<std::pair<int64_t, Nanos>> trace;
+  std::vector<std::pair<int64_t, Time>> trace;
   std::vector<TaskId> ids;
   int64_t next_tag = 0;
   std::function<void(int)> spawn = [&](int depth) {
     const int64_t tag = next_tag++;
     const auto ms = static_cast<int64_t>(rng.Uniform(4));
     const auto times = static_cast<int64_t>(rng.Uniform(3));
-    const Nanos delay = milliseconds(ms * times);
+    const Duration delay = milliseconds(ms * times);
     ids.push_back(s.RunAfter(delay, [&, tag, depth] {
       trace.emplace_back(tag, s.Now());
       if (depth < 6) {
@@ -249,8 +250,8 @@ TEST(VirtualSchedulerTest, SameScheduleGivesTheSameTrace) {
 TEST(VirtualSchedulerTest, RunsInTheModelsOrderWithCancelsAnywhereInTheHeap) {
   VirtualScheduler s(kStart);
   Rng rng(7);
-  std::set<std::pair<Nanos, int>> model;  // (due, tag): tags rise with time
-  std::map<int, TaskId> pending;          // tag -> id
+  std::set<std::pair<Time, int>> model;  // (due, tag): tags rise with time
+  std::map<int, TaskId> pending;         // tag -> id
   std::vector<int> ran;
   int next_tag = 0;
   // Cancels a pending task picked at random and drops it from the model;
@@ -267,7 +268,7 @@ TEST(VirtualSchedulerTest, RunsInTheModelsOrderWithCancelsAnywhereInTheHeap) {
   std::function<void()> schedule = [&] {
     const int tag = next_tag++;
     // Few distinct delays: many ties, which must go by scheduling order.
-    const Nanos delay = milliseconds(static_cast<int64_t>(rng.Uniform(50)));
+    const Duration delay = milliseconds(static_cast<int64_t>(rng.Uniform(50)));
     model.emplace(s.Now() + delay, tag);
     pending[tag] = s.RunAfter(delay, [&, tag] {
       ran.push_back(tag);
