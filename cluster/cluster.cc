@@ -311,12 +311,6 @@ Status Cluster::MutateRow(std::string_view table, std::string_view key,
   return t->MutateRow(key, mutations, Commit());
 }
 
-void Cluster::ExpectRow(std::string_view table, std::string_view key) {
-  if (auto it = tables_.find(table); it != tables_.end()) {
-    it->second->ExpectRow(key);
-  }
-}
-
 Result<std::vector<Status>> Cluster::MutateRows(
     std::string_view table, std::span<const RowMutations> rows) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));

@@ -68,8 +68,6 @@ class Cluster {
       std::string_view table, std::string_view key,
       std::span<const ReadModifyWriteRule> rules);
   Status DropRowRange(std::string_view table, std::string_view prefix);
-  // Table::ExpectRow (a performance hint; nothing when the table is absent).
-  void ExpectRow(std::string_view table, std::string_view key);
   Status ReadRows(std::string_view table, const ReadOptions& options,
                   const RowVisitor& visit);
 

@@ -370,9 +370,7 @@ Status Table::ApplyToRow(std::string_view key,
                          const CommitContext& commit, bool local,
                          const RowShare* share, size_t probe) {
   const auto [ti, slot] =
-      Locate(key, probe < probes_.size()       ? &probes_[probe]
-                  : local && probe == kNoProbe ? TakeHint(key)
-                                               : nullptr);
+      Locate(key, probe < probes_.size() ? &probes_[probe] : nullptr);
   Tablet& tablet = *tablets_[ti];
   const RowRecord* old = tablet.At(slot);
   if (share != nullptr && CanTake(*share, old, mutations)) {
@@ -557,7 +555,6 @@ Status Table::MutateRow(std::string_view key,
     return InvalidArgument("mutations: at least one mutation is required");
   }
   BTSIM_RETURN_IF_ERROR(ValidateMutations(mutations));
-  AdvanceHints();
   return ApplyToRow(key, mutations, commit, /*local=*/true,
                     /*share=*/nullptr, probe);
 }

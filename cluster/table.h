@@ -6,7 +6,6 @@
 #ifndef BTSIM_CLUSTER_TABLE_H_
 #define BTSIM_CLUSTER_TABLE_H_
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -170,18 +169,6 @@ class Table {
   // scratch space), so call it where writes are allowed.
   static constexpr size_t kNoProbe = static_cast<size_t>(-1);
   void PrefetchRows(std::span<const std::string_view> keys);
-  // Says that a read or write of `key` is probably on its way (a simulated
-  // request in flight): starts bringing what searching for it reads into
-  // cache. Every later ExpectRow, MutateRow and PrefetchRows takes each
-  // pending hint one step further (see Tablet::Probe), so that its cache
-  // misses overlap with other work, and the next local write of `key`
-  // without a probe of its own (MutateRow, or the write of a
-  // CheckAndMutateRow or ReadModifyWriteRow) starts from the hint, checked
-  // against the rows like PrefetchRows' probes. A read does not take the
-  // hint; its search finds the lines in cache. The newest kHints hints are
-  // kept. Changes no row.
-  static constexpr size_t kHints = 16;  // at most 32 (bit masks)
-  void ExpectRow(std::string_view key);
 
   // ---- Reads ----
   void Read(const ReadOptions& options, sim::Rng& rng,
@@ -241,7 +228,7 @@ class Table {
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
                     const CommitContext& commit, bool local = true,
                     const RowShare* share = nullptr, size_t probe = kNoProbe);
-  // What PrefetchRows or ExpectRow found: tablets_[index] held `tablet`.
+  // What PrefetchRows found: tablets_[index] held `tablet`.
   struct RowProbe {
     const Tablet* tablet = nullptr;
     size_t index = 0;
@@ -253,18 +240,10 @@ class Table {
     return probe.index < tablets_.size() &&
            tablets_[probe.index].get() == probe.tablet;
   }
-  // The first step of a probe for `key` (Tablet::ProbeChunk in its tablet).
-  RowProbe ProbeChunk(std::string_view key) const;
   // The tablet holding (or to hold) `key` and the key's slot in it, from
   // `probe` (may be null) when that is still exact.
   std::pair<size_t, Tablet::Slot> Locate(std::string_view key,
                                          const RowProbe* probe) const;
-  // Takes hints_[i] (pending), or every pending hint, one step further.
-  void AdvanceHint(size_t i);
-  void AdvanceHints();
-  // The hint for `key`, its steps completed and the hint freed (valid until
-  // the next ExpectRow); null when there is none.
-  const RowProbe* TakeHint(std::string_view key);
   // The id of the family `m` names (RowShare::kNoFamily when it names none);
   // nullopt when this table lacks it.
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
@@ -321,18 +300,6 @@ class Table {
   };
   std::vector<RangeTombstone> range_tombstones_;
   std::vector<RowProbe> probes_;  // PrefetchRows'
-  struct Hint {
-    std::string key;
-    RowProbe probe;
-    int steps = 0;  // 1, 2, 3: ProbeChunk, ProbeHeads, ProbeRow done
-  };
-  std::array<Hint, kHints> hints_;
-  std::array<uint64_t, kHints> hint_hashes_{};  // of hints_[i].key
-  size_t next_hint_ = 0;  // the slot the next ExpectRow takes
-  // Bit i: hints_[i] holds a hint (live), one with steps < 3 (pending).
-  uint32_t live_hints_ = 0;
-  uint32_t pending_hints_ = 0;
-  static_assert(kHints <= 32);
   // The tablet of the last write: a hint for TabletStartOf (the node model
   // charges each write right after it).
   size_t written_tablet_ = 0;

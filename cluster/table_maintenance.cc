@@ -3,7 +3,6 @@
 // merging, and comparing replicas' contents. The rest of Table is in table.cc
 // and table_read.cc.
 #include <algorithm>
-#include <bit>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -18,7 +17,6 @@
 namespace btsim::cluster {
 
 void Table::PrefetchRows(std::span<const std::string_view> keys) {
-  AdvanceHints();
   probes_.clear();
   // The chunk indexes first (each search waits for its own loads, not for
   // the chunk entry of the key before), then the chunks they found.
@@ -45,67 +43,6 @@ void Table::PrefetchRows(std::span<const std::string_view> keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
     probes_[i].tablet->ProbeRow(keys[i], &probes_[i].probe);
   }
-}
-
-namespace {
-
-uint64_t HintHash(std::string_view key) {
-  return std::hash<std::string_view>{}(key);
-}
-
-}  // namespace
-
-void Table::ExpectRow(std::string_view key) {
-  AdvanceHints();
-  const size_t i = next_hint_;
-  next_hint_ = (next_hint_ + 1) % kHints;
-  Hint& hint = hints_[i];
-  hint_hashes_[i] = HintHash(key);
-  hint.key.assign(key);
-  hint.probe = ProbeChunk(key);
-  hint.steps = 1;
-  live_hints_ |= 1u << i;
-  pending_hints_ |= 1u << i;
-}
-
-void Table::AdvanceHint(size_t i) {
-  Hint& hint = hints_[i];
-  const RowProbe& p = hint.probe;
-  if (!Current(p) || !p.tablet->Current(p.probe)) {
-    hint.steps = 3;  // stale: Locate will search
-  } else if (hint.steps == 1) {
-    p.tablet->ProbeHeads(hint.key, p.probe);
-    hint.steps = 2;
-  } else {
-    p.tablet->ProbeRow(hint.key, &hint.probe.probe);
-    hint.steps = 3;
-  }
-  if (hint.steps == 3) pending_hints_ &= ~(1u << i);
-}
-
-void Table::AdvanceHints() {
-  for (uint32_t m = pending_hints_; m != 0; m &= m - 1) {
-    AdvanceHint(static_cast<size_t>(std::countr_zero(m)));
-  }
-}
-
-Table::RowProbe Table::ProbeChunk(std::string_view key) const {
-  const size_t ti = TabletIndex(key);
-  const Tablet* tablet = tablets_[ti].get();
-  return RowProbe{tablet, ti, tablet->ProbeChunk(key)};
-}
-
-const Table::RowProbe* Table::TakeHint(std::string_view key) {
-  if (live_hints_ == 0) return nullptr;
-  const uint64_t hash = HintHash(key);
-  for (uint32_t m = live_hints_; m != 0; m &= m - 1) {
-    const size_t i = static_cast<size_t>(std::countr_zero(m));
-    if (hint_hashes_[i] != hash || !SameBytes(hints_[i].key, key)) continue;
-    while (hints_[i].steps < 3) AdvanceHint(i);
-    live_hints_ &= ~(1u << i);
-    return &hints_[i].probe;
-  }
-  return nullptr;
 }
 
 std::pair<size_t, Tablet::Slot> Table::Locate(std::string_view key,

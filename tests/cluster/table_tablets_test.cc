@@ -1,5 +1,5 @@
 // Tests of Table's tablets used directly: splits, merges, samples, initial
-// splits, reads across tablets, and writes given probes or hints.
+// splits, reads across tablets, and writes given probes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -113,17 +113,6 @@ TEST_F(SmallTabletTest, WritesGivenProbesMatchWritesWithout) {
   EXPECT_GE(want.size(), 150u);
   EXPECT_EQ(Read(), want);
   EXPECT_EQ(Contents(*reversed), want);
-}
-
-TEST_F(SmallTabletTest, HintedWritesMatchWritesWithout) {
-  ExpectHintsChangeNothing(TableOptions{1 << 20, 8, 4}, 600, 230);
-  EXPECT_GT(table_.Stats().tablets, 10);
-}
-
-TEST_F(TableTest, HintedWritesInOneTabletMatchWritesWithout) {
-  // Many chunks of one tablet: rows move under the hints' offsets.
-  ExpectHintsChangeNothing(TableOptions{}, 4000, 1500);
-  EXPECT_EQ(table_.Stats().tablets, 1);
 }
 
 TEST_F(SmallTabletTest, SplitsOnBytesToo) {
