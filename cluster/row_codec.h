@@ -43,6 +43,10 @@ struct ColumnData {
   std::vector<CellData> cells;  // timestamp descending, unique
 };
 
+// A family id no family has: what a mutation that names no family
+// (DeleteFromRow) resolves to.
+inline constexpr uint32_t kNoFamily = UINT32_MAX;
+
 struct FamilyData {
   uint32_t id;
   Version tombstone = kNoVersion;   // covers cells with an older version

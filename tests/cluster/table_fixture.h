@@ -86,6 +86,11 @@ class TableTest : public ::testing::Test {
     return rows.empty() ? std::vector<Cell>{} : rows[0].cells;
   }
 
+  // Drops the rows starting with `prefix`, committed now.
+  void DropRowRange(std::string_view prefix) {
+    table_.DropRowRangeAt(prefix, Commit().version);
+  }
+
   Status Modify(std::vector<FamilyModification> mods) {
     return table_.ModifyColumnFamilies(mods);
   }
