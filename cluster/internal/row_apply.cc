@@ -229,7 +229,8 @@ WrittenRow ApplyRequest(std::string_view key, const RowRecord* old,
         WrittenRow out;
         out.size = row.encoded().size() + key.size();
         if (static_cast<int64_t>(out.size) > max_bytes) return out;
-        out.dirty = MayNeedCompaction(row.encoded());
+        // A new row of one cell has nothing to compact.
+        out.dirty = old != nullptr && MayNeedCompaction(row.encoded());
         out.row = std::move(row);
         return out;
       }
