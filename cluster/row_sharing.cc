@@ -51,6 +51,24 @@ CompactionShares::Recorded CompactionShares::Find(const RowRecord& row,
   }
 }
 
+void CompactionShares::Prefetch(const RowRecord& row, bool near) const {
+  if (slots_.empty()) return;
+  if (!near) {
+    __builtin_prefetch(&slots_[Home(row.allocation())]);
+    return;
+  }
+  // Find's walk, without reading the row: a result's row is shared.
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = Home(row.allocation());; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (!slot.row.valid()) return;
+    if (slot.row.allocation() == row.allocation()) {
+      slot.result.Prefetch();
+      return;
+    }
+  }
+}
+
 void CompactionShares::Add(const RowRecord& row, uint32_t family_id,
                            const GcRule& rule, int64_t now_micros,
                            const RowRecord& result) {

@@ -93,11 +93,10 @@ class CompactionShares {
     const GcRule* rule = nullptr;
   };
   Recorded Find(const RowRecord& row, int64_t now_micros) const;
-  // Requests what Find(row, ...) reads first, reading nothing of the row
-  // but its address: for a caller about to compact many rows. A hint.
-  void Prefetch(const RowRecord& row) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Home(row.allocation())]);
-  }
+  // Hints for a caller about to compact many rows: requests what Find(row,
+  // ...) reads first, reading nothing of the row but its address; then,
+  // once that has arrived (`near`), the result taking it writes to.
+  void Prefetch(const RowRecord& row, bool near) const;
   // Records `result` as what compacting `row`, whose one column is in
   // family `family_id`, with `rule` at `now_micros` gives (forgetting the
   // results of another moment). Only shared rows are worth recording.

@@ -202,9 +202,11 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon,
   const RowEditor edit = [&](const RowRecord& row) {
     return CompactRow(row, every_row, now_micros, tombstone_horizon, shares);
   };
-  std::function<void(const RowRecord&)> ahead;
+  Tablet::Ahead ahead;
   if (shares != nullptr) {
-    ahead = [shares](const RowRecord& row) { shares->Prefetch(row); };
+    ahead = [shares](const RowRecord& row, bool near) {
+      shares->Prefetch(row, near);
+    };
   }
   for (auto& tablet : tablets_) tablet->EditDue(every_row, edit, ahead);
   schema_dirty_ = false;

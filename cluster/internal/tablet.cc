@@ -245,7 +245,7 @@ bool Tablet::Apply(size_t c, size_t i, RowEdit edit) {
 }
 
 void Tablet::EditDue(bool every_row, const RowEditor& edit,
-                     const std::function<void(const RowRecord&)>& ahead) {
+                     const Ahead& ahead) {
   // Rows (and what `ahead` requests for them) are scattered over the heap:
   // each is requested this many rows ahead, so that their cache misses
   // overlap, and the rest of a long row half as far ahead.
@@ -280,10 +280,13 @@ void Tablet::EditDue(bool every_row, const RowEditor& edit,
       if (k + kAhead < due.size()) {
         const RowRecord& far = row_at(due[k + kAhead]);
         far.Prefetch();
-        if (ahead) ahead(far);
+        if (ahead) ahead(far, /*near=*/false);
       }
-      if (k + kAhead / 2 < due.size())
-        row_at(due[k + kAhead / 2]).PrefetchRest();
+      if (k + kAhead / 2 < due.size()) {
+        const RowRecord& near = row_at(due[k + kAhead / 2]);
+        near.PrefetchRest();
+        if (ahead) ahead(near, /*near=*/true);
+      }
       erased |= Apply(due[k].first, due[k].second, edit(row_at(due[k])));
     }
   }

@@ -101,12 +101,13 @@ class Tablet {
   // and applies what it returns. Those are every row when `every_row` or
   // when the tablet is new (or a clone), else the rows put with `dirty` or
   // marked since the last walk. The walk unmarks them first: only edits
-  // that mark keep them due. `ahead` (may be empty) is called for each
-  // marked row a few rows before `edit`, before the row's bytes have
-  // arrived, for the caller to request what its edit will read (it must
-  // change nothing).
-  void EditDue(bool every_row, const RowEditor& edit,
-               const std::function<void(const RowRecord&)>& ahead = {});
+  // that mark keep them due. `ahead` (may be empty) is called twice for
+  // each marked row before `edit`, for the caller to request what its
+  // edit will read (it must change nothing): a few rows before, with
+  // `near` false, when the row's bytes have not arrived (read only its
+  // address); then half as far, with `near` true.
+  using Ahead = std::function<void(const RowRecord& row, bool near)>;
+  void EditDue(bool every_row, const RowEditor& edit, const Ahead& ahead = {});
   // Calls edit(row) for every row with key in [from, to) (to "": no end),
   // in key order, and applies what it returns.
   void EditRange(std::string_view from, std::string_view to,

@@ -159,15 +159,21 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
   for (int i = 0; i < 5000; ++i) {
     rows.emplace_back("key" + std::to_string(i), TwoCells());
     results.emplace_back("key" + std::to_string(i), OneCell("new"));
+    // Neither hint changes anything, even when the table is empty.
+    shares.Prefetch(rows.back(), false);
+    shares.Prefetch(rows.back(), true);
     shares.Add(rows.back(), 0, one, 5, results.back());
   }
   for (int i = 0; i < 5000; ++i) {
+    shares.Prefetch(rows[(i + 8) % 5000], false);
+    shares.Prefetch(rows[(i + 4) % 5000], true);
     const RowRecord* found = shares.Find(rows[i], 5).result;
     ASSERT_NE(found, nullptr) << i;
     EXPECT_EQ(found->allocation(), results[i].allocation()) << i;
   }
   // A row with no result, shared or not.
   const RowRecord unrecorded("key", TwoCells());
+  shares.Prefetch(unrecorded, true);
   EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
   const RowRecord unrecorded_copy = unrecorded.Share();
   EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
