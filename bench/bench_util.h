@@ -4,12 +4,23 @@
 #define BTSIM_BENCH_BENCH_UTIL_H_
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
+#include "base/status.h"
 #include "cluster/cluster.h"
 #include "sim/clock.h"
 
 namespace btsim::bench {
+
+// A benchmark whose set-up or measured call fails measures nothing: says
+// which call failed and why, and aborts.
+inline void Require(const Status& status, const char* what) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "benchmark: %s failed: %s\n", what,
+               status.ToString().c_str());
+  std::abort();
+}
 
 struct BenchCluster {
   BenchCluster()
@@ -17,7 +28,7 @@ struct BenchCluster {
         cluster(clock, sim::Rng(1), cluster::ClusterOptions{}) {
     const cluster::FamilyModification cf{
         "cf", cluster::FamilyModification::Kind::kCreate, {}};
-    (void)cluster.CreateTable("t", {&cf, 1}, {});
+    Require(cluster.CreateTable("t", {&cf, 1}, {}), "CreateTable t");
   }
   sim::ManualClock clock;
   cluster::Cluster cluster;

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
       btsim::cluster::SetCell{"cf", "c", 1000, std::string(48, 'v')}};
   for (long long i = 0; i < n; ++i) {
     b.clock.Advance(btsim::sim::Duration(1000));
-    (void)b.cluster.MutateRow("t", btsim::bench::RowKey(i), m);
+    btsim::bench::Require(b.cluster.MutateRow("t", btsim::bench::RowKey(i), m),
+                          "MutateRow");
   }
   const size_t after = mallinfo2().uordblks;
   const auto stats = (*b.cluster.GetTable("t"))->Stats();

@@ -16,7 +16,7 @@ void BM_MutateRowSequential(benchmark::State& state) {
   int64_t i = 0;
   for (auto _ : state) {
     b.clock.Advance(sim::Duration(1000));
-    benchmark::DoNotOptimize(b.cluster.MutateRow("t", RowKey(i++), m));
+    Require(b.cluster.MutateRow("t", RowKey(i++), m), "MutateRow");
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -28,8 +28,9 @@ void BM_MutateRowRandom(benchmark::State& state) {
   std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
   for (auto _ : state) {
     b.clock.Advance(sim::Duration(1000));
-    benchmark::DoNotOptimize(b.cluster.MutateRow(
-        "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))), m));
+    Require(b.cluster.MutateRow(
+                "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))), m),
+            "MutateRow");
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -46,7 +47,7 @@ void BM_WideRowRequest(benchmark::State& state) {
   int64_t row = 0;
   for (auto _ : state) {
     b.clock.Advance(sim::Duration(1000));
-    benchmark::DoNotOptimize(b.cluster.MutateRow("t", RowKey(row++), m));
+    Require(b.cluster.MutateRow("t", RowKey(row++), m), "MutateRow");
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
@@ -54,8 +55,9 @@ BENCHMARK(BM_WideRowRequest)->Arg(1000)->Arg(100'000);
 
 void Fill(BenchCluster& b, int64_t rows) {
   std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
-  for (int64_t i = 0; i < rows; ++i)
-    (void)b.cluster.MutateRow("t", RowKey(i), m);
+  for (int64_t i = 0; i < rows; ++i) {
+    Require(b.cluster.MutateRow("t", RowKey(i), m), "MutateRow");
+  }
 }
 
 void BM_PointRead(benchmark::State& state) {
@@ -68,10 +70,12 @@ void BM_PointRead(benchmark::State& state) {
     cluster::ReadOptions options;
     options.rows = &rows;
     int64_t n = 0;
-    (void)b.cluster.ReadRows("t", options, [&](auto, auto cells) {
-      n += static_cast<int64_t>(cells.size());
-      return true;
-    });
+    Require(b.cluster.ReadRows("t", options,
+                               [&](auto, auto cells) {
+                                 n += static_cast<int64_t>(cells.size());
+                                 return true;
+                               }),
+            "ReadRows");
     benchmark::DoNotOptimize(n);
   }
   state.SetItemsProcessed(state.iterations());
@@ -86,10 +90,12 @@ void BM_FullScan(benchmark::State& state) {
     cluster::ReadOptions options;
     options.filter = state.range(0) ? &filter.value() : nullptr;
     int64_t n = 0;
-    (void)b.cluster.ReadRows("t", options, [&](auto, auto cells) {
-      n += static_cast<int64_t>(cells.size());
-      return true;
-    });
+    Require(b.cluster.ReadRows("t", options,
+                               [&](auto, auto cells) {
+                                 n += static_cast<int64_t>(cells.size());
+                                 return true;
+                               }),
+            "ReadRows");
     benchmark::DoNotOptimize(n);
   }
   state.SetItemsProcessed(state.iterations() * 100'000);

@@ -144,21 +144,24 @@ void BM_ReplicationApply(benchmark::State& state) {
   const char* zones[] = {"us-east1-b", "us-east1-c", "us-west1-a",
                          "europe-west1-b"};
   for (int i = 0; i < clusters; ++i) {
-    (void)fabric.AddCluster(
-        {"c" + std::to_string(i + 1), zones[static_cast<size_t>(i)]});
+    Require(fabric.AddCluster(
+                {"c" + std::to_string(i + 1), zones[static_cast<size_t>(i)]}),
+            "AddCluster");
   }
   cluster::Cluster* origin = fabric.Find("c1");
   const cluster::FamilyModification cf{
       "cf", cluster::FamilyModification::Kind::kCreate, {}};
-  (void)origin->CreateTable("t", {&cf, 1}, {});
+  Require(origin->CreateTable("t", {&cf, 1}, {}), "CreateTable t");
   fabric.ApplyNewestEverywhere("c1");
   sim::Rng rng(6);
   int64_t ts = 1000;
   for (auto _ : state) {
     for (int i = 0; i < kWrites; ++i) {
       const Mutation m = SetCell{"cf", "v", ts += 1000, std::string(48, 'v')};
-      (void)origin->MutateRow(
-          "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))), {&m, 1});
+      Require(origin->MutateRow(
+                  "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))),
+                  {&m, 1}),
+              "MutateRow");
       scheduler.RunFor(std::chrono::microseconds(50));
     }
     while (!fabric.HasApplied(fabric.LogPositions())) {

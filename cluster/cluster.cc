@@ -135,59 +135,54 @@ Status Cluster::ModifyColumnFamilies(std::string_view table,
 
 void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
                                    const std::function<void(size_t)>& applied) {
-  auto row_write_to = [&](size_t i, const std::string& table) {
-    return records[i]->kind == CommitRecord::Kind::kMutateRow &&
-           SameBytes(records[i]->table, table);
-  };
   size_t i = 0;
   while (i < records.size()) {
-    const std::string& table_id = records[i]->table;
-    auto it = tables_.find(table_id);
-    if (!row_write_to(i, table_id) || it == tables_.end()) {
-      ApplyReplicated(*records[i],
-                      it == tables_.end() ? nullptr : it->second.get(),
-                      Table::kNoProbe);
+    const CommitRecord& first = *records[i];
+    auto it = tables_.find(first.table);
+    if (first.kind != CommitRecord::Kind::kMutateRow || it == tables_.end()) {
+      ApplyReplicated(first);
       applied(i++);
       continue;
     }
-    size_t end = i;
-    prefetch_keys_.clear();
-    for (; end < records.size() && row_write_to(end, table_id); ++end) {
-      prefetch_keys_.push_back(records[end]->row_key);
-      records[end]->share.after.Prefetch();  // its count changes if taken
+    size_t end = i + 1;
+    while (end < records.size() &&
+           records[end]->kind == CommitRecord::Kind::kMutateRow &&
+           SameBytes(records[end]->table, first.table)) {
+      ++end;
     }
-    it->second->PrefetchRows(prefetch_keys_);
     // Row writes leave the tables as they are: `it` stays valid.
-    for (size_t probe = 0; i < end; ++i, ++probe) {
-      ApplyReplicated(*records[i], it->second.get(), probe);
-      applied(i);
-    }
+    const size_t start = i;
+    it->second->ApplyReplicated(records.subspan(start, end - start),
+                                [&](size_t k) {
+                                  Observe(records[start + k]->version);
+                                  applied(start + k);
+                                });
+    i = end;
+  }
+}
+
+void Cluster::Observe(Version version) {
+  // A change seen from another cluster moves this cluster's commit clock
+  // past it, so that a write made after reading it wins over it even if
+  // that cluster's clock ran ahead.
+  if (VersionMicros(version) >= VersionMicros(last_version_)) {
+    last_version_ = MakeVersion(VersionMicros(version), options_.origin);
   }
 }
 
 void Cluster::ApplyReplicated(const CommitRecord& record) {
   auto it = tables_.find(record.table);
-  ApplyReplicated(record, it == tables_.end() ? nullptr : it->second.get(),
-                  Table::kNoProbe);
-}
-
-void Cluster::ApplyReplicated(const CommitRecord& record, Table* table,
-                              size_t probe) {
-  // Hybrid logical clock: a change seen from another cluster moves this
-  // cluster's commit clock past it, so that a write made after reading it
-  // wins over it even if that cluster's clock ran ahead.
-  if (VersionMicros(record.version) >= VersionMicros(last_version_)) {
-    last_version_ = MakeVersion(VersionMicros(record.version), options_.origin);
-  }
+  Table* table = it == tables_.end() ? nullptr : it->second.get();
   switch (record.kind) {
     case CommitRecord::Kind::kMutateRow:
-      if (table)
-        table->ApplyReplicated(record.row_key, record.mutations, record.version,
-                               &record.share, probe);
-      return;
+      if (table) {
+        const CommitRecord* one = &record;
+        table->ApplyReplicated({&one, 1}, [](size_t) {});
+      }
+      break;
     case CommitRecord::Kind::kDropRowRange:
       if (table) table->DropRowRangeAt(record.prefix, record.version);
-      return;
+      break;
     case CommitRecord::Kind::kCreateTable:
       if (table == nullptr) {
         auto created = std::make_unique<Table>(record.table, options_.table,
@@ -197,31 +192,19 @@ void Cluster::ApplyReplicated(const CommitRecord& record, Table* table,
         tables_[record.table] = std::move(created);
         ++tables_version_;
       }
-      [[fallthrough]];
+      table->ApplyReplicatedFamilies(record.families);
+      break;
     case CommitRecord::Kind::kModifyFamilies:
-      if (table == nullptr) return;
-      // Applied one by one and leniently, so that a replica whose schema has
-      // already moved on still converges.
-      for (const FamilyModification& m : record.families) {
-        FamilyModification mod = m;
-        const bool present = table->HasFamily(m.name);
-        if (m.kind == FamilyModification::Kind::kDrop && !present) continue;
-        if (m.kind == FamilyModification::Kind::kCreate && present) {
-          mod.kind = FamilyModification::Kind::kUpdate;
-        }
-        if (m.kind == FamilyModification::Kind::kUpdate && !present) {
-          mod.kind = FamilyModification::Kind::kCreate;
-        }
-        (void)table->ModifyColumnFamilies({&mod, 1});
-      }
-      return;
+      if (table) table->ApplyReplicatedFamilies(record.families);
+      break;
     case CommitRecord::Kind::kDeleteTable:
       if (table) {
-        tables_.erase(record.table);
+        tables_.erase(it);
         ++tables_version_;
       }
-      return;
+      break;
   }
+  Observe(record.version);
 }
 
 void Cluster::CopyDataFrom(const Cluster& source) {
@@ -311,12 +294,6 @@ Status Cluster::MutateRow(std::string_view table, std::string_view key,
   return t->MutateRow(key, mutations, Commit());
 }
 
-void Cluster::ExpectRow(std::string_view table, std::string_view key) {
-  if (auto it = tables_.find(table); it != tables_.end()) {
-    it->second->ExpectRow(key);
-  }
-}
-
 Result<std::vector<Status>> Cluster::MutateRows(
     std::string_view table, std::span<const RowMutations> rows) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
@@ -332,17 +309,7 @@ Result<std::vector<Status>> Cluster::MutateRows(
   }
   // One commit for the whole batch: entries for the same row still apply
   // in order (see CommitContext).
-  const CommitContext commit = Commit();
-  // The rows' searches miss the cache independently: overlap them.
-  prefetch_keys_.clear();
-  for (const RowMutations& r : rows) prefetch_keys_.push_back(r.key);
-  t->PrefetchRows(prefetch_keys_);
-  std::vector<Status> out;
-  out.reserve(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out.push_back(t->MutateRow(rows[i].key, rows[i].mutations, commit, i));
-  }
-  return out;
+  return t->MutateRows(rows, Commit());
 }
 
 Result<bool> Cluster::CheckAndMutateRow(std::string_view table,

@@ -68,8 +68,6 @@ class Cluster {
       std::string_view table, std::string_view key,
       std::span<const ReadModifyWriteRule> rules);
   Status DropRowRange(std::string_view table, std::string_view prefix);
-  // Table::ExpectRow (a performance hint; nothing when the table is absent).
-  void ExpectRow(std::string_view table, std::string_view key);
   Status ReadRows(std::string_view table, const ReadOptions& options,
                   const RowVisitor& visit);
 
@@ -89,10 +87,9 @@ class Cluster {
   // changes to a missing table or family are skipped.
   void ApplyReplicated(const CommitRecord& record);
   // ApplyReplicated for each of `records` in order, calling `applied(i)`
-  // after records[i]. The rows of each run of row writes to one table are
-  // searched for together first (Table::PrefetchRows), and their shared
-  // rows fetched, so that their cache misses overlap. `applied` must not
-  // change this cluster.
+  // after records[i]; each run of row writes to one table goes to the table
+  // as one batch (Table::ApplyReplicated). `applied` must not change this
+  // cluster.
   void ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
                             const std::function<void(size_t)>& applied);
   // Replaces every table with a deep copy of `source`'s (seeding a new
@@ -131,13 +128,12 @@ class Cluster {
   void Report(CommitRecord record);
   void HookTable(Table& table);
 
+  // Moves the commit clock past `version`, a change seen from another
+  // cluster (a hybrid logical clock).
+  void Observe(Version version);
+
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
   uint64_t tables_version_ = 0;
-  std::vector<std::string_view> prefetch_keys_;  // scratch
-  // ApplyReplicated(record) with `table`, this cluster's table named
-  // record.table (null when it has none), found by the caller. `probe`:
-  // see Table::PrefetchRows.
-  void ApplyReplicated(const CommitRecord& record, Table* table, size_t probe);
   CommitObserver* observer_ = nullptr;
 };
 

@@ -20,7 +20,8 @@
 
 #include "base/prefetch.h"
 #include "cluster/mutation.h"
-#include "cluster/table.h"
+#include "cluster/row_sharing.h"
+#include "cluster/schema.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster {
@@ -104,10 +105,10 @@ struct CommitRecord {
   Version version = 0;
   std::string row_key;
   MutationList mutations;
-  // kMutateRow of one mutation: the origin's row before and after, which
-  // replicas holding the same row take instead of applying `mutations`
-  // (cluster/row_share.h). Not part of the change's meaning: a record
-  // without it (or a replica that cannot take it) converges the same way.
+  // kMutateRow of one mutation: the origin's result, which replicas holding
+  // the same row take instead of applying `mutations` (cluster/row_sharing.h).
+  // Not part of the change's meaning: a record without it (or a replica
+  // that cannot take it) converges the same way.
   RowShare share;
   std::string prefix;
   std::vector<FamilyModification> families;
@@ -121,8 +122,7 @@ struct CommitRecord {
 // call to a function whose only effect is a prefetch.
 [[gnu::always_inline]] inline void PrefetchForDestroy(
     const CommitRecord& record) {
-  record.share.before.PrefetchForRelease();
-  record.share.after.PrefetchForRelease();
+  record.share.PrefetchForRelease();
   if (record.mutations.size() != 1) return;
   const auto* set = std::get_if<SetCell>(&record.mutations[0]);
   if (set == nullptr) return;

@@ -5,19 +5,19 @@
 #include <string>
 
 #include "base/check.h"
-#include "cluster/row_encoding.h"
+#include "cluster/internal/row_encoding.h"
 
 namespace btsim::cluster {
 
-using encoding::kHeader;
-using encoding::PtrSink;
-using encoding::PutCell;
-using encoding::PutVarint;
-using encoding::Reader;
-using encoding::SizeSink;
-using encoding::SkipColumnRest;
-using encoding::UnZigZag;
-using encoding::ZigZag;
+using internal::encoding::kHeader;
+using internal::encoding::PtrSink;
+using internal::encoding::PutCell;
+using internal::encoding::PutVarint;
+using internal::encoding::Reader;
+using internal::encoding::SizeSink;
+using internal::encoding::SkipColumnRest;
+using internal::encoding::UnZigZag;
+using internal::encoding::ZigZag;
 
 namespace {
 

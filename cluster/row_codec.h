@@ -43,6 +43,10 @@ struct ColumnData {
   std::vector<CellData> cells;  // timestamp descending, unique
 };
 
+// A family id no family has: what a mutation that names no family
+// (DeleteFromRow) resolves to.
+inline constexpr uint32_t kNoFamily = UINT32_MAX;
+
 struct FamilyData {
   uint32_t id;
   Version tombstone = kNoVersion;   // covers cells with an older version
@@ -66,7 +70,7 @@ bool IsCovered(const RowData& row, const FamilyData& family,
 // The bytes never change once written, so records may share them: Share()
 // returns another reference to the same allocation, which is freed with the
 // last one (replicas that hold the same row version share one copy, see
-// cluster/row_share.h). The count is not atomic: every record sharing an
+// cluster/row_sharing.h). The count is not atomic: every record sharing an
 // allocation must be used by one thread at a time (an instance's). Keys are
 // at most 65,535 bytes (Bigtable's limit is 4 KiB).
 class RowRecord {
@@ -136,7 +140,7 @@ class RowRecord {
   // always when they share an allocation, else by comparing the bytes.
   bool SameRow(const RowRecord& other) const;
   // A record of `key` whose encoding of `encoded_size` bytes the caller then
-  // writes at *encoding: for edits made on encodings (cluster/row_edits.h).
+  // writes at *encoding: for edits made on encodings (cluster/internal/row_edits.h).
   static RowRecord Uninitialized(std::string_view key, size_t encoded_size,
                                  char** encoding);
 

@@ -1,7 +1,6 @@
 #include "cluster/table.h"
 
 #include <algorithm>
-#include <deque>
 #include <optional>
 #include <set>
 #include <utility>
@@ -9,9 +8,11 @@
 #include "base/bytes.h"
 #include "base/check.h"
 #include "cluster/cluster.h"  // ValidateFamilyName
-#include "cluster/key_heads.h"
+#include "cluster/internal/key_heads.h"
+#include "cluster/internal/row_apply.h"
+#include "cluster/internal/row_probes.h"
+#include "cluster/internal/tablet.h"
 #include "cluster/limits.h"
-#include "cluster/row_edits.h"
 
 namespace btsim::cluster {
 
@@ -33,113 +34,6 @@ Status ValidQualifier(std::string_view q, FieldName&& field) {
   return OkStatus();
 }
 
-FamilyData& FindOrAddFamily(RowData& row, uint32_t id) {
-  auto it = std::lower_bound(
-      row.families.begin(), row.families.end(), id,
-      [](const FamilyData& f, uint32_t i) { return f.id < i; });
-  if (it == row.families.end() || it->id != id) {
-    it = row.families.insert(it, FamilyData{id, kNoVersion, {}});
-  }
-  return *it;
-}
-
-FamilyData& FindFamilyData(RowData& row, uint32_t id) {
-  auto it = std::lower_bound(
-      row.families.begin(), row.families.end(), id,
-      [](const FamilyData& f, uint32_t i) { return f.id < i; });
-  BTSIM_CHECK(it != row.families.end() && it->id == id);
-  return *it;
-}
-
-ColumnData& FindColumn(FamilyData& family, std::string_view qualifier) {
-  auto it = std::lower_bound(
-      family.columns.begin(), family.columns.end(), qualifier,
-      [](const ColumnData& c, std::string_view q) { return c.qualifier < q; });
-  BTSIM_CHECK(it != family.columns.end() && it->qualifier == qualifier);
-  return *it;
-}
-
-// Adds the (absent) `qualifiers`, sorted and unique, to `family` in one
-// merge, so a request touching many columns costs O(n log n), not O(n^2).
-void AddColumns(FamilyData& family, std::vector<std::string_view> qualifiers) {
-  std::vector<ColumnData> merged;
-  merged.reserve(family.columns.size() + qualifiers.size());
-  size_t k = 0;
-  for (ColumnData& c : family.columns) {
-    while (k < qualifiers.size() && qualifiers[k] < c.qualifier) {
-      merged.push_back(ColumnData{qualifiers[k++], {}, {}});
-    }
-    if (k < qualifiers.size() && qualifiers[k] == c.qualifier) ++k;
-    merged.push_back(std::move(c));
-  }
-  while (k < qualifiers.size()) {
-    merged.push_back(ColumnData{qualifiers[k++], {}, {}});
-  }
-  family.columns = std::move(merged);
-}
-
-// Restores a column's invariant (timestamps descending and unique) after
-// cells were appended: of cells with one timestamp the newest version wins,
-// and of equal versions (one request) the one appended last.
-void NormalizeCells(ColumnData& column) {
-  auto& cells = column.cells;
-  // Usually one cell was appended to a column in order: it is then already
-  // in place, or (a new version of a many-version column, as
-  // ReadModifyWriteRow writes) only the last cell is out of place, and it
-  // moves into place without a sort.
-  auto out_of_order = [](const CellData& a, const CellData& b) {
-    return a.timestamp_micros <= b.timestamp_micros;
-  };
-  if (std::adjacent_find(cells.begin(), cells.end(), out_of_order) ==
-      cells.end()) {
-    return;
-  }
-  if (cells.size() >= 2 &&
-      std::adjacent_find(cells.begin(), cells.end() - 1, out_of_order) ==
-          cells.end() - 1) {
-    const CellData last = cells.back();
-    auto pos = std::lower_bound(
-        cells.begin(), cells.end() - 1, last.timestamp_micros,
-        [](const CellData& c, int64_t ts) { return c.timestamp_micros > ts; });
-    if (pos->timestamp_micros == last.timestamp_micros) {
-      // Of one timestamp the newest version wins; the later one on a tie.
-      if (last.version >= pos->version) *pos = last;
-      cells.pop_back();
-    } else {
-      std::rotate(pos, cells.end() - 1, cells.end());
-    }
-    return;
-  }
-  std::stable_sort(cells.begin(), cells.end(),
-                   [](const CellData& a, const CellData& b) {
-                     return a.timestamp_micros > b.timestamp_micros;
-                   });
-  size_t out = 0;
-  for (size_t i = 0; i < cells.size();) {
-    size_t best = i;
-    size_t j = i;
-    for (; j < cells.size() &&
-           cells[j].timestamp_micros == cells[i].timestamp_micros;
-         ++j) {
-      if (cells[j].version >= cells[best].version) best = j;
-    }
-    cells[out++] = cells[best];
-    i = j;
-  }
-  cells.resize(out);
-}
-
-void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
-                        Version version) {
-  for (ColumnTombstone& t : column.tombstones) {
-    if (t.start_micros == start && t.end_micros == end) {
-      t.version = std::max(t.version, version);
-      return;
-    }
-  }
-  column.tombstones.push_back(ColumnTombstone{start, end, version});
-}
-
 uint64_t DecodeBigEndian(std::string_view v) {
   uint64_t x = 0;
   for (unsigned char c : v) x = (x << 8) | c;
@@ -157,6 +51,14 @@ std::string EncodeBigEndian(uint64_t x) {
 
 }  // namespace
 
+using internal::CommonPrefixLength;
+using internal::FamilyIds;
+using internal::HeadsBound;
+using internal::KeyHead;
+using internal::RowProbes;
+using internal::RowSlot;
+using internal::Tablet;
+
 Table::Table(std::string id, TableOptions options,
              const std::vector<std::string>& splits)
     : id_(std::move(id)), options_(options) {
@@ -171,6 +73,7 @@ Table::Table(std::string id, TableOptions options,
   }
   tablets_.push_back(std::make_unique<Tablet>(start, "", pinned));
   IndexTablets();
+  probes_ = std::make_unique<RowProbes>();
 }
 
 Table::~Table() = default;
@@ -260,30 +163,33 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
     }
   }
   schema_dirty_ = true;
-  for (const FamilyModification& m : mods) {
-    switch (m.kind) {
-      case FamilyModification::Kind::kCreate: {
-        auto entry = std::make_unique<FamilyEntry>(FamilyEntry{
-            m.name, static_cast<uint32_t>(families_by_id_.size()), m.gc_rule});
-        families_by_id_.push_back(entry.get());
-        families_[m.name] = std::move(entry);
-        break;
-      }
-      case FamilyModification::Kind::kUpdate:
-        families_[m.name]->gc_rule = m.gc_rule;
-        break;
-      case FamilyModification::Kind::kDrop: {
-        // The data stays until compaction, but is unreachable: family ids
-        // are never reused.
-        auto it = families_.find(m.name);
-        families_by_id_[it->second->id] = nullptr;
-        if (last_family_ == it->second.get()) last_family_ = nullptr;
-        families_.erase(it);
-        break;
-      }
+  for (const FamilyModification& m : mods) ApplyFamilyModification(m);
+  return OkStatus();
+}
+
+void Table::ApplyFamilyModification(const FamilyModification& m) {
+  schema_dirty_ = true;
+  switch (m.kind) {
+    case FamilyModification::Kind::kCreate: {
+      auto entry = std::make_unique<FamilyEntry>(FamilyEntry{
+          m.name, static_cast<uint32_t>(families_by_id_.size()), m.gc_rule});
+      families_by_id_.push_back(entry.get());
+      families_[m.name] = std::move(entry);
+      return;
+    }
+    case FamilyModification::Kind::kUpdate:
+      families_[m.name]->gc_rule = m.gc_rule;
+      return;
+    case FamilyModification::Kind::kDrop: {
+      // The data stays until compaction, but is unreachable: family ids
+      // are never reused.
+      auto it = families_.find(m.name);
+      families_by_id_[it->second->id] = nullptr;
+      if (last_family_ == it->second.get()) last_family_ = nullptr;
+      families_.erase(it);
+      return;
     }
   }
-  return OkStatus();
 }
 
 // ---------------------------------------------------------------- Writes
@@ -365,201 +271,93 @@ Status ValidRowKey(std::string_view key) {
 
 }  // namespace
 
-Status Table::ApplyToRow(std::string_view key,
-                         std::span<const Mutation> mutations,
-                         const CommitContext& commit, bool local,
-                         const RowShare* share, size_t probe) {
-  const auto [ti, slot] =
-      Locate(key, probe < probes_.size()       ? &probes_[probe]
-                  : local && probe == kNoProbe ? TakeHint(key)
-                                               : nullptr);
-  Tablet& tablet = *tablets_[ti];
-  const RowRecord* old = tablet.At(slot);
-  if (share != nullptr && CanTake(*share, old, mutations)) {
-    tablet.Put(share->after.Share(), share->dirty, slot);
-    AfterWrite(ti, key, mutations, commit, local, RowShare());
-    return OkStatus();
-  }
-  // What replicas of a local commit may take (see cluster/row_share.h).
-  auto share_for = [&](const RowRecord& after, bool dirty) {
-    RowShare made;
-    if (!local || !commit_hook_ || mutations.size() != 1) return made;
-    const std::optional<uint32_t> family_id = FamilyIdOf(mutations[0]);
-    if (!family_id) return made;  // validated writes name known families
-    if (old != nullptr) made.before = old->Share();
-    made.after = after.Share();
-    made.dirty = dirty;
-    made.family_id = *family_id;
-    return made;
-  };
-  // Every mutation commits at commit.version. A tombstone covers only older
-  // versions, so a delete also erases the cells that earlier mutations of
-  // this request wrote: the request then takes effect in order, and a
-  // replica replaying the same list gets the same result.
-  const Version version = commit.version;
-  const auto* single =
-      mutations.size() == 1 ? std::get_if<SetCell>(&mutations[0]) : nullptr;
-  if (single != nullptr) {
-    // The commonest writes of all, made on the encoding: a row's first cell
-    // (which compaction leaves alone), a newer cell in an existing column
-    // (two cells in a column: compaction may have something to drop), or
-    // the column's newest cell rewritten in its millisecond (a hot row's
-    // ReadModifyWriteRow: as many cells as before).
-    const uint32_t family_id = FindFamily(single->family)->id;
-    const int64_t ts = single->timestamp_micros == kServerTimestamp
-                           ? commit.server_time_micros
-                           : single->timestamp_micros;
-    RowRecord record = old == nullptr
-                           ? SingleCellRow(key, family_id, single->qualifier,
-                                           ts, version, single->value)
-                           : WithNewestCell(*old, family_id, single->qualifier,
-                                            ts, version, single->value);
-    bool dirty = old != nullptr;
-    if (!record.valid() && old != nullptr) {
-      record = WithNewestCellReplaced(*old, family_id, single->qualifier, ts,
-                                      version, single->value);
-      dirty = record.valid() && MayNeedCompaction(record.encoded());
-    }
-    if (record.valid()) {
-      const size_t size = record.encoded().size() + key.size();
-      if (local && static_cast<int64_t>(size) > kMaxRowBytes) {
-        return RowTooLarge(key, size);
-      }
-      RowShare made = share_for(record, dirty);
-      tablet.Put(std::move(record), dirty, slot);
-      AfterWrite(ti, key, mutations, commit, local, std::move(made));
-      return OkStatus();
-    }
-  }
-  RowData row = old ? DecodeRow(old->encoded()) : RowData{};
-
-  if (single != nullptr) {
-    // The common request, one SetCell, without the general path's
-    // bookkeeping (the same result).
-    FamilyData& f = FindOrAddFamily(row, FindFamily(single->family)->id);
-    auto it =
-        std::lower_bound(f.columns.begin(), f.columns.end(), single->qualifier,
-                         [](const ColumnData& c, std::string_view q) {
-                           return c.qualifier < q;
-                         });
-    if (it == f.columns.end() || it->qualifier != single->qualifier) {
-      it = f.columns.insert(it, ColumnData{single->qualifier, {}, {}});
-    }
-    it->cells.push_back(CellData{single->timestamp_micros == kServerTimestamp
-                                     ? commit.server_time_micros
-                                     : single->timestamp_micros,
-                                 version, single->value});
-    NormalizeCells(*it);
-  } else {
-    // First create every family and column the request touches, so that the
-    // loop below only looks them up and references into `row` stay valid.
-    // One sorted list of (family id, column); a family-wide delete adds its
-    // family with no column (nullopt).
-    std::vector<std::pair<uint32_t, std::optional<std::string_view>>> wanted;
-    wanted.reserve(mutations.size());
-    for (const Mutation& m : mutations) {
-      if (const auto* set = std::get_if<SetCell>(&m)) {
-        wanted.emplace_back(FindFamily(set->family)->id, set->qualifier);
-      } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-        wanted.emplace_back(FindFamily(col->family)->id, col->qualifier);
-      } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-        wanted.emplace_back(FindFamily(fam->family)->id, std::nullopt);
-      }
-    }
-    std::sort(wanted.begin(), wanted.end());
-    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      if (i == 0 || wanted[i].first != wanted[i - 1].first) {
-        FindOrAddFamily(row, wanted[i].first);
-      }
-    }
-    for (size_t i = 0; i < wanted.size();) {
-      size_t j = i;
-      std::vector<std::string_view> qualifiers;
-      for (; j < wanted.size() && wanted[j].first == wanted[i].first; ++j) {
-        if (wanted[j].second) qualifiers.push_back(*wanted[j].second);
-      }
-      if (!qualifiers.empty()) {
-        AddColumns(FindFamilyData(row, wanted[i].first), std::move(qualifiers));
-      }
-      i = j;
-    }
-
-    auto erase_same_request = [version](ColumnData& c, int64_t start,
-                                        int64_t end) {
-      std::erase_if(c.cells, [&](const CellData& cell) {
-        return cell.version == version && cell.timestamp_micros >= start &&
-               (end == 0 || cell.timestamp_micros < end);
-      });
-    };
-    std::vector<ColumnData*> appended;
-    for (const Mutation& m : mutations) {
-      if (const auto* set = std::get_if<SetCell>(&m)) {
-        const int64_t ts = set->timestamp_micros == kServerTimestamp
-                               ? commit.server_time_micros
-                               : set->timestamp_micros;
-        ColumnData& c = FindColumn(
-            FindFamilyData(row, FindFamily(set->family)->id), set->qualifier);
-        c.cells.push_back(CellData{ts, version, set->value});
-        appended.push_back(&c);
-      } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-        ColumnData& c = FindColumn(
-            FindFamilyData(row, FindFamily(col->family)->id), col->qualifier);
-        AddColumnTombstone(c, col->start_micros, col->end_micros, version);
-        erase_same_request(c, col->start_micros, col->end_micros);
-      } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-        FamilyData& f = FindFamilyData(row, FindFamily(fam->family)->id);
-        f.tombstone = std::max(f.tombstone, version);
-        for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
-      } else {
-        row.tombstone = std::max(row.tombstone, version);
-        for (FamilyData& f : row.families) {
-          for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
-        }
-      }
-    }
-    std::sort(appended.begin(), appended.end());
-    appended.erase(std::unique(appended.begin(), appended.end()),
-                   appended.end());
-    for (ColumnData* c : appended) NormalizeCells(*c);
-  }
-  if (local) {
-    const size_t size = EncodedSize(row) + key.size();
-    if (static_cast<int64_t>(size) > kMaxRowBytes) {
-      return RowTooLarge(key, size);
-    }
-  }
-  RowRecord record(key, row);
-  const bool dirty = MayNeedCompaction(row);
-  RowShare made = share_for(record, dirty);
-  tablet.Put(std::move(record), dirty, slot);
-  AfterWrite(ti, key, mutations, commit, local, std::move(made));
-  return OkStatus();
+std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
+  const std::string* name = nullptr;
+  if (const auto* set = std::get_if<SetCell>(&m)) name = &set->family;
+  if (const auto* col = std::get_if<DeleteFromColumn>(&m)) name = &col->family;
+  if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) name = &fam->family;
+  if (name == nullptr) return kNoFamily;
+  const FamilyEntry* family = FindFamily(*name);
+  if (family == nullptr) return std::nullopt;
+  return family->id;
 }
 
-void Table::AfterWrite(size_t ti, std::string_view key,
-                       std::span<const Mutation> mutations,
-                       const CommitContext& commit, bool local,
-                       RowShare share) {
-  written_tablet_ = ti;
-  MaybeSplit(ti);
-  if (local && commit_hook_) {
+void Table::Locate(std::string_view key, size_t probe, size_t* tablet,
+                   RowSlot* slot) const {
+  if (probe != kNoProbe) {
+    if (const auto found = probes_->Find(tablets_, probe, key)) {
+      *tablet = found->first;
+      *slot = found->second;
+      return;
+    }
+  }
+  *tablet = TabletIndex(key);
+  *slot = tablets_[*tablet]->Seek(key);
+}
+
+Status Table::ApplyToRow(std::string_view key,
+                         std::span<const Mutation> mutations,
+                         const CommitContext& commit, size_t probe) {
+  FamilyIds ids;
+  for (const Mutation& m : mutations) ids.Add(*FamilyIdOf(m));  // validated
+  size_t ti = 0;
+  RowSlot slot;
+  Locate(key, probe, &ti, &slot);
+  internal::WrittenRow written = internal::ApplyRequest(
+      key, slot.row,
+      {mutations, ids.ids(), commit.version, commit.server_time_micros},
+      kMaxRowBytes);
+  if (!written.row.valid()) return RowTooLarge(key, written.size);
+  RowShare share;
+  if (commit_hook_ && mutations.size() == 1) {
+    share = RowShare(slot.row, written.row, written.dirty, ids.ids()[0]);
+  }
+  tablets_[ti]->Put(slot, std::move(written.row), written.dirty);
+  AfterWrite(ti);
+  if (commit_hook_) {
     commit_hook_(key, mutations, commit.server_time_micros, commit.version,
                  std::move(share));
   }
+  return OkStatus();
 }
 
-Status Table::MutateRow(std::string_view key,
-                        std::span<const Mutation> mutations,
-                        const CommitContext& commit, size_t probe) {
+void Table::AfterWrite(size_t ti) {
+  written_tablet_ = ti;
+  MaybeSplit(ti);
+}
+
+Status Table::Mutate(std::string_view key, std::span<const Mutation> mutations,
+                     const CommitContext& commit, size_t probe) {
   BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
   if (mutations.empty()) {
     return InvalidArgument("mutations: at least one mutation is required");
   }
   BTSIM_RETURN_IF_ERROR(ValidateMutations(mutations));
-  AdvanceHints();
-  return ApplyToRow(key, mutations, commit, /*local=*/true,
-                    /*share=*/nullptr, probe);
+  return ApplyToRow(key, mutations, commit, probe);
+}
+
+Status Table::MutateRow(std::string_view key,
+                        std::span<const Mutation> mutations,
+                        const CommitContext& commit) {
+  return Mutate(key, mutations, commit, kNoProbe);
+}
+
+std::vector<Status> Table::MutateRows(std::span<const RowMutations> rows,
+                                      const CommitContext& commit) {
+  probe_keys_.clear();
+  for (const RowMutations& r : rows) probe_keys_.push_back(r.key);
+  ProbeRows(probe_keys_);
+  std::vector<Status> out;
+  out.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out.push_back(Mutate(rows[i].key, rows[i].mutations, commit, i));
+  }
+  return out;
+}
+
+void Table::ProbeRows(std::span<const std::string_view> keys) {
+  probes_->Start(tablets_, keys,
+                 [this](std::string_view key) { return TabletIndex(key); });
 }
 
 Result<bool> Table::CheckAndMutateRow(std::string_view key,
@@ -581,7 +379,7 @@ Result<bool> Table::CheckAndMutateRow(std::string_view key,
     return Status(s.code(), "false_" + s.message());
   }
   bool matched = false;
-  if (const RowRecord* record = TabletFor(key).Find(key)) {
+  if (const RowRecord* record = FindRow(key)) {
     std::vector<LiveCell> scratch;
     std::vector<CellView> cells;
     LiveCells(*record, &scratch, &cells);
@@ -594,7 +392,9 @@ Result<bool> Table::CheckAndMutateRow(std::string_view key,
     }
   }
   std::span<const Mutation> chosen = matched ? if_true : if_false;
-  if (!chosen.empty()) BTSIM_RETURN_IF_ERROR(ApplyToRow(key, chosen, commit));
+  if (!chosen.empty()) {
+    BTSIM_RETURN_IF_ERROR(ApplyToRow(key, chosen, commit, kNoProbe));
+  }
   return matched;
 }
 
@@ -620,7 +420,7 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
   }
   // Only the newest live cell of each column a rule names is read: a hot
   // counter row may hold thousands of versions (one per millisecond).
-  const RowRecord* record = TabletFor(key).Find(key);
+  const RowRecord* record = FindRow(key);
   struct Current {
     int64_t timestamp;
     std::string value;
@@ -676,17 +476,8 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
     result.push_back(
         ModifiedCell{column.first, column.second, c.timestamp, c.value});
   }
-  BTSIM_RETURN_IF_ERROR(ApplyToRow(key, writes, commit));
+  BTSIM_RETURN_IF_ERROR(ApplyToRow(key, writes, commit, kNoProbe));
   return result;
-}
-
-void Table::DropRowRange(std::string_view prefix) {
-  const std::string end = PrefixSuccessor(prefix);
-  for (auto& tablet : tablets_) {
-    const size_t first = tablet->LowerBound(prefix);
-    const size_t last = end.empty() ? tablet->size() : tablet->LowerBound(end);
-    if (first < last) tablet->EraseRange(first, last);
-  }
 }
 
 // ---------------------------------------------------------------- Tablets
@@ -709,10 +500,6 @@ size_t Table::TabletIndex(std::string_view key) const {
                     [this](size_t i) -> std::string_view {
                       return tablets_[i + 1]->start();
                     });
-}
-
-Tablet& Table::TabletFor(std::string_view key) {
-  return *tablets_[TabletIndex(key)];
 }
 
 const Tablet& Table::TabletFor(std::string_view key) const {

@@ -6,7 +6,6 @@
 #ifndef BTSIM_CLUSTER_TABLE_H_
 #define BTSIM_CLUSTER_TABLE_H_
 
-#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,13 +18,13 @@
 
 #include "base/result.h"
 #include "cluster/cell_view.h"
-#include "cluster/compaction_shares.h"
+#include "cluster/commit_record.h"
 #include "cluster/filter.h"
 #include "cluster/gc_rule.h"
 #include "cluster/mutation.h"
 #include "cluster/row_set.h"
-#include "cluster/row_share.h"
-#include "cluster/tablet.h"
+#include "cluster/row_sharing.h"
+#include "cluster/schema.h"
 #include "cluster/version.h"
 #include "sim/rng.h"
 
@@ -38,19 +37,6 @@ struct TableOptions {
   // ...and two neighbours merge at compaction when together they hold less
   // than a quarter of both limits (never across a user-requested split).
   int64_t merge_divisor = 4;
-};
-
-struct ColumnFamily {
-  std::string name;
-  GcRule gc_rule;
-};
-
-// One step of ModifyColumnFamilies.
-struct FamilyModification {
-  enum class Kind { kCreate, kUpdate, kDrop };
-  std::string name;
-  Kind kind = Kind::kCreate;
-  GcRule gc_rule;  // kCreate, kUpdate
 };
 
 // When and as whom a write commits. Every mutation of one request commits
@@ -93,6 +79,13 @@ struct TableStats {
   int64_t tablets = 0;
 };
 
+namespace internal {
+class RowProbes;
+class Tablet;
+struct RowEdit;
+struct RowSlot;
+}  // namespace internal
+
 class Table {
  public:
   // `splits` are the initial split keys (any order, duplicates ignored).
@@ -115,14 +108,15 @@ class Table {
   // or INVALID_ARGUMENT (naming `modifications[i]`) when one is invalid.
   Status ModifyColumnFamilies(std::span<const FamilyModification> mods);
 
-  // ---- Writes ----
-  // INVALID_ARGUMENT / NOT_FOUND when a mutation is invalid, naming
-  // `mutations[i]`; then nothing changes.
-  Status ValidateMutations(std::span<const Mutation> mutations) const;
-  // Applies mutations atomically (validates first). `probe`: the index of
-  // `key` among the keys of the last PrefetchRows call, or kNoProbe.
+  // ---- Row operations ----
+  // Applies mutations atomically: INVALID_ARGUMENT / NOT_FOUND naming
+  // `mutations[i]` when one is invalid (then nothing changes).
   Status MutateRow(std::string_view key, std::span<const Mutation> mutations,
-                   const CommitContext& commit, size_t probe = kNoProbe);
+                   const CommitContext& commit);
+  // MutateRow for each entry, in order, all committed at `commit` (entries
+  // for one row apply in order): one Status per entry.
+  std::vector<Status> MutateRows(std::span<const RowMutations> rows,
+                                 const CommitContext& commit);
   // Evaluates `predicate` (null: "row has any cell") on the row, then applies
   // the matching list. Returns whether the predicate matched.
   Result<bool> CheckAndMutateRow(std::string_view key, const Filter* predicate,
@@ -134,87 +128,67 @@ class Table {
   Result<std::vector<ModifiedCell>> ReadModifyWriteRow(
       std::string_view key, std::span<const ReadModifyWriteRule> rules,
       const CommitContext& commit);
-  // Removes every row starting with `prefix` ("" = every row) at once.
-  void DropRowRange(std::string_view prefix);
-
-  // ---- Replication ----
-  // Called after every local row commit with the applied mutations (server
-  // timestamps, -1, not resolved yet: they mean `server_time_micros`), their
-  // version and, for a single mutation, the share replicas may take
-  // (cluster/row_share.h; invalid otherwise). Empty by default.
-  using CommitHook =
-      std::function<void(std::string_view key, std::span<const Mutation>,
-                         int64_t server_time_micros, Version, RowShare)>;
-  void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
-  // Applies a row change committed elsewhere at `version`: mutations on
-  // families this table lacks are skipped, no limit is enforced, and
-  // nothing is reported to the commit hook. Changes older than a replicated
-  // DropRowRange covering the row are ignored. With the origin's `share`
-  // (may be null) the row becomes the origin's when the share applies here.
-  // `probe` as for MutateRow.
-  void ApplyReplicated(std::string_view key,
-                       std::span<const Mutation> mutations, Version version,
-                       const RowShare* share = nullptr,
-                       size_t probe = kNoProbe);
-  // DropRowRange committed at `version` (locally or elsewhere): removes the
-  // cells older than `version` in the range now, and remembers the range so
-  // that older changes arriving later are ignored (until compaction passes
-  // the horizon).
-  void DropRowRangeAt(std::string_view prefix, Version version);
-  // Brings into cache what searching for each of `keys` reads (see
-  // Tablet::Probe), and remembers where each key was found: call before
-  // applying a batch of writes, passing each write its key's index as
-  // `probe`. A write uses what was found only after checking it against the
-  // rows, so a probe made stale by earlier writes (or a wrong index) costs a
-  // search, never a wrong result. Changes no row; not const (it uses
-  // scratch space), so call it where writes are allowed.
-  static constexpr size_t kNoProbe = static_cast<size_t>(-1);
-  void PrefetchRows(std::span<const std::string_view> keys);
-  // Says that a read or write of `key` is probably on its way (a simulated
-  // request in flight): starts bringing what searching for it reads into
-  // cache. Every later ExpectRow, MutateRow and PrefetchRows takes each
-  // pending hint one step further (see Tablet::Probe), so that its cache
-  // misses overlap with other work, and the next local write of `key`
-  // without a probe of its own (MutateRow, or the write of a
-  // CheckAndMutateRow or ReadModifyWriteRow) starts from the hint, checked
-  // against the rows like PrefetchRows' probes. A read does not take the
-  // hint; its search finds the lines in cache. The newest kHints hints are
-  // kept. Changes no row.
-  static constexpr size_t kHints = 16;  // at most 32 (bit masks)
-  void ExpectRow(std::string_view key);
 
   // ---- Reads ----
   void Read(const ReadOptions& options, sim::Rng& rng,
             const RowVisitor& visit) const;
   std::vector<KeySample> SampleRowKeys() const;
 
-  // ---- Maintenance ----
-  // Rewrites the rows of every tablet that may have something to reclaim
-  // (written since the last compaction, holding tombstones newer than the
-  // horizon, or subject to an age-based GC rule; every tablet after a schema
-  // change): drops cells hidden by tombstones, tombstones with version <=
+  // ---- Replication ----
+  // Called after every local row commit with the applied mutations (server
+  // timestamps, -1, not resolved yet: they mean `server_time_micros`), their
+  // version and what replicas may take instead of applying them
+  // (cluster/row_sharing.h; none unless a single mutation). Empty by
+  // default.
+  using CommitHook =
+      std::function<void(std::string_view key, std::span<const Mutation>,
+                         int64_t server_time_micros, Version, RowShare)>;
+  void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
+  // Applies row changes committed elsewhere (kMutateRow records of this
+  // table), in order, calling applied(i) after records[i]: mutations on
+  // families this table lacks are skipped, no limit is enforced, and
+  // nothing is reported to the commit hook. Changes older than a replicated
+  // DropRowRange covering their row are ignored. A record's share is taken
+  // when it applies here. `applied` must not change this table.
+  void ApplyReplicated(std::span<const CommitRecord* const> records,
+                       const std::function<void(size_t)>& applied);
+  // Applies column family changes committed elsewhere, leniently, so that
+  // a replica whose schema has already moved on still converges: creating
+  // a present family updates it, updating an absent one creates it, and
+  // dropping an absent one does nothing.
+  void ApplyReplicatedFamilies(std::span<const FamilyModification> mods);
+  // DropRowRange committed at `version` (locally or elsewhere): removes the
+  // cells older than `version` from the rows starting with `prefix` ("":
+  // every row) now, and remembers the range so that older changes arriving
+  // later are ignored (until compaction passes the horizon).
+  void DropRowRangeAt(std::string_view prefix, Version version);
+
+  // ---- Compaction ----
+  // Rewrites the rows that may have something to reclaim (written since
+  // the last compaction, holding tombstones newer than the horizon, or
+  // subject to an age-based GC rule; every row after a schema change):
+  // drops cells hidden by tombstones, tombstones with version <=
   // `tombstone_horizon`, data of dropped families, and cells the GC rules
-  // delete at `now_micros`; then merges small tablets. With `shares` (may
-  // be null), results are shared with the other clusters compacting in the
-  // same round (cluster/compaction_shares.h).
+  // delete at `now_micros`; then splits large tablets and merges small
+  // ones. With `shares` (may be null), results are shared with the other
+  // clusters compacting in the same round (cluster/row_sharing.h).
   void Compact(int64_t now_micros, Version tombstone_horizon,
                CompactionShares* shares = nullptr);
 
+  // ---- Statistics ----
   TableStats Stats() const;
   // True when both tables hold the same id, families (names, ids and GC
   // rules) and rows (keys and encodings): then every read of one returns
   // what the same read of the other does. Tablet boundaries, compaction
-  // marks and remembered DropRowRange horizons are not compared. Rows that
-  // share an allocation are compared without reading them, so replicas
-  // holding the same row versions compare at the cost of a walk over their
-  // indexes. False for some tables that read alike: the same cells stored
-  // under different family ids.
+  // marks and remembered DropRowRange horizons are not compared. False for
+  // some tables that read alike: the same cells stored under different
+  // family ids.
   bool SameContents(const Table& other) const;
   // The start key of the tablet that holds `key` now ("" for the first
   // tablet). Changes only when that tablet splits or merges.
   const std::string& TabletStartOf(std::string_view key) const;
   // sim::StableHash(TabletStartOf(key), seed), computed once per tablet
-  // and seed in a row (Tablet::StartHash).
+  // and seed in a row.
   uint64_t TabletStartHash(std::string_view key, uint64_t seed) const;
 
  private:
@@ -223,80 +197,62 @@ class Table {
     uint32_t id;  // never reused, so a dropped family's data is unreachable
     GcRule gc_rule;
   };
-  Tablet& TabletFor(std::string_view key);
-  const Tablet& TabletFor(std::string_view key) const;
-  // TabletFor(key), trying the tablet of the last write first.
-  const Tablet& TabletNearWrite(std::string_view key) const;
+  using Tablets = std::vector<std::unique_ptr<internal::Tablet>>;
+
+  // ---- Families (table.cc) ----
+  const FamilyEntry* FindFamily(std::string_view name) const;
+  const std::string* FamilyNameById(uint32_t id) const;
+  // The id of the family `m` names (kNoFamily when it names none); nullopt
+  // when this table lacks it.
+  std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
+  // INVALID_ARGUMENT / NOT_FOUND naming `mutations[i]` when one is invalid.
+  Status ValidateMutations(std::span<const Mutation> mutations) const;
+  // Applies one valid modification.
+  void ApplyFamilyModification(const FamilyModification& m);
+
+  // ---- Writes (table.cc, table_maintenance.cc) ----
+  // The tablet that holds (or is to hold) `key`, and the key's slot in it,
+  // from probe `probe` of probes_ when that is still exact (kNoProbe: none).
+  static constexpr size_t kNoProbe = static_cast<size_t>(-1);
+  void Locate(std::string_view key, size_t probe, size_t* tablet,
+              internal::RowSlot* slot) const;
+  // MutateRow, its key found by `probe`.
+  Status Mutate(std::string_view key, std::span<const Mutation> mutations,
+                const CommitContext& commit, size_t probe);
+  // Applies valid `mutations` locally: enforces the row size limit and
+  // reports to the commit hook.
+  Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
+                    const CommitContext& commit, size_t probe);
+  // A replicated change of one row (ApplyReplicated).
+  void ApplyReplicatedRow(const CommitRecord& record, size_t probe);
+  // Starts probes_ for `keys` (the rows of a batch of writes).
+  void ProbeRows(std::span<const std::string_view> keys);
+  // After every row write in tablet `ti`: a split if it grew too large.
+  void AfterWrite(size_t ti);
+
+  // ---- Tablets (table.cc) ----
   size_t TabletIndex(std::string_view key) const;
+  const internal::Tablet& TabletFor(std::string_view key) const;
+  // TabletFor(key), trying the tablet of the last write first.
+  const internal::Tablet& TabletNearWrite(std::string_view key) const;
   // Recomputes start_heads_ and start_prefix_; call after tablets_ changes.
   void IndexTablets();
-  const std::string* FamilyNameById(uint32_t id) const;
-  const FamilyEntry* FindFamily(std::string_view name) const;
+  void MaybeSplit(size_t tablet_index);
+  void MergeSmallTablets();
+
+  // ---- Reads (table_read.cc) ----
   // Live cells of a stored row, in canonical order, into `*out`.
   void LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
                  std::vector<CellView>* out) const;
-  // `local`: enforce the row size limit and report to the commit hook.
-  // `share` (replicated writes; may be null): the origin's result, taken
-  // when CanTake. `probe`: see PrefetchRows.
-  Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
-                    const CommitContext& commit, bool local = true,
-                    const RowShare* share = nullptr, size_t probe = kNoProbe);
-  // What PrefetchRows or ExpectRow found: tablets_[index] held `tablet`.
-  struct RowProbe {
-    const Tablet* tablet = nullptr;
-    size_t index = 0;
-    Tablet::Probe probe;
-  };
-  // Whether tablets_[probe.index] is still the probe's tablet (compared as
-  // a pointer before it is followed: the tablet may be gone).
-  bool Current(const RowProbe& probe) const {
-    return probe.index < tablets_.size() &&
-           tablets_[probe.index].get() == probe.tablet;
-  }
-  // The first step of a probe for `key` (Tablet::ProbeChunk in its tablet).
-  RowProbe ProbeChunk(std::string_view key) const;
-  // The tablet holding (or to hold) `key` and the key's slot in it, from
-  // `probe` (may be null) when that is still exact.
-  std::pair<size_t, Tablet::Slot> Locate(std::string_view key,
-                                         const RowProbe* probe) const;
-  // Takes hints_[i] (pending), or every pending hint, one step further.
-  void AdvanceHint(size_t i);
-  void AdvanceHints();
-  // The hint for `key`, its steps completed and the hint freed (valid until
-  // the next ExpectRow); null when there is none.
-  const RowProbe* TakeHint(std::string_view key);
-  // The id of the family `m` names (RowShare::kNoFamily when it names none);
-  // nullopt when this table lacks it.
-  std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
-  // Whether applying `mutations` to `row` (null: absent) here gives exactly
-  // share.after. Requires the share's family id to be this table's for the
-  // mutation's family (ApplyReplicated passes only such shares).
-  bool CanTake(const RowShare& share, const RowRecord* row,
-               std::span<const Mutation> mutations) const;
-  // What follows every row write in tablet `ti`: a split if it grew too
-  // large, and the commit hook (given `share`) for a local write.
-  void AfterWrite(size_t ti, std::string_view key,
-                  std::span<const Mutation> mutations,
-                  const CommitContext& commit, bool local, RowShare share);
-  void MaybeSplit(size_t tablet_index);
-  void MergeSmallTablets();
-  // Compacts the rows of `tablet` that may need it: every row when
-  // `every_row`, else those MayNeedCompaction accepts among every row
-  // (all_dirty()) or the marked ones.
-  void CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
-                     Version tombstone_horizon, CompactionShares* shares);
-  // Replaces the row at `slot` with the result `shares` holds for it, when
-  // it holds one for this table's GC rule of the row's family (CompactRow
-  // would compute the same bytes): true when it did. Reads only the row's
-  // record, not its cells.
-  bool TakeCompacted(Tablet& tablet, const Tablet::Slot& slot,
-                     int64_t now_micros, const CompactionShares* shares);
-  // Compacts the row at `slot` in place. A row left with nothing is added to
-  // `*emptied` instead (for the caller to remove once done with the slots);
-  // one that keeps tombstones newer than the horizon stays marked.
-  void CompactRow(Tablet& tablet, const Tablet::Slot& slot, int64_t now_micros,
-                  Version tombstone_horizon, CompactionShares* shares,
-                  std::vector<Tablet::Slot>* emptied);
+  // The stored row of `key`; null when absent.
+  const RowRecord* FindRow(std::string_view key) const;
+
+  // ---- Compaction (table_maintenance.cc) ----
+  // What compaction does to `row`: nothing unless `every_row` or the row
+  // may need it; `shares` and the rest as for Compact.
+  internal::RowEdit CompactRow(const RowRecord& row, bool every_row,
+                               int64_t now_micros, Version tombstone_horizon,
+                               CompactionShares* shares) const;
 
   std::string id_;
   TableOptions options_;
@@ -305,14 +261,14 @@ class Table {
   // FindFamily's last answer (writes name the same family again and again):
   // null, or an entry of families_. Cleared whenever one is dropped.
   mutable const FamilyEntry* last_family_ = nullptr;
-  std::vector<std::unique_ptr<Tablet>> tablets_;  // sorted by start
-  // For TabletIndex (see cluster/key_heads.h): the heads of the start keys
-  // of tablets_[1..] (tablets_[0] starts at ""), after the prefix they all
-  // share.
+  Tablets tablets_;  // sorted by start
+  // For TabletIndex (see cluster/internal/key_heads.h): the heads of the
+  // start keys of tablets_[1..] (tablets_[0] starts at ""), after the
+  // prefix they all share.
   std::vector<uint64_t> start_heads_;
   std::string start_prefix_;
   // Set when the schema changes (GC rules, dropped families): the next
-  // compaction must visit every tablet, not only the dirty ones.
+  // compaction must visit every row, not only the dirty ones.
   bool schema_dirty_ = true;
   CommitHook commit_hook_;
   struct RangeTombstone {
@@ -320,19 +276,8 @@ class Table {
     Version version;
   };
   std::vector<RangeTombstone> range_tombstones_;
-  std::vector<RowProbe> probes_;  // PrefetchRows'
-  struct Hint {
-    std::string key;
-    RowProbe probe;
-    int steps = 0;  // 1, 2, 3: ProbeChunk, ProbeHeads, ProbeRow done
-  };
-  std::array<Hint, kHints> hints_;
-  std::array<uint64_t, kHints> hint_hashes_{};  // of hints_[i].key
-  size_t next_hint_ = 0;  // the slot the next ExpectRow takes
-  // Bit i: hints_[i] holds a hint (live), one with steps < 3 (pending).
-  uint32_t live_hints_ = 0;
-  uint32_t pending_hints_ = 0;
-  static_assert(kHints <= 32);
+  std::unique_ptr<internal::RowProbes> probes_;  // of the batch being applied
+  std::vector<std::string_view> probe_keys_;     // scratch for ProbeRows
   // The tablet of the last write: a hint for TabletStartOf (the node model
   // charges each write right after it).
   size_t written_tablet_ = 0;

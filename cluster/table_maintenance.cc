@@ -3,8 +3,8 @@
 // merging, and comparing replicas' contents. The rest of Table is in table.cc
 // and table_read.cc.
 #include <algorithm>
-#include <bit>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -12,215 +12,138 @@
 #include <vector>
 
 #include "base/bytes.h"
-#include "cluster/row_edits.h"
+#include "base/check.h"
+#include "cluster/internal/row_apply.h"
+#include "cluster/internal/row_edits.h"
+#include "cluster/internal/tablet.h"
 #include "cluster/table.h"
 
 namespace btsim::cluster {
 
-void Table::PrefetchRows(std::span<const std::string_view> keys) {
-  AdvanceHints();
-  probes_.clear();
-  // The chunk indexes first (each search waits for its own loads, not for
-  // the chunk entry of the key before), then the chunks they found.
-  for (std::string_view key : keys) {
-    const size_t ti = TabletIndex(key);
-    const Tablet* tablet = tablets_[ti].get();
-    probes_.push_back(RowProbe{tablet, ti, {}});
-    probes_.back().probe.index = tablet->FindChunk(key);
-  }
-  // Then each chunk's header, read (by ProbeHeads) kSkew keys after it was
-  // requested: requesting every key's before reading any would find the
-  // first ones not yet arrived.
-  constexpr size_t kSkew = 8;
-  for (size_t i = 0; i < keys.size() + kSkew; ++i) {
-    if (i < keys.size()) {
-      RowProbe& p = probes_[i];
-      p.probe = p.tablet->ProbeChunkAt(p.probe.index);
+using internal::FamilyIds;
+using internal::KeepNewestCells;
+using internal::LoneColumn;
+using internal::ReadLoneColumn;
+using internal::RowEdit;
+using internal::RowEditor;
+using internal::RowSlot;
+using internal::Tablet;
+
+void Table::ApplyReplicated(std::span<const CommitRecord* const> records,
+                            const std::function<void(size_t)>& applied) {
+  // The rows of a batch are searched for together first (their cache
+  // misses overlap), and the origin's results fetched: a taken result's
+  // reference count changes.
+  const bool batch = records.size() > 1;
+  if (batch) {
+    probe_keys_.clear();
+    for (const CommitRecord* record : records) {
+      probe_keys_.push_back(record->row_key);
+      record->share.PrefetchForTake();
     }
-    if (i >= kSkew) {
-      const size_t j = i - kSkew;
-      probes_[j].tablet->ProbeHeads(keys[j], probes_[j].probe);
+    ProbeRows(probe_keys_);
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    const CommitRecord& record = *records[i];
+    BTSIM_CHECK(record.kind == CommitRecord::Kind::kMutateRow);
+    ApplyReplicatedRow(record, batch ? i : kNoProbe);
+    applied(i);
+  }
+}
+
+void Table::ApplyReplicatedFamilies(std::span<const FamilyModification> mods) {
+  for (const FamilyModification& m : mods) {
+    FamilyModification mod = m;
+    const bool present = HasFamily(m.name);
+    if (m.kind == FamilyModification::Kind::kDrop && !present) continue;
+    if (m.kind == FamilyModification::Kind::kCreate && present) {
+      mod.kind = FamilyModification::Kind::kUpdate;
     }
-  }
-  for (size_t i = 0; i < keys.size(); ++i) {
-    probes_[i].tablet->ProbeRow(keys[i], &probes_[i].probe);
-  }
-}
-
-namespace {
-
-uint64_t HintHash(std::string_view key) {
-  return std::hash<std::string_view>{}(key);
-}
-
-}  // namespace
-
-void Table::ExpectRow(std::string_view key) {
-  AdvanceHints();
-  const size_t i = next_hint_;
-  next_hint_ = (next_hint_ + 1) % kHints;
-  Hint& hint = hints_[i];
-  hint_hashes_[i] = HintHash(key);
-  hint.key.assign(key);
-  hint.probe = ProbeChunk(key);
-  hint.steps = 1;
-  live_hints_ |= 1u << i;
-  pending_hints_ |= 1u << i;
-}
-
-void Table::AdvanceHint(size_t i) {
-  Hint& hint = hints_[i];
-  const RowProbe& p = hint.probe;
-  if (!Current(p) || !p.tablet->Current(p.probe)) {
-    hint.steps = 3;  // stale: Locate will search
-  } else if (hint.steps == 1) {
-    p.tablet->ProbeHeads(hint.key, p.probe);
-    hint.steps = 2;
-  } else {
-    p.tablet->ProbeRow(hint.key, &hint.probe.probe);
-    hint.steps = 3;
-  }
-  if (hint.steps == 3) pending_hints_ &= ~(1u << i);
-}
-
-void Table::AdvanceHints() {
-  for (uint32_t m = pending_hints_; m != 0; m &= m - 1) {
-    AdvanceHint(static_cast<size_t>(std::countr_zero(m)));
-  }
-}
-
-Table::RowProbe Table::ProbeChunk(std::string_view key) const {
-  const size_t ti = TabletIndex(key);
-  const Tablet* tablet = tablets_[ti].get();
-  return RowProbe{tablet, ti, tablet->ProbeChunk(key)};
-}
-
-const Table::RowProbe* Table::TakeHint(std::string_view key) {
-  if (live_hints_ == 0) return nullptr;
-  const uint64_t hash = HintHash(key);
-  for (uint32_t m = live_hints_; m != 0; m &= m - 1) {
-    const size_t i = static_cast<size_t>(std::countr_zero(m));
-    if (hint_hashes_[i] != hash || !SameBytes(hints_[i].key, key)) continue;
-    while (hints_[i].steps < 3) AdvanceHint(i);
-    live_hints_ &= ~(1u << i);
-    return &hints_[i].probe;
-  }
-  return nullptr;
-}
-
-std::pair<size_t, Tablet::Slot> Table::Locate(std::string_view key,
-                                              const RowProbe* probe) const {
-  if (probe != nullptr) {
-    const RowProbe& p = *probe;
-    if (Current(p)) {
-      if (std::optional<Tablet::Slot> slot =
-              p.tablet->SeekProbed(key, p.probe)) {
-        return {p.index, *slot};
-      }
+    if (m.kind == FamilyModification::Kind::kUpdate && !present) {
+      mod.kind = FamilyModification::Kind::kCreate;
     }
+    ApplyFamilyModification(mod);
   }
-  const size_t ti = TabletIndex(key);
-  return {ti, tablets_[ti]->Seek(key)};
 }
 
-void Table::ApplyReplicated(std::string_view key,
-                            std::span<const Mutation> mutations,
-                            Version version, const RowShare* share,
-                            size_t probe) {
+void Table::ApplyReplicatedRow(const CommitRecord& record, size_t probe) {
+  const std::string_view key = record.row_key;
+  const Version version = record.version;
   for (const RangeTombstone& r : range_tombstones_) {
     if (version < r.version && key.starts_with(r.prefix)) return;
   }
-  // A mutation applies unless it names a family this table lacks.
-  auto applies = [this](const Mutation& m) {
-    return FamilyIdOf(m).has_value();
-  };
-  const int64_t micros = VersionMicros(version);
-  const CommitContext commit{version, micros - micros % 1000};
-  if (mutations.size() == 1) {
-    // The commonest record, the only one that carries a share: its family
-    // found once, both to apply and to check the share's family id.
-    const std::optional<uint32_t> family_id = FamilyIdOf(mutations[0]);
-    if (!family_id) return;
-    const bool same_id = share != nullptr && share->family_id == *family_id;
-    (void)ApplyToRow(key, mutations, commit, /*local=*/false,
-                     same_id ? share : nullptr, probe);
-    return;
-  }
-  // Usually every mutation applies: then no copy is made.
-  if (std::all_of(mutations.begin(), mutations.end(), applies)) {
-    if (!mutations.empty()) {
-      (void)ApplyToRow(key, mutations, commit, /*local=*/false,
-                       /*share=*/nullptr, probe);
-    }
-    return;
+  // A mutation applies unless it names a family this table lacks (usually
+  // every one does: then no copy is made).
+  std::span<const Mutation> mutations = record.mutations;
+  FamilyIds ids;
+  for (const Mutation& m : mutations) {
+    if (const std::optional<uint32_t> id = FamilyIdOf(m)) ids.Add(*id);
   }
   std::vector<Mutation> applicable;
-  for (const Mutation& m : mutations) {
-    if (applies(m)) applicable.push_back(m);
+  if (ids.size() < mutations.size()) {
+    for (const Mutation& m : mutations) {
+      if (FamilyIdOf(m)) applicable.push_back(m);
+    }
+    mutations = applicable;
   }
-  if (applicable.empty()) return;
-  (void)ApplyToRow(key, applicable, commit, /*local=*/false,
-                   /*share=*/nullptr, probe);
-}
-
-std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
-  const std::string* name = nullptr;
-  if (const auto* set = std::get_if<SetCell>(&m)) name = &set->family;
-  if (const auto* col = std::get_if<DeleteFromColumn>(&m)) name = &col->family;
-  if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) name = &fam->family;
-  if (name == nullptr) return RowShare::kNoFamily;
-  const FamilyEntry* family = FindFamily(*name);
-  if (family == nullptr) return std::nullopt;
-  return family->id;
-}
-
-bool Table::CanTake(const RowShare& share, const RowRecord* row,
-                    std::span<const Mutation> mutations) const {
-  if (!share.valid() || mutations.size() != 1) return false;
-  return row == nullptr ? !share.before.valid() : row->SameRow(share.before);
+  if (mutations.empty()) return;
+  size_t ti = 0;
+  RowSlot slot;
+  Locate(key, probe, &ti, &slot);
+  Tablet& tablet = *tablets_[ti];
+  const RowRecord* taken = mutations.size() == 1
+                               ? record.share.ResultFor(slot.row, ids.ids()[0])
+                               : nullptr;
+  if (taken != nullptr) {
+    tablet.Put(slot, taken->Share(), record.share.dirty());
+  } else {
+    const int64_t micros = VersionMicros(version);
+    internal::WrittenRow written = internal::ApplyRequest(
+        key, slot.row, {mutations, ids.ids(), version, micros - micros % 1000},
+        std::numeric_limits<int64_t>::max());
+    tablet.Put(slot, std::move(written.row), written.dirty);
+  }
+  AfterWrite(ti);
 }
 
 void Table::DropRowRangeAt(std::string_view prefix, Version version) {
   range_tombstones_.push_back(RangeTombstone{std::string(prefix), version});
-  const std::string end = PrefixSuccessor(prefix);
-  for (auto& tablet : tablets_) {
-    const size_t first = tablet->LowerBound(prefix);
-    const size_t last = end.empty() ? tablet->size() : tablet->LowerBound(end);
-    bool any_removed = false;
-    for (size_t i = first; i < last; ++i) {
-      const RowRecord& record = tablet->row(i);
-      RowData row = DecodeRow(record.encoded());
-      RowData kept;
-      kept.tombstone = row.tombstone >= version ? row.tombstone : kNoVersion;
-      for (FamilyData& f : row.families) {
-        FamilyData nf{
-            f.id, f.tombstone >= version ? f.tombstone : kNoVersion, {}};
-        for (ColumnData& c : f.columns) {
-          ColumnData nc{c.qualifier, {}, {}};
-          for (const ColumnTombstone& t : c.tombstones) {
-            if (t.version >= version) nc.tombstones.push_back(t);
-          }
-          for (const CellData& cell : c.cells) {
-            if (cell.version >= version) nc.cells.push_back(cell);
-          }
-          if (!nc.cells.empty() || !nc.tombstones.empty()) {
-            nf.columns.push_back(std::move(nc));
-          }
+  // Every row in the range keeps only what is newer than the drop; one
+  // left with nothing goes.
+  const RowEditor edit = [version](const RowRecord& record) {
+    RowData row = DecodeRow(record.encoded());
+    RowData kept;
+    kept.tombstone = row.tombstone >= version ? row.tombstone : kNoVersion;
+    for (FamilyData& f : row.families) {
+      FamilyData nf{
+          f.id, f.tombstone >= version ? f.tombstone : kNoVersion, {}};
+      for (ColumnData& c : f.columns) {
+        ColumnData nc{c.qualifier, {}, {}};
+        for (const ColumnTombstone& t : c.tombstones) {
+          if (t.version >= version) nc.tombstones.push_back(t);
         }
-        if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
-          kept.families.push_back(std::move(nf));
+        for (const CellData& cell : c.cells) {
+          if (cell.version >= version) nc.cells.push_back(cell);
+        }
+        if (!nc.cells.empty() || !nc.tombstones.empty()) {
+          nf.columns.push_back(std::move(nc));
         }
       }
-      if (kept.empty()) {
-        tablet->Rewrite(i, RowRecord());
-        any_removed = true;
-      } else {
-        tablet->Rewrite(i, RowRecord(record.key(), kept));
-        tablet->Mark(tablet->SlotAt(i));
+      if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
+        kept.families.push_back(std::move(nf));
       }
     }
-    if (any_removed) tablet->DropInvalid();
-  }
+    RowEdit out;
+    if (kept.empty()) {
+      out.erase = true;
+    } else {
+      out.replacement = RowRecord(record.key(), kept);
+      out.mark = true;
+    }
+    return out;
+  };
+  const std::string end = PrefixSuccessor(prefix);
+  for (auto& tablet : tablets_) tablet->EditRange(prefix, end, edit);
 }
 
 void Table::MaybeSplit(size_t ti) {
@@ -230,11 +153,8 @@ void Table::MaybeSplit(size_t ti) {
       static_cast<int64_t>(t.size()) <= options_.split_rows) {
     return;
   }
-  // Split where half the bytes lie on each side.
-  const size_t at = std::clamp<size_t>(t.HalfBytesIndex(), 1, t.size() - 1);
-  auto right = std::make_unique<Tablet>(t.SplitAt(at));
   tablets_.insert(tablets_.begin() + static_cast<ptrdiff_t>(ti) + 1,
-                  std::move(right));
+                  std::make_unique<Tablet>(t.SplitInHalf()));
   IndexTablets();
 }
 
@@ -278,10 +198,17 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon,
   for (const auto& [name, entry] : families_) {
     age_rules = age_rules || HasAgeRule(entry->gc_rule);
   }
-  for (auto& tablet : tablets_) {
-    CompactTablet(*tablet, schema_dirty_ || age_rules, now_micros,
-                  tombstone_horizon, shares);
+  const bool every_row = schema_dirty_ || age_rules;
+  const RowEditor edit = [&](const RowRecord& row) {
+    return CompactRow(row, every_row, now_micros, tombstone_horizon, shares);
+  };
+  Tablet::Ahead ahead;
+  if (shares != nullptr) {
+    ahead = [shares](const RowRecord& row, bool near) {
+      shares->Prefetch(row, near);
+    };
   }
+  for (auto& tablet : tablets_) tablet->EditDue(every_row, edit, ahead);
   schema_dirty_ = false;
   std::erase_if(range_tombstones_, [&](const RangeTombstone& r) {
     return r.version <= tombstone_horizon;
@@ -290,71 +217,22 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon,
   for (size_t i = 0; i < tablets_.size(); ++i) MaybeSplit(i);
 }
 
-void Table::CompactTablet(Tablet& tablet, bool every_row, int64_t now_micros,
-                          Version tombstone_horizon, CompactionShares* shares) {
-  if (!every_row && !tablet.dirty()) return;
-  std::vector<Tablet::Slot> emptied;
-  // Taken in both cases: the full walk covers the marked rows too.
-  std::vector<Tablet::Slot> marked = tablet.TakeMarked();
-  if (every_row || tablet.all_dirty()) {
-    tablet.set_all_dirty(false);
-    for (size_t i = 0; i < tablet.size(); ++i) {
-      const Tablet::Slot slot = tablet.SlotAt(i);
-      if (TakeCompacted(tablet, slot, now_micros, shares)) continue;
-      if (every_row || MayNeedCompaction(tablet.At(slot)->encoded())) {
-        CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
-                   &emptied);
-      }
-    }
-  } else {
-    // The marked rows (and their entries in `shares`) are scattered over
-    // the heap: each is requested a few rows ahead so that their cache
-    // misses overlap (Rewrite keeps slots); half as far ahead, what those
-    // lead to (the rest of a long row, the shared result's header).
-    constexpr size_t kAhead = 8;
-    for (size_t k = 0; k < marked.size(); ++k) {
-      if (k + kAhead < marked.size()) {
-        const RowRecord& ahead = *tablet.At(marked[k + kAhead]);
-        ahead.Prefetch();
-        if (shares != nullptr) shares->Prefetch(ahead);
-      }
-      if (k + kAhead / 2 < marked.size()) {
-        const RowRecord& ahead = *tablet.At(marked[k + kAhead / 2]);
-        ahead.PrefetchRest();
-        if (shares != nullptr) shares->PrefetchResult(ahead);
-      }
-      const Tablet::Slot& slot = marked[k];
-      if (TakeCompacted(tablet, slot, now_micros, shares)) continue;
-      if (MayNeedCompaction(tablet.At(slot)->encoded())) {
-        CompactRow(tablet, slot, now_micros, tombstone_horizon, shares,
-                   &emptied);
-      }
+RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
+                          int64_t now_micros, Version tombstone_horizon,
+                          CompactionShares* shares) const {
+  RowEdit out;
+  if (shares != nullptr) {
+    // Another cluster compacted this very row version already: its result
+    // is ours when our GC rule for the row's family is the same.
+    const CompactionShares::Recorded known = shares->Find(record, now_micros);
+    if (known.result != nullptr && known.family_id < families_by_id_.size() &&
+        families_by_id_[known.family_id] != nullptr &&
+        families_by_id_[known.family_id]->gc_rule == *known.rule) {
+      out.replacement = known.result->Share();
+      return out;
     }
   }
-  if (emptied.empty()) return;
-  for (const Tablet::Slot& slot : emptied) tablet.Rewrite(slot, RowRecord());
-  tablet.DropInvalid();
-}
-
-bool Table::TakeCompacted(Tablet& tablet, const Tablet::Slot& slot,
-                          int64_t now_micros, const CompactionShares* shares) {
-  if (shares == nullptr) return false;
-  const CompactionShares::Recorded known =
-      shares->Find(*tablet.At(slot), now_micros);
-  if (known.result == nullptr || known.family_id >= families_by_id_.size() ||
-      families_by_id_[known.family_id] == nullptr ||
-      !(families_by_id_[known.family_id]->gc_rule == *known.rule)) {
-    return false;
-  }
-  tablet.Rewrite(slot, known.result->Share());
-  return true;
-}
-
-void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
-                       int64_t now_micros, Version tombstone_horizon,
-                       CompactionShares* shares,
-                       std::vector<Tablet::Slot>* emptied) {
-  const RowRecord& record = *tablet.At(slot);
+  if (!every_row && !MayNeedCompaction(record.encoded())) return out;
   // The commonest case, on the encoding: one column and no tombstone, whose
   // GC rule drops its oldest cells (or none, or all).
   LoneColumn lone;
@@ -374,23 +252,23 @@ void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
     }
     if (newest_kept) {
       if (keep == 0) {
-        emptied->push_back(slot);
+        out.erase = true;
       } else if (keep < lone.cells) {
-        RowRecord kept = KeepNewestCells(record, lone, keep);
+        out.replacement = KeepNewestCells(record, lone, keep);
         if (shares != nullptr && record.shared()) {
-          shares->Add(record, lone.family_id, rule, now_micros, kept);
+          shares->Add(record, lone.family_id, rule, now_micros,
+                      out.replacement);
         }
-        tablet.Rewrite(slot, std::move(kept));
       }
-      return;
+      return out;
     }
   }
   RowData row = DecodeRow(record.encoded());
-  RowData out;
-  out.tombstone =
+  RowData kept;
+  kept.tombstone =
       row.tombstone > tombstone_horizon ? row.tombstone : kNoVersion;
-  bool kept_tombstones = out.tombstone != kNoVersion;
-  bool changed = out.tombstone != row.tombstone;
+  bool kept_tombstones = kept.tombstone != kNoVersion;
+  bool changed = kept.tombstone != row.tombstone;
   for (FamilyData& f : row.families) {
     const FamilyEntry* entry =
         f.id < families_by_id_.size() ? families_by_id_[f.id] : nullptr;
@@ -430,50 +308,49 @@ void Table::CompactRow(Tablet& tablet, const Tablet::Slot& slot,
       }
     }
     if (!nf.columns.empty() || nf.tombstone != kNoVersion) {
-      out.families.push_back(std::move(nf));
+      kept.families.push_back(std::move(nf));
     } else if (!f.columns.empty() || f.tombstone != kNoVersion) {
       changed = true;
     }
   }
-  if (out.empty()) {
-    emptied->push_back(slot);
-    return;
+  if (kept.empty()) {
+    out.erase = true;
+    return out;
   }
-  if (changed) tablet.Rewrite(slot, RowRecord(record.key(), out));
+  if (changed) out.replacement = RowRecord(record.key(), kept);
   // Tombstones above the horizon must be revisited once it moves.
-  if (kept_tombstones) tablet.Mark(slot);
+  out.mark = kept_tombstones;
+  return out;
 }
 
 namespace {
 
-// Walks a table's rows in key order, tablet by tablet and chunk by chunk.
+// Walks a table's rows in key order, a tablet at a time.
 class RowCursor {
  public:
-  explicit RowCursor(const std::vector<std::unique_ptr<Tablet>>& tablets)
+  explicit RowCursor(std::span<const std::unique_ptr<Tablet>> tablets)
       : tablets_(tablets) {}
 
   // The next row; null after the last.
   const RowRecord* Next() {
-    while (rows_.empty()) {
+    while (next_ == rows_.size()) {
       if (tablet_ == tablets_.size()) return nullptr;
-      const Tablet& t = *tablets_[tablet_];
-      if (chunk_ < t.chunk_count()) {
-        rows_ = t.ChunkRows(chunk_++);
-      } else {
-        ++tablet_;
-        chunk_ = 0;
-      }
+      rows_.clear();
+      next_ = 0;
+      tablets_[tablet_++]->Scan(Interval{}, /*reversed=*/false,
+                                [this](const RowRecord& row) {
+                                  rows_.push_back(&row);
+                                  return true;
+                                });
     }
-    const RowRecord* row = &rows_.front();
-    rows_ = rows_.subspan(1);
-    return row;
+    return rows_[next_++];
   }
 
  private:
-  const std::vector<std::unique_ptr<Tablet>>& tablets_;
+  std::span<const std::unique_ptr<Tablet>> tablets_;
   size_t tablet_ = 0;
-  size_t chunk_ = 0;
-  std::span<const RowRecord> rows_;  // what is left of the current chunk
+  std::vector<const RowRecord*> rows_;  // the current tablet's
+  size_t next_ = 0;
 };
 
 }  // namespace
@@ -489,6 +366,8 @@ bool Table::SameContents(const Table& other) const {
       return false;
     }
   }
+  // Replicas holding one allocation of a row compare it without reading it
+  // (RowRecord::SameRow).
   RowCursor mine(tablets_);
   RowCursor theirs(other.tablets_);
   while (true) {

@@ -2,10 +2,12 @@
 // directions) and SampleRowKeys. The rest of Table is in table.cc and
 // table_maintenance.cc.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cluster/internal/tablet.h"
 #include "cluster/table.h"
 
 namespace btsim::cluster {
@@ -34,9 +36,11 @@ void Table::LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
   }
 }
 
-namespace {
+const RowRecord* Table::FindRow(std::string_view key) const {
+  return TabletFor(key).Seek(key).row;
+}
 
-constexpr size_t kScanAhead = 8;
+namespace {
 
 // Orders intervals for a reversed scan: by end, descending.
 bool EndGreater(const Interval& a, const Interval& b) {
@@ -64,7 +68,8 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
   std::vector<CellView> filtered;
 
   // Returns false to stop the whole read.
-  auto process = [&](const RowRecord& record) -> bool {
+  const std::function<bool(const RowRecord&)> process =
+      [&](const RowRecord& record) -> bool {
     const std::string_view key = record.key();
     if (have_last && (options.reversed ? key >= last : key <= last)) {
       return true;
@@ -96,65 +101,34 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
         }
       }
     }
-    // One row (a point read): one search, in either direction, and no
-    // walk by row index.
+    // One row (a point read): one search, in either direction.
     if (interval.start.kind == Bound::Kind::kClosed &&
         interval.end.kind == Bound::Kind::kClosed &&
         interval.start.value == interval.end.value) {
-      const std::string& key = interval.start.value;
-      if (const RowRecord* r = TabletFor(key).Find(key)) {
+      if (const RowRecord* r = FindRow(interval.start.value)) {
         if (!process(*r)) return;
       }
       continue;
     }
+    // Tablet by tablet, until one starts past the interval (forward) or the
+    // interval starts in it (reversed).
     if (!options.reversed) {
-      size_t ti = 0;
-      size_t pos = 0;
-      if (!interval.start.unbounded()) {
-        ti = TabletIndex(interval.start.value);
-        pos = interval.start.kind == Bound::Kind::kClosed
-                  ? tablets_[ti]->LowerBound(interval.start.value)
-                  : tablets_[ti]->UpperBound(interval.start.value);
-      }
-      for (; ti < tablets_.size(); ++ti, pos = 0) {
-        const Tablet& t = *tablets_[ti];
-        bool past_end = false;
-        for (; pos < t.size(); ++pos) {
-          // Rows are scattered over the heap: request one a few rows ahead
-          // so that a long scan's cache misses overlap.
-          if (pos + kScanAhead < t.size()) t.row(pos + kScanAhead).Prefetch();
-          const RowRecord& r = t.row(pos);
-          if (!interval.end.AdmitsAsEnd(r.key())) {
-            past_end = true;
-            break;
-          }
-          if (!process(r)) return;
-        }
-        if (past_end) break;
+      for (size_t ti = interval.start.unbounded()
+                           ? 0
+                           : TabletIndex(interval.start.value);
+           ti < tablets_.size(); ++ti) {
+        const internal::Tablet& t = *tablets_[ti];
+        if (!interval.end.AdmitsAsEnd(t.start())) break;
+        if (!t.Scan(interval, /*reversed=*/false, process)) return;
       }
     } else {
-      size_t ti = tablets_.size() - 1;
-      size_t pos = tablets_[ti]->size();  // one past the row to visit
-      if (!interval.end.unbounded()) {
-        ti = TabletIndex(interval.end.value);
-        pos = interval.end.kind == Bound::Kind::kClosed
-                  ? tablets_[ti]->UpperBound(interval.end.value)
-                  : tablets_[ti]->LowerBound(interval.end.value);
-      }
+      size_t ti = interval.end.unbounded() ? tablets_.size() - 1
+                                           : TabletIndex(interval.end.value);
       while (true) {
-        const Tablet& t = *tablets_[ti];
-        bool past_start = false;
-        for (; pos > 0; --pos) {
-          const RowRecord& r = t.row(pos - 1);
-          if (!interval.start.AdmitsAsStart(r.key())) {
-            past_start = true;
-            break;
-          }
-          if (!process(r)) return;
-        }
-        if (past_start || ti == 0) break;
+        const internal::Tablet& t = *tablets_[ti];
+        if (!t.Scan(interval, /*reversed=*/true, process)) return;
+        if (ti == 0 || !interval.start.AdmitsAsStart(t.start())) break;
         --ti;
-        pos = tablets_[ti]->size();
       }
     }
   }

@@ -4,8 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "base/bytes.h"
 #include "base/check.h"
-#include "cluster/key_heads.h"
 
 namespace btsim::replication {
 
@@ -200,7 +200,7 @@ std::vector<std::string> ReplicationFabric::ClusterIds() const {
 void ReplicationFabric::IndexIds() {
   ids_.clear();
   for (const auto& [origin, m] : members_) {
-    ids_.push_back({cluster::KeyHead(m->spec.id, 0), m->spec.id, m.get()});
+    ids_.push_back({BigEndianWord(m->spec.id, 0), m->spec.id, m.get()});
   }
 }
 
@@ -211,7 +211,7 @@ ReplicationFabric::Member* ReplicationFabric::FindMember(std::string_view id) {
 const ReplicationFabric::Member* ReplicationFabric::FindMember(
     std::string_view id) const {
   // Ids of up to 8 bytes are told apart by their heads and lengths alone.
-  const uint64_t head = cluster::KeyHead(id, 0);
+  const uint64_t head = BigEndianWord(id, 0);
   for (const IdEntry& entry : ids_) {
     if (entry.head == head && entry.id.size() == id.size() &&
         (id.size() <= 8 || entry.id == id)) {

@@ -31,7 +31,7 @@
 #include "base/result.h"
 #include "cluster/cluster.h"
 #include "cluster/commit_record.h"
-#include "cluster/compaction_shares.h"
+#include "cluster/row_sharing.h"
 #include "cluster/version.h"
 #include "replication/log.h"
 #include "sim/scheduler.h"
@@ -146,7 +146,7 @@ class ReplicationFabric {
 
   // Compacts every cluster, dropping only tombstones no pending entry can
   // still need. Replicas holding one shared row version share its
-  // compacted form too (cluster/compaction_shares.h).
+  // compacted form too (cluster/row_sharing.h).
   void CompactAll();
   // Adds every cluster's id and contents, in creation order.
   void AddContents(sim::Fingerprint* out) const;

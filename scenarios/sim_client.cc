@@ -347,14 +347,6 @@ void SimClient::RunAttempt(uint32_t slot) {
   const sim::LatencyModel& link = LinkTo(message.cluster_id);
   const sim::Duration there = link.Sample(rng_);
   message.back = link.Sample(rng_);
-  if (op.type != OpType::kScan) {
-    // Its row's search starts now, overlapping with what runs until it
-    // arrives (a read then finds those lines in cache; a write starts from
-    // the hint).
-    if (auto cluster = instance.ClusterIfUp(message.cluster_id); cluster.ok()) {
-      (*cluster)->ExpectRow(op.table(), op.row);
-    }
-  }
   scheduler.RunAfter(there, [this, m] { Arrive(m); });
 }
 

@@ -10,6 +10,8 @@
 # folders before it. Two more rules:
 # - sim/asio/ (the wall-clock runtime) is included only by sim/asio/, api/
 #   and cli/;
+# - cluster/internal/ (the storage engine's mechanisms) is included only by
+#   cluster/ (and by tests/cluster/);
 # - the generated protobuf messages of proto/ ("btsim/...", "google/...")
 #   are included only from scenarios/ on: the core below speaks C++ types.
 # Quoted includes of any other folder are flagged too. tests/ and bench/
@@ -38,6 +40,13 @@ scan() {  # scan ROOT: prints violations, returns 1 if any
           continue
         echo "layering violation: ${file#"$root/"}:$line includes $target" \
           "(sim/asio/ is for api/ and cli/ only)"
+        found=1
+        continue
+      fi
+      if [[ $target == cluster/internal/* ]]; then
+        [[ $layer == cluster ]] && continue
+        echo "layering violation: ${file#"$root/"}:$line includes $target" \
+          "(cluster/internal/ is private to cluster/)"
         found=1
         continue
       fi
@@ -91,6 +100,13 @@ if [[ ${1:-} == --selftest ]]; then
       exit 1
     fi
   done
+  rm "$scratch/cluster/bad.cc"
+  echo '#include "cluster/internal/tablet.h"' >"$scratch/cluster/ok.cc"
+  echo '#include "cluster/internal/tablet.h"' >"$scratch/api/bad.cc"
+  if scan "$scratch" >/dev/null; then
+    echo "FAIL: not caught in api/: cluster/internal/"
+    exit 1
+  fi
   echo "selftest passed: includes up the layers are caught"
   exit 0
 fi

@@ -1,4 +1,4 @@
-#include "cluster/key_heads.h"
+#include "cluster/internal/key_heads.h"
 
 #include <algorithm>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include "sim/rng.h"
 
-namespace btsim::cluster {
+namespace btsim::cluster::internal {
 namespace {
 
 TEST(KeyHeadTest, EightBytesAfterTheOffsetBigEndianZeroPadded) {
@@ -126,4 +126,4 @@ TEST(HeadsBoundTest, MatchesStringSearchOnRandomKeys) {
 }
 
 }  // namespace
-}  // namespace btsim::cluster
+}  // namespace btsim::cluster::internal

@@ -1,5 +1,5 @@
 #include "cluster/row_codec.h"
-#include "cluster/row_edits.h"
+#include "cluster/internal/row_edits.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,6 +15,11 @@
 
 namespace btsim::cluster {
 namespace {
+
+using internal::KeepNewestCells;
+using internal::LoneColumn;
+using internal::ReadLoneColumn;
+using internal::WithCellWritten;
 
 using ::testing::IsEmpty;
 
@@ -416,13 +421,13 @@ std::string_view NewValue(sim::Rng& rng, const std::string& long_value) {
                             : std::string_view("new");
 }
 
-TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
+TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
   sim::Rng rng(99);
   // Long enough for a two-byte length varint; 200 cells cross the one-byte
   // cell count.
   const std::string long_value(300, 'v');
-  int spliced = 0;
-  for (int iter = 0; iter < 4000; ++iter) {
+  int created = 0, prepended = 0, replaced = 0, older_lost = 0, declined = 0;
+  for (int iter = 0; iter < 8000; ++iter) {
     RowData row = RandomRow(rng);
     if (iter % 50 == 0 && !row.families.empty() &&
         !row.families[0].columns.empty()) {
@@ -432,105 +437,72 @@ TEST(RowCodecTest, WithNewestCellIsDecodeAddEncodeByteForByte) {
         cells.push_back(CellData{ts, 1, "x"});
       }
     }
+    const bool absent = rng.Bernoulli(0.1);
     const RowRecord old("key", row);
+    // The general path: the cell written into the decoded row.
+    RowData edited = absent ? RowData{} : DecodeRow(old.encoded());
     const uint32_t family = static_cast<uint32_t>(rng.Uniform(5));
     static const char* kQualifiers[] = {"", "a", "b", "c"};
     const std::string_view qualifier = kQualifiers[rng.Uniform(4)];
-    const int64_t ts = static_cast<int64_t>(rng.Uniform(10)) * 1000 +
-                       (rng.Bernoulli(0.1) ? 999'000 : 0);
-    const Version version = rng.Uniform(60);
-    const std::string_view value = NewValue(rng, long_value);
-    const RowRecord got =
-        WithNewestCell(old, family, qualifier, ts, version, value);
-
-    // Where the general path would put the cell, if the column exists.
-    const ColumnData* column = nullptr;
-    for (FamilyData& f : row.families) {
+    ColumnData* column = nullptr;
+    for (FamilyData& f : edited.families) {
       if (f.id != family) continue;
       for (ColumnData& c : f.columns) {
         if (c.qualifier == qualifier) column = &c;
       }
     }
-    const bool newest =
-        column != nullptr &&
-        (column->cells.empty() ||
-         ts / 1000 > column->cells.front().timestamp_micros / 1000);
-    ASSERT_EQ(got.valid(), newest) << "iteration " << iter;
-    if (!newest) continue;
-    ++spliced;
-    RowData edited = DecodeRow(old.encoded());
-    for (FamilyData& f : edited.families) {
-      if (f.id != family) continue;
-      for (ColumnData& c : f.columns) {
-        if (c.qualifier != qualifier) continue;
-        c.cells.insert(c.cells.begin(), CellData{ts, version, value});
-      }
-    }
-    const RowRecord expected("key", edited);
-    EXPECT_EQ(got.key(), "key");
-    EXPECT_EQ(got.encoded(), expected.encoded()) << "iteration " << iter;
-    EXPECT_EQ(got.bytes(), expected.bytes());
-  }
-  EXPECT_GT(spliced, 100);  // the fast path was exercised
-  // A negative timestamp is left to the general path.
-  RowData one;
-  one.families.push_back(
-      FamilyData{0, kNoVersion, {ColumnData{"q", {}, {{1000, 1, "x"}}}}});
-  EXPECT_FALSE(
-      WithNewestCell(RowRecord("k", one), 0, "q", -5000, 2, "y").valid());
-}
-
-TEST(RowCodecTest, WithNewestCellReplacedIsDecodeWriteEncodeByteForByte) {
-  sim::Rng rng(77);
-  const std::string long_value(300, 'v');
-  int replaced = 0;
-  int older_lost = 0;
-  for (int iter = 0; iter < 4000; ++iter) {
-    RowData row = RandomRow(rng);
-    const RowRecord old("key", row);
-    const uint32_t family = static_cast<uint32_t>(rng.Uniform(5));
-    static const char* kQualifiers[] = {"", "a", "b", "c"};
-    const std::string_view qualifier = kQualifiers[rng.Uniform(4)];
-    // The general path: the cell written into the decoded row, which keeps
-    // the newer version of one timestamp (the new cell on a tie).
-    RowData edited = DecodeRow(old.encoded());
-    CellData* newest = nullptr;
-    for (FamilyData& f : edited.families) {
-      if (f.id != family) continue;
-      for (ColumnData& c : f.columns) {
-        if (c.qualifier == qualifier && !c.cells.empty()) {
-          newest = &c.cells.front();
-        }
-      }
-    }
-    // Mostly the newest cell's millisecond (RandomRow's cells are at 0-5
-    // ms), sometimes another one or a timestamp off the millisecond grid.
-    int64_t ts = static_cast<int64_t>(rng.Uniform(7)) * 1000;
-    if (newest != nullptr && rng.Bernoulli(0.7)) ts = newest->timestamp_micros;
+    CellData* newest = column != nullptr && !column->cells.empty()
+                           ? &column->cells.front()
+                           : nullptr;
+    // Mostly a millisecond RandomRow's cells use (0-5) or a later one,
+    // often the newest cell's, sometimes off the millisecond grid.
+    int64_t ts = static_cast<int64_t>(rng.Uniform(10)) * 1000 +
+                 (rng.Bernoulli(0.1) ? 999'000 : 0);
+    if (newest != nullptr && rng.Bernoulli(0.4)) ts = newest->timestamp_micros;
     if (rng.Bernoulli(0.05)) ts += 1;
     const Version version = rng.Uniform(60);
     const std::string_view value = NewValue(rng, long_value);
-    const RowRecord got =
-        WithNewestCellReplaced(old, family, qualifier, ts, version, value);
+    const RowRecord got = WithCellWritten(
+        "key", absent ? nullptr : &old, family, qualifier, ts, version, value);
 
+    const bool on_grid = ts % 1000 == 0;
+    const bool prepend = column != nullptr &&
+                         (newest == nullptr || ts > newest->timestamp_micros);
     const bool same_millisecond =
-        newest != nullptr && ts % 1000 == 0 && newest->timestamp_micros == ts;
-    if (same_millisecond && version < newest->version) ++older_lost;
-    const bool applies = same_millisecond && version >= newest->version;
+        newest != nullptr && ts == newest->timestamp_micros;
+    if (on_grid && same_millisecond && version < newest->version) ++older_lost;
+    const bool replace = same_millisecond && version >= newest->version;
+    const bool applies = on_grid && (absent || prepend || replace);
     ASSERT_EQ(got.valid(), applies) << "iteration " << iter;
-    if (!applies) continue;
-    ++replaced;
-    *newest = CellData{ts, version, value};
+    if (!applies) {
+      ++declined;
+      continue;
+    }
+    const CellData cell{ts, version, value};
+    if (absent) {
+      ++created;
+      edited.families.push_back(
+          FamilyData{family, kNoVersion, {ColumnData{qualifier, {}, {cell}}}});
+    } else if (prepend) {
+      ++prepended;
+      column->cells.insert(column->cells.begin(), cell);
+    } else {
+      ++replaced;
+      *newest = cell;
+    }
     const RowRecord expected("key", edited);
     EXPECT_EQ(got.key(), "key");
     EXPECT_EQ(got.encoded(), expected.encoded()) << "iteration " << iter;
     EXPECT_EQ(got.bytes(), expected.bytes());
-    EXPECT_EQ(MayNeedCompaction(got.encoded()),
-              MayNeedCompaction(old.encoded()));
   }
-  // Both outcomes were exercised.
+  // Every outcome was exercised.
+  EXPECT_GT(created, 300);
+  EXPECT_GT(prepended, 150);
   EXPECT_GT(replaced, 100);
   EXPECT_GT(older_lost, 20);
+  EXPECT_GT(declined, 1000);
+  // A negative timestamp is left to the general path.
+  EXPECT_FALSE(WithCellWritten("k", nullptr, 0, "q", -5000, 2, "y").valid());
 }
 
 TEST(RowCodecTest, NewestLiveCellIsTheFirstLiveCellOfItsColumn) {
@@ -577,35 +549,6 @@ TEST(RowCodecTest, NewestLiveCellIsTheFirstLiveCellOfItsColumn) {
   }
   EXPECT_GT(found, 1000);
   EXPECT_GT(hidden, 100);
-}
-
-TEST(RowEditsTest, SingleCellRowIsTheEncodingOfAOneCellRow) {
-  const std::string long_value(300, 'v');
-  const std::string binary("\0q\xff", 3);
-  for (uint32_t family : {0u, 5u, 200u, 70000u}) {
-    for (std::string_view qualifier :
-         {std::string_view(""), std::string_view("q"),
-          std::string_view(binary)}) {
-      for (int64_t ts :
-           {int64_t{0}, int64_t{1'700'000'000'123'000}, int64_t{-5000}}) {
-        for (std::string_view value :
-             {std::string_view(""), std::string_view(long_value)}) {
-          RowData row;
-          row.families.push_back(
-              FamilyData{family, kNoVersion, {ColumnData{qualifier, {}, {}}}});
-          row.families[0].columns[0].cells.push_back(
-              CellData{ts, 987654321, value});
-          const RowRecord expected(binary, row);
-          const RowRecord got =
-              SingleCellRow(binary, family, qualifier, ts, 987654321, value);
-          EXPECT_EQ(got.key(), binary);
-          EXPECT_EQ(got.encoded(), expected.encoded())
-              << family << " " << qualifier.size() << " " << ts;
-          EXPECT_EQ(got.bytes(), expected.bytes());
-        }
-      }
-    }
-  }
 }
 
 // Mostly one column without tombstones (0-10 cells, some with long values),

@@ -1,7 +1,7 @@
 // The row encoding's varint reader: every length of varint decodes to the
 // value PutVarint wrote and stops at its last byte, whatever follows it,
 // and a broken encoding aborts.
-#include "cluster/row_encoding.h"
+#include "cluster/internal/row_encoding.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace btsim::cluster::encoding {
+namespace btsim::cluster::internal::encoding {
 namespace {
 
 std::string Encode(uint64_t v) {
@@ -82,4 +82,4 @@ TEST(RowEncodingReaderDeathTest, ATruncatedOrOverlongVarintAborts) {
 }
 
 }  // namespace
-}  // namespace btsim::cluster::encoding
+}  // namespace btsim::cluster::internal::encoding

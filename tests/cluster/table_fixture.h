@@ -86,22 +86,16 @@ class TableTest : public ::testing::Test {
     return rows.empty() ? std::vector<Cell>{} : rows[0].cells;
   }
 
+  // Drops the rows starting with `prefix`, committed now.
+  void DropRowRange(std::string_view prefix) {
+    table_.DropRowRangeAt(prefix, Commit().version);
+  }
+
   Status Modify(std::vector<FamilyModification> mods) {
     return table_.ModifyColumnFamilies(mods);
   }
 
   void CompactAll() { table_.Compact(kNowMicros, last_version()); }
-
-  // Writes `count` rows to table_ (made with `options`) and to a table
-  // without hints, each write announced (ExpectRow) some writes ahead, more
-  // than kHints ahead for some, while the writes split chunks and tablets,
-  // and a range drop and compactions change the rows under the hints; some
-  // keys are announced twice and some never written. Point reads, announced
-  // the same way (their hints are not taken; later writes of those keys may
-  // find them), go to both tables between the writes. Expects the same
-  // reads and the same contents in both.
-  void ExpectHintsChangeNothing(TableOptions options, int count,
-                                int keys_in_use);
 
   Table table_;
   sim::Rng rng_{7};
@@ -112,54 +106,6 @@ inline std::string Key(int i) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "row%05d", i);
   return buf;
-}
-
-inline void TableTest::ExpectHintsChangeNothing(TableOptions options, int count,
-                                                int keys_in_use) {
-  Table plain("plain", options, {});
-  const FamilyModification mods[] = {CreateFamily("cf")};
-  ASSERT_TRUE(plain.ModifyColumnFamilies(mods).ok());
-  std::vector<std::string> keys;
-  for (int i = 0; i < count; ++i) keys.push_back(Key((i * 53) % keys_in_use));
-  const size_t ahead[] = {0, 1, 3, 9, Table::kHints - 1, Table::kHints + 4};
-  auto point_read = [&](const Table& table, std::string_view key) {
-    RowSet set;
-    set.AddKey(std::string(key));
-    return Contents(table, &set);
-  };
-  // Read keys: written ones (before and after their writes) and absent ones.
-  auto read_key = [&](size_t i) {
-    return Key(static_cast<int>((i * 31) % (keys_in_use + 40)));
-  };
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const size_t lead = ahead[(i / 50) % std::size(ahead)];
-    if (i + lead < keys.size()) table_.ExpectRow(keys[i + lead]);
-    if (i % 3 == 0) {
-      if (i + lead < keys.size()) table_.ExpectRow(read_key(i + lead));
-      EXPECT_EQ(point_read(table_, read_key(i)), point_read(plain, read_key(i)))
-          << "read " << read_key(i) << " at write " << i;
-    }
-    if (i % 7 == 0) table_.ExpectRow(keys[i]);                    // twice
-    if (i % 11 == 0) table_.ExpectRow(Key(keys_in_use + 1 + i));  // unused
-    if (i == keys.size() / 2) {
-      table_.DropRowRange("row001");
-      plain.DropRowRange("row001");
-    }
-    if (i % 97 == 0) {
-      table_.Compact(kNowMicros, last_version());
-      plain.Compact(kNowMicros, last_version());
-    }
-    // Every other write deletes the row: compaction then removes rows.
-    std::vector<Mutation> m = {
-        Set("cf", "q", 1000 * static_cast<int64_t>(i + 1), "v" + keys[i])};
-    if (i % 2 == 1) m = {DelRow()};
-    const CommitContext commit = Commit();
-    ASSERT_TRUE(table_.MutateRow(keys[i], m, commit).ok());
-    ASSERT_TRUE(plain.MutateRow(keys[i], m, commit).ok());
-  }
-  const std::vector<Row> want = Contents(plain);
-  EXPECT_GE(want.size(), static_cast<size_t>(keys_in_use / 4));
-  EXPECT_EQ(Read(), want);
 }
 
 }  // namespace btsim::cluster::table_test

@@ -1,5 +1,5 @@
 // Tests of Table's tablets used directly: splits, merges, samples, initial
-// splits, reads across tablets, and writes given probes or hints.
+// splits, reads across tablets, and writes given probes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 namespace btsim::cluster::table_test {
 namespace {
 
+using test_util::DelCol;
 using test_util::Keys;
 using ::testing::ElementsAre;
 
@@ -78,52 +79,40 @@ TEST_F(SmallTabletTest, ReadsAcrossManyTabletsInBothDirections) {
   EXPECT_EQ(Keys(Read(&set, true)), want_rev);
 }
 
-TEST_F(SmallTabletTest, WritesGivenProbesMatchWritesWithout) {
-  // One batch probed first (PrefetchRows), then written with each key's
-  // probe, while its own writes split chunks and tablets under the probes;
-  // and again with every probe wrong (reversed). Both must give what
-  // writing without probes gives.
-  auto make = [](const std::string& id) {
-    auto t = std::make_unique<Table>(id, TableOptions{1 << 20, 8, 4},
-                                     std::vector<std::string>{});
-    const FamilyModification mods[] = {CreateFamily("cf")};
-    BTSIM_CHECK(t->ModifyColumnFamilies(mods).ok());
-    return t;
-  };
-  std::unique_ptr<Table> plain = make("plain");
-  std::unique_ptr<Table> reversed = make("reversed");
+TEST_F(SmallTabletTest, ABatchOfWritesMatchesTheSameWritesOneByOne) {
+  // MutateRows searches for its rows before writing them; its own writes
+  // then split chunks and tablets under those searches, some keys come
+  // twice (in order), and one entry is invalid.
+  Table plain("plain", TableOptions{1 << 20, 8, 4}, {});
+  const FamilyModification mods[] = {CreateFamily("cf")};
+  ASSERT_TRUE(plain.ModifyColumnFamilies(mods).ok());
   for (int round = 0; round < 3; ++round) {
-    std::vector<std::string> keys;
-    for (int i = 0; i < 150; ++i) keys.push_back(Key((i * 37 + round) % 200));
-    const std::vector<std::string_view> views(keys.begin(), keys.end());
-    table_.PrefetchRows(views);
-    reversed->PrefetchRows(views);
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const std::vector<Mutation> m = {
-          Set("cf", "q", 1000, "v" + std::to_string(round))};
-      const CommitContext commit = Commit();
-      ASSERT_TRUE(table_.MutateRow(keys[i], m, commit, i).ok());
-      ASSERT_TRUE(
-          reversed->MutateRow(keys[i], m, commit, keys.size() - 1 - i).ok());
-      ASSERT_TRUE(plain->MutateRow(keys[i], m, commit).ok());
+    std::vector<RowMutations> rows;
+    for (int i = 0; i < 150; ++i) {
+      rows.push_back(RowMutations{
+          Key((i * 37 + round) % 200),
+          {Set("cf", "q", 1000, "v" + std::to_string(round * 1000 + i))}});
+      if (i % 10 == 3) {
+        rows.push_back(
+            RowMutations{rows[static_cast<size_t>(i / 2)].key,
+                         {DelCol("cf", "q"), Set("cf", "r", 0, "w")}});
+      }
+    }
+    rows.push_back(RowMutations{Key(7), {Set("nope", "q", 0, "x")}});
+    const CommitContext commit = Commit();
+    const std::vector<Status> statuses = table_.MutateRows(rows, commit);
+    ASSERT_EQ(statuses.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Status want =
+          plain.MutateRow(rows[i].key, rows[i].mutations, commit);
+      EXPECT_EQ(statuses[i].code(), want.code()) << i;
+      EXPECT_EQ(statuses[i].ok(), i + 1 < rows.size()) << i;
     }
   }
   EXPECT_GT(table_.Stats().tablets, 10);
-  const std::vector<Row> want = Contents(*plain);
+  const std::vector<Row> want = Contents(plain);
   EXPECT_GE(want.size(), 150u);
   EXPECT_EQ(Read(), want);
-  EXPECT_EQ(Contents(*reversed), want);
-}
-
-TEST_F(SmallTabletTest, HintedWritesMatchWritesWithout) {
-  ExpectHintsChangeNothing(TableOptions{1 << 20, 8, 4}, 600, 230);
-  EXPECT_GT(table_.Stats().tablets, 10);
-}
-
-TEST_F(TableTest, HintedWritesInOneTabletMatchWritesWithout) {
-  // Many chunks of one tablet: rows move under the hints' offsets.
-  ExpectHintsChangeNothing(TableOptions{}, 4000, 1500);
-  EXPECT_EQ(table_.Stats().tablets, 1);
 }
 
 TEST_F(SmallTabletTest, SplitsOnBytesToo) {
@@ -182,7 +171,7 @@ TEST_F(PresplitTableTest, InitialSplitsSurviveMerging) {
   ASSERT_EQ(samples.size(), 4u);
   EXPECT_GT(samples[0].offset_bytes, 0);
   EXPECT_LT(samples[0].offset_bytes, samples[1].offset_bytes);
-  table_.DropRowRange("");
+  DropRowRange("");
   CompactAll();
   samples = table_.SampleRowKeys();
   ASSERT_EQ(samples.size(), 4u);
@@ -195,7 +184,7 @@ TEST_F(PresplitTableTest, GrownTabletsMergeBackButNotAcrossInitialSplits) {
   for (int i = 0; i < 100; ++i) Put("n" + Key(i));  // all in [m, t)
   const int64_t grown = table_.Stats().tablets;
   ASSERT_GT(grown, 10);
-  table_.DropRowRange("n");
+  DropRowRange("n");
   Put("e");
   Put("n");
   CompactAll();
@@ -244,7 +233,7 @@ TEST_F(PresplitTableTest, TabletStartHashIsTheHashOfTheKeysTabletStart) {
     expect_exact();
   }
   ASSERT_GT(table_.Stats().tablets, 4);
-  table_.DropRowRange("n");
+  DropRowRange("n");
   CompactAll();  // merges the split tablets again
   expect_exact();
 }

@@ -171,30 +171,30 @@ TEST_F(TableTest, CellsComeInCanonicalOrderWhateverTheFamilyCreationOrder) {
 
 // ------------------------------------------------------------------ Writes
 
-TEST_F(TableTest, ValidateMutationsNamesTheField) {
-  std::vector<Mutation> ok = {Set("cf", "q", 1000, "v"), DelRow()};
-  EXPECT_TRUE(table_.ValidateMutations(ok).ok());
-
+TEST_F(TableTest, InvalidMutationsAreNamedAndChangeNothing) {
   std::vector<Mutation> bad_family = {Set("cf", "q", 0, "v"),
                                       DelCol("nope", "q")};
-  Status s = table_.ValidateMutations(bad_family);
+  Status s = Mutate("r", bad_family);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("mutations[1].delete_from_column"));
 
   std::vector<Mutation> bad_range = {DelCol("cf", "q", 5000, 1000)};
-  s = table_.ValidateMutations(bad_range);
+  s = Mutate("r", bad_range);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(),
               HasSubstr("mutations[0].delete_from_column.time_range"));
 
   std::vector<Mutation> negative = {DelCol("cf", "q", -1000, 0)};
-  EXPECT_EQ(table_.ValidateMutations(negative).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Mutate("r", negative).code(), StatusCode::kInvalidArgument);
 
   std::vector<Mutation> bad_fam_delete = {DelFam("nope")};
-  s = table_.ValidateMutations(bad_fam_delete);
+  s = Mutate("r", bad_fam_delete);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.message(), HasSubstr("mutations[0].delete_from_family"));
+  EXPECT_TRUE(Read().empty());
+
+  std::vector<Mutation> ok = {Set("cf", "q", 1000, "v"), DelRow()};
+  EXPECT_TRUE(Mutate("r", ok).ok());
 }
 
 TEST_F(TableTest, MutateRowRejectsAnEmptyMutationList) {
@@ -313,7 +313,7 @@ TEST_F(TableTest, VisitorReturningFalseStopsTheRead) {
 
 TEST_F(TableTest, DropRowRangeByPrefix) {
   for (const char* k : {"a", "ab", "abc", "abd", "ac", "b"}) Put(k);
-  table_.DropRowRange("ab");
+  DropRowRange("ab");
   EXPECT_THAT(Keys(Read()), ElementsAre("a", "ac", "b"));
   EXPECT_EQ(table_.Stats().rows, 3);
 }
@@ -326,21 +326,21 @@ TEST_F(TableTest, DropRowRangeWithFfBytesAndBinaryKeys) {
       std::string("\xff\x01", 2),  std::string("\0", 1),
       std::string("\0\0", 2)};
   for (const std::string& k : keys) Put(k);
-  table_.DropRowRange("a\xff");
+  DropRowRange("a\xff");
   EXPECT_THAT(Keys(Read()),
               ElementsAre(std::string("\0", 1), std::string("\0\0", 2),
                           std::string("a\xfe", 2), "b", "\xff", "\xff\x01"));
-  table_.DropRowRange("\xff");
+  DropRowRange("\xff");
   EXPECT_THAT(Keys(Read()),
               ElementsAre(std::string("\0", 1), std::string("\0\0", 2),
                           std::string("a\xfe", 2), "b"));
-  table_.DropRowRange(std::string("\0", 1));
+  DropRowRange(std::string("\0", 1));
   EXPECT_THAT(Keys(Read()), ElementsAre(std::string("a\xfe", 2), "b"));
 }
 
 TEST_F(TableTest, DropRowRangeWithEmptyPrefixDropsEverything) {
   for (int i = 0; i < 50; ++i) Put(Key(i));
-  table_.DropRowRange("");
+  DropRowRange("");
   EXPECT_THAT(Read(), IsEmpty());
   EXPECT_EQ(table_.Stats().rows, 0);
   EXPECT_EQ(table_.Stats().bytes, 0);
@@ -440,7 +440,7 @@ TEST_F(TableTest, CompactionSkipsRowsErasedSinceTheyWereWritten) {
   for (int i = 0; i < 10; ++i) Put(Key(i), "old", "q", 1000);
   CompactAll();
   for (int i = 0; i < 10; ++i) Put(Key(i), "new", "q", 2000);
-  table_.DropRowRange("row0000");  // rows 0 to 9: every candidate
+  DropRowRange("row0000");  // rows 0 to 9: every candidate
   Put(Key(20), "v", "q", 1000);
   CompactAll();
   EXPECT_THAT(Keys(Read()), ElementsAre(Key(20)));
@@ -472,8 +472,10 @@ TEST_F(TableTest, CompactingCandidatesMatchesCompactingEveryRow) {
         case 2:
           mutations = {DelRow()};
           break;
-        case 3:
-          table.DropRowRange(key.substr(0, 7));
+        case 3:  // a drop committed earlier, arriving late
+          table.DropRowRangeAt(key.substr(0, 7), versions.empty()
+                                                     ? Commit().version
+                                                     : versions.back());
           continue;
         case 4:
           table.DropRowRangeAt(key.substr(0, 7), Commit().version);

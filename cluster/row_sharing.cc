@@ -1,9 +1,34 @@
-#include "cluster/compaction_shares.h"
+#include "cluster/row_sharing.h"
 
 #include <bit>
 #include <utility>
 
 namespace btsim::cluster {
+
+RowShare::RowShare(const RowRecord* before, const RowRecord& after, bool dirty,
+                   uint32_t family_id)
+    : before_(before != nullptr ? before->Share() : RowRecord()),
+      after_(after.Share()),
+      dirty_(dirty),
+      family_id_(family_id) {}
+
+RowShare::RowShare(const RowShare& other)
+    : before_(other.before_.Share()),
+      after_(other.after_.Share()),
+      dirty_(other.dirty_),
+      family_id_(other.family_id_) {}
+
+RowShare& RowShare::operator=(const RowShare& other) {
+  if (this != &other) *this = RowShare(other);
+  return *this;
+}
+
+const RowRecord* RowShare::ResultFor(const RowRecord* row,
+                                     uint32_t family_id) const {
+  if (!valid() || family_id != family_id_) return nullptr;
+  const bool same = row == nullptr ? !before_.valid() : row->SameRow(before_);
+  return same ? &after_ : nullptr;
+}
 
 size_t CompactionShares::Home(const void* allocation) const {
   // Fibonacci hashing of the address (allocations are 16-byte aligned).
@@ -26,8 +51,13 @@ CompactionShares::Recorded CompactionShares::Find(const RowRecord& row,
   }
 }
 
-void CompactionShares::PrefetchResult(const RowRecord& row) const {
-  if (slots_.empty() || !row.shared()) return;
+void CompactionShares::Prefetch(const RowRecord& row, bool near) const {
+  if (slots_.empty()) return;
+  if (!near) {
+    __builtin_prefetch(&slots_[Home(row.allocation())]);
+    return;
+  }
+  // Find's walk, without reading the row: a result's row is shared.
   const size_t mask = slots_.size() - 1;
   for (size_t i = Home(row.allocation());; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];

@@ -1,11 +1,11 @@
-#include "cluster/row_edits.h"
+#include "cluster/internal/row_edits.h"
 
 #include <optional>
 
 #include "base/check.h"
-#include "cluster/row_encoding.h"
+#include "cluster/internal/row_encoding.h"
 
-namespace btsim::cluster {
+namespace btsim::cluster::internal {
 
 using encoding::PtrSink;
 using encoding::PutCell;
@@ -34,8 +34,7 @@ void EncodeSingleCell(Sink& sink, uint32_t family_id,
   PutCell(sink, timestamp_micros, version, value);
 }
 
-}  // namespace
-
+// A row holding one cell and nothing else.
 RowRecord SingleCellRow(std::string_view key, uint32_t family_id,
                         std::string_view qualifier, int64_t timestamp_micros,
                         Version version, std::string_view value) {
@@ -49,8 +48,6 @@ RowRecord SingleCellRow(std::string_view key, uint32_t family_id,
                    value);
   return out;
 }
-
-namespace {
 
 // Where the cells of column (family_id, qualifier) start in `encoded`: the
 // offsets of its cell count and of its first cell, and the count. nullopt
@@ -118,12 +115,12 @@ RowRecord Spliced(const RowRecord& old, size_t from, size_t to,
   return out;
 }
 
-}  // namespace
-
+// `old` with one more cell, first in its column, when the column exists
+// and the cell is in a later millisecond than its newest cell; otherwise an
+// invalid record.
 RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
                          std::string_view qualifier, int64_t timestamp_micros,
                          Version version, std::string_view value) {
-  if (timestamp_micros < 0) return RowRecord();
   const std::string_view encoded = old.encoded();
   const std::optional<ColumnCells> column =
       FindColumnCells(encoded, family_id, qualifier);
@@ -141,13 +138,13 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
   });
 }
 
+// `old` with the newest cell of the column replaced, when that cell is in
+// the write's millisecond and its version is not newer; otherwise an
+// invalid record.
 RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
                                  std::string_view qualifier,
                                  int64_t timestamp_micros, Version version,
                                  std::string_view value) {
-  if (timestamp_micros < 0 || timestamp_micros % 1000 != 0) {
-    return RowRecord();
-  }
   const std::string_view encoded = old.encoded();
   const std::optional<ColumnCells> column =
       FindColumnCells(encoded, family_id, qualifier);
@@ -161,6 +158,24 @@ RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
   return Spliced(old, column->cells_at, first_end, [&](auto& sink) {
     PutCell(sink, timestamp_micros, version, value);
   });
+}
+
+}  // namespace
+
+RowRecord WithCellWritten(std::string_view key, const RowRecord* old,
+                          uint32_t family_id, std::string_view qualifier,
+                          int64_t timestamp_micros, Version version,
+                          std::string_view value) {
+  if (timestamp_micros < 0 || timestamp_micros % 1000 != 0) return RowRecord();
+  if (old == nullptr) {
+    return SingleCellRow(key, family_id, qualifier, timestamp_micros, version,
+                         value);
+  }
+  RowRecord out = WithNewestCell(*old, family_id, qualifier, timestamp_micros,
+                                 version, value);
+  if (out.valid()) return out;
+  return WithNewestCellReplaced(*old, family_id, qualifier, timestamp_micros,
+                                version, value);
 }
 
 bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {
@@ -204,4 +219,4 @@ RowRecord KeepNewestCells(const RowRecord& old, const LoneColumn& column,
   return out;
 }
 
-}  // namespace btsim::cluster
+}  // namespace btsim::cluster::internal

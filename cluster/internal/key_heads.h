@@ -6,8 +6,8 @@
 // keys with equal heads need comparing as strings. The searches below take
 // the heads of the list (heads[i] = KeyHead(key_at(i), prefix.size())), the
 // shared prefix, and `key_at(i)` (the i-th key, read only on ties).
-#ifndef BTSIM_CLUSTER_KEY_HEADS_H_
-#define BTSIM_CLUSTER_KEY_HEADS_H_
+#ifndef BTSIM_CLUSTER_INTERNAL_KEY_HEADS_H_
+#define BTSIM_CLUSTER_INTERNAL_KEY_HEADS_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -17,7 +17,7 @@
 
 #include "base/bytes.h"
 
-namespace btsim::cluster {
+namespace btsim::cluster::internal {
 
 // The 8 bytes of `key` from `offset`, zero-padded, big-endian
 // (btsim::BigEndianWord).
@@ -62,6 +62,6 @@ size_t HeadsBound(std::span<const uint64_t> heads, std::string_view prefix,
   return first;
 }
 
-}  // namespace btsim::cluster
+}  // namespace btsim::cluster::internal
 
-#endif  // BTSIM_CLUSTER_KEY_HEADS_H_
+#endif  // BTSIM_CLUSTER_INTERNAL_KEY_HEADS_H_

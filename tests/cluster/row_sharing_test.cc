@@ -1,8 +1,8 @@
-// Tests of shared row versions: RowRecord::Share and SameRow, a replica
-// Table taking its origin's row (cluster/row_share.h) exactly when applying
-// the commit itself would give the same bytes, CompactionShares, and
-// comparing replicas' contents (Table/Cluster::SameContents).
-#include "cluster/row_share.h"
+// Tests of row sharing (cluster/row_sharing.h): RowRecord::Share and
+// SameRow, RowShare, a replica Table taking its origin's row exactly when
+// applying the commit itself would give the same bytes, CompactionShares,
+// and comparing replicas' contents (Table/Cluster::SameContents).
+#include "cluster/row_sharing.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
-#include "cluster/compaction_shares.h"
+#include "cluster/commit_record.h"
 #include "cluster/gc_rule.h"
 #include "cluster/row_codec.h"
 #include "cluster/table.h"
@@ -39,6 +39,21 @@ RowData OneCell(std::string_view value) {
       ColumnData{"q", {}, {CellData{1000, MakeVersion(1, 1), value}}});
   row.families.push_back(std::move(family));
   return row;
+}
+
+// Delivers a row change committed elsewhere to `replica`, as replication
+// does, with `share`.
+void Deliver(Table& replica, std::string_view key,
+             const std::vector<Mutation>& m, Version v,
+             const RowShare& share = RowShare()) {
+  CommitRecord record;
+  record.table = replica.id();
+  record.version = v;
+  record.row_key = std::string(key);
+  record.mutations.assign(m.begin(), m.end());
+  record.share = share;
+  const CommitRecord* one = &record;
+  replica.ApplyReplicated({&one, 1}, [](size_t) {});
 }
 
 TEST(RowRecordShareTest, SharedRecordsReadTheSameBytesAndOutliveEachOther) {
@@ -90,6 +105,34 @@ RowData TwoCells() {
   return row;
 }
 
+TEST(RowShareTest, GivesItsResultOnlyForTheSameRowAndFamilyId) {
+  const RowRecord before("k", OneCell("a"));
+  const RowRecord after("k", OneCell("b"));
+  const RowShare share(&before, after, true, 3);
+  ASSERT_TRUE(share.valid());
+  EXPECT_TRUE(share.dirty());
+  EXPECT_EQ(share.after().allocation(), after.allocation());
+  // The same allocation, or equal bytes in another.
+  EXPECT_EQ(share.ResultFor(&before, 3), &share.after());
+  const RowRecord copy = before.Clone();
+  EXPECT_EQ(share.ResultFor(&copy, 3), &share.after());
+  // Another family id, another row, no row.
+  EXPECT_EQ(share.ResultFor(&before, 4), nullptr);
+  const RowRecord other("k", OneCell("c"));
+  EXPECT_EQ(share.ResultFor(&other, 3), nullptr);
+  EXPECT_EQ(share.ResultFor(nullptr, 3), nullptr);
+  // A share of a new row applies only where there is no row.
+  const RowShare created(nullptr, after, false, kNoFamily);
+  EXPECT_EQ(created.ResultFor(nullptr, kNoFamily), &created.after());
+  EXPECT_EQ(created.ResultFor(&before, kNoFamily), nullptr);
+  EXPECT_FALSE(created.dirty());
+  EXPECT_EQ(RowShare().ResultFor(nullptr, kNoFamily), nullptr);
+  // Copies share the rows.
+  const RowShare copied = share;
+  EXPECT_EQ(copied.after().allocation(), after.allocation());
+  EXPECT_EQ(copied.ResultFor(&before, 3), &copied.after());
+}
+
 TEST(CompactionSharesTest, FindsAResultForTheSameAllocationAndTime) {
   CompactionShares shares;
   const RowRecord row("key", TwoCells());
@@ -116,23 +159,23 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
   for (int i = 0; i < 5000; ++i) {
     rows.emplace_back("key" + std::to_string(i), TwoCells());
     results.emplace_back("key" + std::to_string(i), OneCell("new"));
-    // Neither prefetch changes anything, even when the table is empty.
-    shares.Prefetch(rows.back());
-    shares.PrefetchResult(rows.back());
+    // Neither hint changes anything, even when the table is empty.
+    shares.Prefetch(rows.back(), false);
+    shares.Prefetch(rows.back(), true);
     shares.Add(rows.back(), 0, one, 5, results.back());
   }
   for (int i = 0; i < 5000; ++i) {
-    shares.Prefetch(rows[(i + 8) % 5000]);
-    shares.PrefetchResult(rows[(i + 4) % 5000]);
+    shares.Prefetch(rows[(i + 8) % 5000], false);
+    shares.Prefetch(rows[(i + 4) % 5000], true);
     const RowRecord* found = shares.Find(rows[i], 5).result;
     ASSERT_NE(found, nullptr) << i;
     EXPECT_EQ(found->allocation(), results[i].allocation()) << i;
   }
   // A row with no result, shared or not.
   const RowRecord unrecorded("key", TwoCells());
-  shares.PrefetchResult(unrecorded);
+  shares.Prefetch(unrecorded, true);
+  EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
   const RowRecord unrecorded_copy = unrecorded.Share();
-  shares.PrefetchResult(unrecorded);
   EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
   // Recording a row again replaces its result.
   const RowRecord other("key7", OneCell("other"));
@@ -221,9 +264,11 @@ class ReplicaTest : public ::testing::Test {
   // shows whether the replica took it or applied `m` itself.
   void DeliverMarked(Table& replica, const std::vector<Mutation>& m) {
     const Version v = Commit(m);
-    RowShare share = last_share_;
-    share.after = RowRecord("k", OneCell("from the share"));
-    replica.ApplyReplicated("k", m, v, &share);
+    const RowShare share(
+        last_share_.before().valid() ? &last_share_.before() : nullptr,
+        RowRecord("k", OneCell("from the share")), last_share_.dirty(),
+        last_share_.family_id());
+    Deliver(replica, "k", m, v, share);
   }
 
   std::vector<Cell> ReadK(const Table& table) {
@@ -246,11 +291,11 @@ class ReplicaTest : public ::testing::Test {
 TEST_F(ReplicaTest, OnlySingleMutationCommitsCarryAShare) {
   Commit({Set("cf", "q", 1000, "a")});
   ASSERT_TRUE(last_share_.valid());
-  EXPECT_FALSE(last_share_.before.valid());  // the row was new
-  EXPECT_EQ(last_share_.after.key(), "k");
+  EXPECT_FALSE(last_share_.before().valid());  // the row was new
+  EXPECT_EQ(last_share_.after().key(), "k");
   Commit({Set("cf", "q", 2000, "b")});
   ASSERT_TRUE(last_share_.valid());
-  EXPECT_TRUE(last_share_.before.valid());
+  EXPECT_TRUE(last_share_.before().valid());
   Commit({Set("cf", "q", 3000, "c"), Set("cf", "r", 3000, "d")});
   EXPECT_FALSE(last_share_.valid());
 }
@@ -264,7 +309,7 @@ TEST_F(ReplicaTest, AReplicaHoldingTheOriginsRowTakesTheOriginsResult) {
 TEST_F(ReplicaTest, AReplicaWhoseRowDiffersAppliesTheMutationsItself) {
   // The replica already holds a cell the origin has not seen.
   const std::vector<Mutation> own = {Set("cf", "z", 5000, "replica's own")};
-  replica_.ApplyReplicated("k", own, MakeVersion(kNowMicros, 2));
+  Deliver(replica_, "k", own, MakeVersion(kNowMicros, 2));
   DeliverMarked(replica_, {Set("cf", "q", 1000, "a")});
   const std::vector<Cell> cells = ReadK(replica_);
   ASSERT_EQ(cells.size(), 2u);
@@ -301,8 +346,8 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   for (const char* value : {"a", "b"}) {
     const std::vector<Mutation> m = {Set("cf", "q", value[0] * 1000, value)};
     const Version v = Commit(m);
-    same.ApplyReplicated("k", m, v, &last_share_);
-    replica_.ApplyReplicated("k", m, v, &last_share_);
+    Deliver(same, "k", m, v, last_share_);
+    Deliver(replica_, "k", m, v, last_share_);
   }
   ASSERT_EQ(ReadK(replica_).size(), 2u);
   // A result recorded for their row (a marker, so that taking it shows)
@@ -310,7 +355,7 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   CompactionShares shares;
   const int64_t now = kNowMicros + 1000;
   const GcRule origin_rule = GcRule::MaxVersions(1);
-  shares.Add(last_share_.after, 0, origin_rule, now,
+  shares.Add(last_share_.after(), 0, origin_rule, now,
              RowRecord("k", OneCell("from the share")));
   const Version horizon = MakeVersion(now, 0);
   replica_.Compact(now, horizon, &shares);
@@ -319,7 +364,7 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   ASSERT_EQ(ReadK(same).size(), 1u);
   EXPECT_EQ(ReadK(same)[0].value, "from the share");
   // At another time the result is not the same compaction.
-  shares.Add(last_share_.after, 0, origin_rule, now,
+  shares.Add(last_share_.after(), 0, origin_rule, now,
              RowRecord("k", OneCell("from the share")));
   origin_.Compact(now + 1000, MakeVersion(now + 1000, 0), &shares);
   ASSERT_EQ(ReadK(origin_).size(), 1u);
@@ -329,12 +374,12 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
 TEST_F(ReplicaTest, ARowDeletedOnTheReplicaDoesNotMatchTheOriginsRow) {
   const std::vector<Mutation> first = {Set("cf", "q", 1000, "a")};
   const Version v1 = Commit(first);
-  replica_.ApplyReplicated("k", first, v1, &last_share_);
+  Deliver(replica_, "k", first, v1, last_share_);
   EXPECT_EQ(ReadK(replica_).size(), 1u);
   // The replica drops the row and compacts it away; then the origin, which
   // has not seen the drop, writes the row again.
   const std::vector<Mutation> drop = {DelRow()};
-  replica_.ApplyReplicated("k", drop, MakeVersion(kNowMicros + 1, 2));
+  Deliver(replica_, "k", drop, MakeVersion(kNowMicros + 1, 2));
   replica_.Compact(kNowMicros + 2, MakeVersion(kNowMicros + 2, 0));
   EXPECT_TRUE(ReadK(replica_).empty());
   next_ = MakeVersion(kNowMicros + 10, 1);
@@ -356,8 +401,8 @@ TEST_F(ReplicaTest, ReplicasHoldingTheSameRowsHaveTheSameContents) {
     const Version v = next_;
     next_ += Version{1} << kOriginBits;
     ASSERT_TRUE(origin_.MutateRow(key, m, CommitContext{v, kNowMicros}).ok());
-    replica_.ApplyReplicated(key, m, v, &last_share_);
-    split.ApplyReplicated(key, m, v, &last_share_);
+    Deliver(replica_, key, m, v, last_share_);
+    Deliver(split, key, m, v, last_share_);
   }
   EXPECT_TRUE(origin_.SameContents(replica_));
   EXPECT_TRUE(replica_.SameContents(origin_));
@@ -366,16 +411,16 @@ TEST_F(ReplicaTest, ReplicasHoldingTheSameRowsHaveTheSameContents) {
   EXPECT_TRUE(origin_.SameContents(split));
   // One row of the middle tablet differs.
   const std::vector<Mutation> other = {Set("cf", "q", 2000, "w")};
-  split.ApplyReplicated("row1150", other, next_);
+  Deliver(split, "row1150", other, next_);
   EXPECT_FALSE(split.SameContents(origin_));
   // A row the other lacks, last in key order, then first.
   Commit({Set("cf", "q", 1000, "v")});  // "k", after every "row..."
   EXPECT_FALSE(origin_.SameContents(replica_));
   EXPECT_FALSE(replica_.SameContents(origin_));
   const std::vector<Mutation> m = {Set("cf", "q", 1000, "v")};
-  replica_.ApplyReplicated("k", m, next_ - (Version{1} << kOriginBits));
+  Deliver(replica_, "k", m, next_ - (Version{1} << kOriginBits));
   EXPECT_TRUE(origin_.SameContents(replica_));  // equal bytes, not shared
-  replica_.ApplyReplicated("a", m, next_);
+  Deliver(replica_, "a", m, next_);
   EXPECT_FALSE(origin_.SameContents(replica_));
   EXPECT_FALSE(replica_.SameContents(origin_));
 }
@@ -383,23 +428,23 @@ TEST_F(ReplicaTest, ReplicasHoldingTheSameRowsHaveTheSameContents) {
 TEST_F(ReplicaTest, ContentsDifferInOneCellOrInTheSchema) {
   const std::vector<Mutation> m = {Set("cf", "q", 1000, "a")};
   const Version v = Commit(m);
-  replica_.ApplyReplicated("k", m, v);
+  Deliver(replica_, "k", m, v);
   ASSERT_TRUE(origin_.SameContents(replica_));
   // Another value in the same place.
   Table other_value("t", {}, {});
   const FamilyModification mods[] = {CreateFamily("cf"), CreateFamily("other")};
   ASSERT_TRUE(other_value.ModifyColumnFamilies(mods).ok());
   const std::vector<Mutation> b = {Set("cf", "q", 1000, "b")};
-  other_value.ApplyReplicated("k", b, v);
+  Deliver(other_value, "k", b, v);
   EXPECT_FALSE(origin_.SameContents(other_value));
   // Tablet boundaries do not matter; the table id does.
   Table split("t", {}, {"c", "m"});
   ASSERT_TRUE(split.ModifyColumnFamilies(mods).ok());
-  split.ApplyReplicated("k", m, v);
+  Deliver(split, "k", m, v);
   EXPECT_TRUE(origin_.SameContents(split));
   Table renamed("u", {}, {});
   ASSERT_TRUE(renamed.ModifyColumnFamilies(mods).ok());
-  renamed.ApplyReplicated("k", m, v);
+  Deliver(renamed, "k", m, v);
   EXPECT_FALSE(origin_.SameContents(renamed));
   // A GC rule, a family more, or the same families under other ids.
   const FamilyModification rule[] = {
@@ -410,20 +455,20 @@ TEST_F(ReplicaTest, ContentsDifferInOneCellOrInTheSchema) {
   const FamilyModification three[] = {CreateFamily("cf"), CreateFamily("other"),
                                       CreateFamily("third")};
   ASSERT_TRUE(more.ModifyColumnFamilies(three).ok());
-  more.ApplyReplicated("k", m, v);
+  Deliver(more, "k", m, v);
   EXPECT_FALSE(origin_.SameContents(more));
   Table swapped("t", {}, {});
   const FamilyModification reversed[] = {CreateFamily("other"),
                                          CreateFamily("cf")};
   ASSERT_TRUE(swapped.ModifyColumnFamilies(reversed).ok());
-  swapped.ApplyReplicated("k", m, v);
+  Deliver(swapped, "k", m, v);
   EXPECT_EQ(ReadK(swapped), ReadK(origin_));
   EXPECT_FALSE(origin_.SameContents(swapped));
   // The same bytes under ids that name other families read differently.
   Table swapped_other("t", {}, {});
   ASSERT_TRUE(swapped_other.ModifyColumnFamilies(reversed).ok());
   const std::vector<Mutation> in_other = {Set("other", "q", 1000, "a")};
-  swapped_other.ApplyReplicated("k", in_other, v);
+  Deliver(swapped_other, "k", in_other, v);
   ASSERT_NE(ReadK(swapped_other), ReadK(origin_));
   EXPECT_FALSE(origin_.SameContents(swapped_other));
 }

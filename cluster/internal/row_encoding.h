@@ -1,8 +1,8 @@
 // The row encoding's building blocks (see cluster/row_codec.h for the
 // format), shared by the codec and the edits that work on encodings
-// (cluster/row_edits.h). Internal to the cluster library.
-#ifndef BTSIM_CLUSTER_ROW_ENCODING_H_
-#define BTSIM_CLUSTER_ROW_ENCODING_H_
+// (cluster/internal/row_edits.h). Internal to the cluster library.
+#ifndef BTSIM_CLUSTER_INTERNAL_ROW_ENCODING_H_
+#define BTSIM_CLUSTER_INTERNAL_ROW_ENCODING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "base/check.h"
 #include "cluster/version.h"
 
-namespace btsim::cluster::encoding {
+namespace btsim::cluster::internal::encoding {
 
 // Counts bytes instead of writing them.
 struct SizeSink {
@@ -110,6 +110,6 @@ inline void SkipColumnRest(Reader& in) {
   }
 }
 
-}  // namespace btsim::cluster::encoding
+}  // namespace btsim::cluster::internal::encoding
 
-#endif  // BTSIM_CLUSTER_ROW_ENCODING_H_
+#endif  // BTSIM_CLUSTER_INTERNAL_ROW_ENCODING_H_
