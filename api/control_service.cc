@@ -218,7 +218,7 @@ grpc::Status ControlService::SetClusterState(
   const bool down = request->down();
   return ToGrpc(Apply(request->instance(), {request->cluster_id()},
                       [&](ServedInstance& served, const Zones&) {
-                        return served.instance->fabric().SetDown(
+                        return served.instance->replicas().SetDown(
                             request->cluster_id(), down);
                       }));
 }
@@ -294,7 +294,7 @@ grpc::Status ControlService::GetStatus(grpc::ServerContext*,
     std::lock_guard<std::mutex> lock(served->mu);
     BaseLatency(*served);
     instance::Instance& instance = *served->instance;
-    replication::ReplicationFabric& fabric = instance.fabric();
+    replication::Replicas& replicas = instance.replicas();
     sim::Transport& transport = instance.transport();
     control::InstanceStatus* out = response->add_instances();
     out->set_name(instance.name());
@@ -303,7 +303,7 @@ grpc::Status ControlService::GetStatus(grpc::ServerContext*,
       control::ClusterStatus* cluster = out->add_clusters();
       cluster->set_id(c.id);
       cluster->set_zone(c.zone);
-      cluster->set_down(fabric.IsDown(c.id));
+      cluster->set_down(replicas.IsDown(c.id));
       cluster->set_nodes(c.nodes);
       if (const cluster::NodeModel* model = instance.Nodes(c.id)) {
         cluster->set_storage_type(model->storage() == cluster::StorageType::kHdd
@@ -319,7 +319,7 @@ grpc::Status ControlService::GetStatus(grpc::ServerContext*,
         control::LinkStatus* link = out->add_links();
         link->set_from_cluster(from.id);
         link->set_to_cluster(to.id);
-        link->set_backlog(fabric.Backlog(from.id, to.id));
+        link->set_backlog(replicas.Backlog(from.id, to.id));
         link->set_cut(transport.IsCut(from.zone, to.zone));
         LatencyToProto(Median(transport.LatencyOf(from.zone, to.zone)),
                        link->mutable_latency());

@@ -180,8 +180,9 @@ void FillCluster(instance::Instance& instance,
   out->set_name(instance.name() + "/clusters/" + cluster.id);
   out->set_location("projects/" + ProjectOf(instance.name()) + "/locations/" +
                     cluster.zone);
-  out->set_state(instance.fabric().IsDown(cluster.id) ? admin::Cluster::DISABLED
-                                                      : admin::Cluster::READY);
+  out->set_state(instance.replicas().IsDown(cluster.id)
+                     ? admin::Cluster::DISABLED
+                     : admin::Cluster::READY);
   out->set_serve_nodes(cluster.nodes);
   out->set_node_scaling_factor(admin::Cluster::NODE_SCALING_FACTOR_1X);
   out->set_default_storage_type(admin::SSD);
@@ -458,7 +459,7 @@ grpc::Status InstanceAdminService::CreateCluster(
     auto config = FindCluster(instance, request->cluster_id());
     if (!config.ok()) return ToGrpc(config.status());
     FillCluster(instance, *config, &created);
-    if (cluster::Cluster* c = instance.fabric().Find(request->cluster_id());
+    if (cluster::Cluster* c = instance.replicas().Find(request->cluster_id());
         c != nullptr) {
       for (const std::string& table : c->ListTables()) {
         auto& progress =

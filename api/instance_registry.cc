@@ -72,7 +72,7 @@ std::vector<ServedInstance*> InstanceRegistry::All() {
 void InstanceRegistry::CompactAll() {
   for (ServedInstance* served : All()) {
     std::lock_guard<std::mutex> lock(served->mu);
-    served->instance->fabric().CompactAll();
+    served->instance->replicas().CompactAll();
   }
 }
 

@@ -38,7 +38,7 @@ void FillTable(instance::Instance& instance, const cluster::Table& table,
   if (replication) {
     for (const instance::ClusterConfig& c : instance.Clusters()) {
       (*out->mutable_cluster_states())[c.id].set_replication_state(
-          instance.fabric().IsDown(c.id)
+          instance.replicas().IsDown(c.id)
               ? admin::Table::ClusterState::UNPLANNED_MAINTENANCE
               : admin::Table::ClusterState::READY);
     }
@@ -56,7 +56,7 @@ struct LockedInstance {
   // Makes the schema change just committed on `cluster` visible on every
   // cluster at once, as table admin changes are in Bigtable.
   void ApplySchemaEverywhere() {
-    instance->fabric().ApplyNewestEverywhere(cluster_id);
+    instance->replicas().ApplyNewestEverywhere(cluster_id);
   }
 };
 
@@ -65,7 +65,7 @@ Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
   BTSIM_ASSIGN_OR_RETURN(InstanceRegistry::Locked locked,
                          registry.Lock(instance_name));
   BTSIM_ASSIGN_OR_RETURN(std::string id, locked.instance->AnyLiveClusterId());
-  cluster::Cluster* cluster = locked.instance->fabric().Find(id);
+  cluster::Cluster* cluster = locked.instance->replicas().Find(id);
   return LockedInstance{std::move(locked.lock), locked.instance, cluster,
                         std::move(id)};
 }
@@ -347,7 +347,8 @@ grpc::Status TableAdminService::GenerateConsistencyToken(
   cluster::Cluster& cluster = *locked->cluster;
   auto table = cluster.GetTable(name->table_id);
   if (!table.ok()) return ToGrpc(table.status());
-  const replication::LogPositions positions = instance.fabric().LogPositions();
+  const replication::LogPositions positions =
+      instance.replicas().LogPositions();
   response->set_consistency_token(
       replication::EncodeConsistencyToken(name->full(), positions));
   return grpc::Status::OK;
@@ -367,7 +368,7 @@ grpc::Status TableAdminService::CheckConsistency(
   auto positions = replication::DecodeConsistencyToken(
       request->consistency_token(), name->full());
   if (!positions.ok()) return ToGrpc(positions.status());
-  const replication::LogPositions now = instance.fabric().LogPositions();
+  const replication::LogPositions now = instance.replicas().LogPositions();
   for (const auto& [cluster_id, position] : *positions) {
     auto it = now.find(cluster_id);
     if (it == now.end()) {
@@ -382,7 +383,7 @@ grpc::Status TableAdminService::CheckConsistency(
     }
   }
   // True once every cluster has applied every write the token covers.
-  response->set_consistent(instance.fabric().HasApplied(*positions));
+  response->set_consistent(instance.replicas().HasApplied(*positions));
   return grpc::Status::OK;
 }
 

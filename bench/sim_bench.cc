@@ -11,7 +11,7 @@
 
 #include "bench/bench_util.h"
 #include "cluster/filter.h"
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 #include "sim/rng.h"
 #include "sim/transport.h"
 #include "sim/virtual_scheduler.h"
@@ -140,19 +140,19 @@ void BM_ReplicationApply(benchmark::State& state) {
   constexpr int kWrites = 1000;
   sim::VirtualScheduler scheduler(kStart);
   sim::Transport transport(scheduler, sim::Rng(4));
-  replication::ReplicationFabric fabric(scheduler, transport, sim::Rng(5));
+  replication::Replicas replicas(scheduler, transport, sim::Rng(5));
   const char* zones[] = {"us-east1-b", "us-east1-c", "us-west1-a",
                          "europe-west1-b"};
   for (int i = 0; i < clusters; ++i) {
-    Require(fabric.AddCluster(
+    Require(replicas.AddCluster(
                 {"c" + std::to_string(i + 1), zones[static_cast<size_t>(i)]}),
             "AddCluster");
   }
-  cluster::Cluster* origin = fabric.Find("c1");
+  cluster::Cluster* origin = replicas.Find("c1");
   const cluster::FamilyModification cf{
       "cf", cluster::FamilyModification::Kind::kCreate, {}};
   Require(origin->CreateTable("t", {&cf, 1}, {}), "CreateTable t");
-  fabric.ApplyNewestEverywhere("c1");
+  replicas.ApplyNewestEverywhere("c1");
   sim::Rng rng(6);
   int64_t ts = 1000;
   for (auto _ : state) {
@@ -164,7 +164,7 @@ void BM_ReplicationApply(benchmark::State& state) {
               "MutateRow");
       scheduler.RunFor(std::chrono::microseconds(50));
     }
-    while (!fabric.HasApplied(fabric.LogPositions())) {
+    while (!replicas.HasApplied(replicas.LogPositions())) {
       scheduler.RunFor(std::chrono::milliseconds(10));
     }
   }

@@ -52,7 +52,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(
       new Instance(std::move(name), scheduler, rng, config));
   for (size_t i = 0; i < config.clusters.size(); ++i) {
     const ClusterConfig& c = config.clusters[i];
-    if (Status s = instance->fabric_->AddCluster({c.id, c.zone}); !s.ok()) {
+    if (Status s = instance->replicas_->AddCluster({c.id, c.zone}); !s.ok()) {
       return Status(s.code(),
                     "clusters[" + std::to_string(i) + "]: " + s.message());
     }
@@ -111,18 +111,18 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
       rng_(rng.Fork("routing")),
       transport_(std::make_unique<sim::Transport>(
           scheduler, rng.Fork("transport"), config.links)),
-      fabric_(std::make_unique<replication::ReplicationFabric>(
+      replicas_(std::make_unique<replication::Replicas>(
           scheduler, *transport_, rng.Fork("replication"), config.replication)),
       profiles_(IdsOf(config.clusters)) {
   if (config.replication_latency) {
     transport_->SetLatencyEverywhere(
         sim::LatencyModel::Constant(*config.replication_latency));
   }
-  fabric_->set_apply_hook(
+  replicas_->set_apply_hook(
       [this](const replication::AppliedInfo& info) { OnApplied(info); });
 }
 
-Instance::~Instance() { fabric_->set_apply_hook(nullptr); }
+Instance::~Instance() { replicas_->set_apply_hook(nullptr); }
 
 Result<std::string> Instance::Route(std::string_view app_profile_id,
                                     appprofile::RequestKind kind,
@@ -169,10 +169,10 @@ const std::vector<appprofile::RouteCandidate>& Instance::RouteCandidates(
   // A handful of zones route in a run; a caller with ever new zones only
   // makes the list start over.
   constexpr size_t kMaxZones = 16;
-  if (route_candidates_version_ != fabric_->members_version() ||
+  if (route_candidates_version_ != replicas_->members_version() ||
       route_candidates_.size() >= kMaxZones) {
     route_candidates_.clear();
-    route_candidates_version_ = fabric_->members_version();
+    route_candidates_version_ = replicas_->members_version();
   }
   for (const ZoneCandidates& z : route_candidates_) {
     if (SameBytes(z.client_zone, client_zone)) return z.candidates;
@@ -180,7 +180,7 @@ const std::vector<appprofile::RouteCandidate>& Instance::RouteCandidates(
   ZoneCandidates& z = route_candidates_.emplace_back();
   z.client_zone = std::string(client_zone);
   for (const ClusterConfig& c : clusters_) {
-    z.candidates.push_back({c.id, c.zone, !fabric_->IsDown(c.id),
+    z.candidates.push_back({c.id, c.zone, !replicas_->IsDown(c.id),
                             appprofile::Distance(client_zone, c.zone)});
   }
   return z.candidates;
@@ -188,7 +188,7 @@ const std::vector<appprofile::RouteCandidate>& Instance::RouteCandidates(
 
 Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {
   bool down = false;
-  cluster::Cluster* cluster = fabric_->Find(id, &down);
+  cluster::Cluster* cluster = replicas_->Find(id, &down);
   if (cluster == nullptr) {
     return NotFound("cluster '" + std::string(id) + "' not found");
   }
@@ -208,18 +208,18 @@ Status Instance::Execute(std::string_view app_profile_id,
 
 Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {
   auto previous = drops_.find(table);
-  if (previous != drops_.end() && !fabric_->HasApplied(previous->second)) {
+  if (previous != drops_.end() && !replicas_->HasApplied(previous->second)) {
     return Unavailable("A DropRowRange operation is already ongoing");
   }
   BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster, AnyLiveCluster());
   BTSIM_RETURN_IF_ERROR(cluster->DropRowRange(table, prefix));
-  drops_[std::string(table)] = fabric_->LogPositions();
+  drops_[std::string(table)] = replicas_->LogPositions();
   return OkStatus();
 }
 
 Result<std::string> Instance::AnyLiveClusterId() const {
   for (const ClusterConfig& c : clusters_) {
-    if (!fabric_->IsDown(c.id)) return c.id;
+    if (!replicas_->IsDown(c.id)) return c.id;
   }
   return Unavailable("every cluster of instance '" + name_ +
                      "' is unavailable");
@@ -227,7 +227,7 @@ Result<std::string> Instance::AnyLiveClusterId() const {
 
 Result<cluster::Cluster*> Instance::AnyLiveCluster() {
   for (const ClusterConfig& c : clusters_) {
-    if (!fabric_->IsDown(c.id)) return fabric_->Find(c.id);
+    if (!replicas_->IsDown(c.id)) return replicas_->Find(c.id);
   }
   return Unavailable("every cluster of instance '" + name_ +
                      "' is unavailable");
@@ -239,7 +239,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
         "cluster.serve_nodes: a cluster needs at least "
         "one node");
   }
-  BTSIM_RETURN_IF_ERROR(fabric_->AddCluster({config.id, config.zone}));
+  BTSIM_RETURN_IF_ERROR(replicas_->AddCluster({config.id, config.zone}));
   clusters_.push_back(config);
   route_candidates_version_ = kStale;
   capacity_.try_emplace(config.id, storage_, config.nodes);
@@ -249,7 +249,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
 
 Status Instance::RemoveCluster(std::string_view id) {
   FlushReplicatedCharges();  // a no-op between batches; keeps the pointer safe
-  BTSIM_RETURN_IF_ERROR(fabric_->RemoveCluster(id));
+  BTSIM_RETURN_IF_ERROR(replicas_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
   route_candidates_version_ = kStale;
   capacity_by_origin_.clear();
@@ -289,7 +289,7 @@ Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
 Instance::Capacity* Instance::Prepare(Capacity& cap, std::string_view cluster,
                                       std::string_view table, sim::Time now) {
   if (cap.cluster == nullptr) {
-    cap.cluster = fabric_->Find(cluster);
+    cap.cluster = replicas_->Find(cluster);
     if (cap.cluster == nullptr) return nullptr;
   }
   cluster::Cluster* c = cap.cluster;

@@ -1,5 +1,5 @@
 // Instance: one replicated Bigtable instance — its clusters (a
-// ReplicationFabric over a Transport), its app profiles, and the routing of
+// Replicas over a Transport), its app profiles, and the routing of
 // each request to a cluster with failover. Used by `btsim serve` (on the
 // asio scheduler, under the caller's lock) and by scenarios (virtual time).
 //
@@ -29,7 +29,7 @@
 #include "cluster/cluster.h"
 #include "cluster/node_model.h"
 #include "instance/tablet_units.h"
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 #include "sim/scheduler.h"
 #include "sim/transport.h"
 
@@ -96,7 +96,7 @@ class InstanceObserver {
                          const Status& /*status*/) {}
   virtual void OnRequest(const RequestReport& /*request*/) {}
   // A peer applied an entry of another cluster's log (see
-  // ReplicationFabric::set_apply_hook for which entries are reported). The
+  // Replicas::set_apply_hook for which entries are reported). The
   // peer's node model is charged for a batch's rows after its last entry
   // was reported: CpuLoad() and Nodes() called from here leave them out.
   virtual void OnReplicated(const replication::AppliedInfo& /*info*/) {}
@@ -118,7 +118,7 @@ class Instance {
 
   const std::string& name() const { return name_; }
   const std::string& client_zone() const { return client_zone_; }
-  replication::ReplicationFabric& fabric() { return *fabric_; }
+  replication::Replicas& replicas() { return *replicas_; }
   appprofile::ProfileSet& profiles() { return profiles_; }
   sim::Transport& transport() { return *transport_; }
   // The time of the instance's scheduler.
@@ -203,7 +203,7 @@ class Instance {
     cluster::NodeModel model;
     int64_t last_rebalance_bucket = std::numeric_limits<int64_t>::min();
     // The cluster, found on first use: a Capacity is added and removed with
-    // its cluster (only Instance changes the fabric's membership). The
+    // its cluster (only Instance changes the instance's membershiphip). The
     // table charged last (most charges go to one table), valid while the
     // cluster's tables_version() is unchanged.
     cluster::Cluster* cluster = nullptr;
@@ -229,7 +229,7 @@ class Instance {
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
   // Tells the observers and charges the receiving cluster for a replicated
-  // row (the fabric's apply hook). The rows of one batch are gathered in
+  // row (Replicas' apply hook). The rows of one batch are gathered in
   // pending_units_ and submitted once per tablet after the batch's last
   // entry: they all arrive at one time on one cluster, and n units
   // submitted at once leave a node model as n submits of one unit would
@@ -246,7 +246,7 @@ class Instance {
   cluster::StorageType storage_;
   // By cluster id; one per entry of clusters_.
   std::map<std::string, Capacity, std::less<>> capacity_;
-  // Entries of capacity_ by fabric origin number (AppliedInfo), found on
+  // Entries of capacity_ by origin number (AppliedInfo), found on
   // first use (null: not yet). Origin numbers are never reused; the whole
   // list is dropped when a cluster is removed.
   std::vector<Capacity*> capacity_by_origin_;
@@ -259,14 +259,15 @@ class Instance {
   std::string client_zone_;
   sim::Rng rng_;
   std::unique_ptr<sim::Transport> transport_;
-  std::unique_ptr<replication::ReplicationFabric> fabric_;
+  std::unique_ptr<replication::Replicas> replicas_;
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
   std::vector<InstanceObserver*> observers_;
   // Route's lists of clusters, one per client zone seen (views into
   // clusters_, with whether each is up and its distance from the zone),
-  // valid while route_candidates_version_ is the fabric's members_version() and
-  // clusters_ is unchanged (its changes reset the version to kStale).
+  // valid while route_candidates_version_ is the instance's
+  // membership_version() and clusters_ is unchanged (its changes reset the
+  // version to kStale).
   struct ZoneCandidates {
     std::string client_zone;
     std::vector<appprofile::RouteCandidate> candidates;

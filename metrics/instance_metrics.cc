@@ -17,7 +17,7 @@
 
 #include "base/status.h"
 #include "cluster/cluster.h"
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 
 namespace btsim::metrics {
 namespace {
@@ -347,19 +347,20 @@ void InstanceMetrics::Sample(instance::Instance& instance) {
   Families& f = *families_;
   ++f.generation;
   const sim::Time now = instance.Now();
-  replication::ReplicationFabric& fabric = instance.fabric();
+  replication::Replicas& replicas = instance.replicas();
   const std::vector<instance::ClusterConfig> clusters = instance.Clusters();
   // Every table any cluster holds or some link still owes, with its delay.
   std::map<std::string, sim::Duration> max_delay;
   for (const instance::ClusterConfig& c : clusters) {
     const LabelList labels = {{"cluster", c.id}};
-    f.SetGauge(f.up, labels, fabric.IsDown(c.id) ? 0 : 1);
+    f.SetGauge(f.up, labels, replicas.IsDown(c.id) ? 0 : 1);
     f.SetGauge(f.cpu, labels, instance.CpuLoad(c.id));
     f.SetGauge(f.cpu_hottest, labels, instance.HottestNodeLoad(c.id));
     const cluster::NodeModel* nodes = instance.Nodes(c.id);
     f.SetGauge(f.node_count, labels, nodes != nullptr ? nodes->nodes() : 0);
     int64_t bytes = 0;
-    if (const cluster::Cluster* engine = fabric.Find(c.id); engine != nullptr) {
+    if (const cluster::Cluster* engine = replicas.Find(c.id);
+        engine != nullptr) {
       for (const std::string& table : engine->ListTables()) {
         auto t = engine->GetTable(table);
         if (!t.ok()) continue;
@@ -377,8 +378,8 @@ void InstanceMetrics::Sample(instance::Instance& instance) {
       if (from.id == to.id) continue;
       f.SetGauge(f.backlog,
                  {{"source_cluster", from.id}, {"destination_cluster", to.id}},
-                 static_cast<double>(fabric.Backlog(from.id, to.id)));
-      for (const auto& [table, since] : fabric.PendingSince(from.id, to.id)) {
+                 static_cast<double>(replicas.Backlog(from.id, to.id)));
+      for (const auto& [table, since] : replicas.PendingSince(from.id, to.id)) {
         sim::Duration& delay = max_delay[table];
         delay = std::max(delay, now - since);
       }

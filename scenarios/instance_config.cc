@@ -14,7 +14,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "btsim/config/v1/instance_config.pb.h"
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 
 namespace btsim::scenarios {
 namespace {

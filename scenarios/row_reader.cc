@@ -52,7 +52,7 @@ RowRead RowStateOf(std::string_view family,
   return row;
 }
 
-void ReadFinalState(replication::ReplicationFabric& fabric,
+void ReadFinalState(replication::Replicas& replicas,
                     const std::map<std::string, std::string>& family_of,
                     History* history, sim::Fingerprint* fingerprint) {
   BTSIM_CHECK(history->final_state.empty());
@@ -69,8 +69,8 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
     if (writer == kNoWriter || ops[writer].version < op.version) writer = i;
   }
   NamePool& names = *history->names;
-  for (const std::string& id : fabric.ClusterIds()) {
-    cluster::Cluster* cluster = fabric.Find(id);
+  for (const std::string& id : replicas.ClusterIds()) {
+    cluster::Cluster* cluster = replicas.Find(id);
     ClusterState state;
     state.id = id;
     // Reserves room in state.rows for every row of the scenario's tables.
@@ -129,7 +129,7 @@ void ReadFinalState(replication::ReplicationFabric& fabric,
     // row versions: then it takes that cluster's digest and row states
     // without reading a cell.
     state.same_as = earlier_where([&](const ClusterState& earlier) {
-      return cluster->SameContents(*fabric.Find(earlier.id));
+      return cluster->SameContents(*replicas.Find(earlier.id));
     });
     if (state.same_as) {
       state.digest = history->final_state[*state.same_as].digest;

@@ -15,7 +15,7 @@
 #include "base/status.h"
 #include "cluster/cell_view.h"
 #include "cluster/cluster.h"
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 #include "scenarios/history.h"
 #include "sim/fingerprint.h"
 
@@ -46,7 +46,7 @@ RowRead RowStateOf(std::string_view family,
                    std::span<const cluster::CellView> cells);
 
 // Appends to history->final_state each cluster's id, digest (a hash of its
-// whole contents, Cluster::AddContents) and row states, in the fabric's
+// whole contents, Cluster::AddContents) and row states, in the Replicas'
 // order: for each table of `family_of` (table id -> the family clients
 // write), every row's RowRead, with the Name and commit version of the
 // operation that wrote its tag (texts in history->names). A cluster that
@@ -54,7 +54,7 @@ RowRead RowStateOf(std::string_view family,
 // digests) refers to it (ClusterState::same_as) instead of keeping rows of
 // its own. Adds each cluster's id and digest to `fingerprint`. Requires
 // history->final_state to be empty.
-void ReadFinalState(replication::ReplicationFabric& fabric,
+void ReadFinalState(replication::Replicas& replicas,
                     const std::map<std::string, std::string>& family_of,
                     History* history, sim::Fingerprint* fingerprint);
 

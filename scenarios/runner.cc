@@ -16,7 +16,7 @@
 namespace btsim::scenarios {
 
 std::string_view RunContext::ZoneOf(std::string_view cluster) const {
-  const replication::ClusterSpec* spec = instance->fabric().Spec(cluster);
+  const replication::ClusterSpec* spec = instance->replicas().Spec(cluster);
   return spec == nullptr ? std::string_view() : std::string_view(spec->zone);
 }
 
@@ -173,7 +173,7 @@ Status Runner::Setup() {
 
   // Tables: created on one cluster, then applied everywhere at once.
   BTSIM_ASSIGN_OR_RETURN(std::string first, instance_->AnyLiveClusterId());
-  cluster::Cluster* origin = instance_->fabric().Find(first);
+  cluster::Cluster* origin = instance_->replicas().Find(first);
   for (int i = 0; i < s_.tables_size(); ++i) {
     const v1::Table& t = s_.tables(i);
     steps_.family_of[t.id()] = t.families(0).name();
@@ -191,7 +191,7 @@ Status Runner::Setup() {
                              "]: " + s.message());
     }
   }
-  instance_->fabric().ApplyNewestEverywhere(first);
+  instance_->replicas().ApplyNewestEverywhere(first);
 
   // Clients.
   const std::string default_zone = instance_->client_zone();
@@ -249,7 +249,7 @@ Status Runner::Setup() {
 
 void Runner::Sample() {
   if (context_.finished) return;
-  const std::vector<std::string> ids = instance_->fabric().ClusterIds();
+  const std::vector<std::string> ids = instance_->replicas().ClusterIds();
   for (const std::string& id : ids) {
     history_.cpu.push_back(CpuSample{context_.Elapsed(), id,
                                      instance_->CpuLoad(id),
@@ -261,7 +261,7 @@ void Runner::Sample() {
       LinkSample link = observer_.TakeLink(from, to);
       link.at = context_.Elapsed();
       link.backlog =
-          static_cast<int64_t>(instance_->fabric().Backlog(from, to));
+          static_cast<int64_t>(instance_->replicas().Backlog(from, to));
       history_.links.push_back(std::move(link));
     }
   }
@@ -275,7 +275,7 @@ void Runner::SampleExternally() {
 }
 
 void Runner::Compact() {
-  instance_->fabric().CompactAll();
+  instance_->replicas().CompactAll();
   if (!context_.finished && context_.Elapsed() < duration_) {
     scheduler_.RunAfter(kCompactionInterval, [this] { Compact(); });
   }
@@ -287,14 +287,15 @@ void Runner::Settle() {
   settle.kind = EventKind::kSettle;
   settle.label = "clients stop; the run settles";
   for (auto& client : clients_) client->Stop();
-  auto& fabric = instance_->fabric();
+  auto& replicas = instance_->replicas();
   if (!s_.settle().keep_faults()) UndoFaults(steps_);
   steps_.AddEvent(std::move(settle));
   const sim::Duration limit =
       context_.Elapsed() +
       (s_.settle().has_max() ? ToDuration(s_.settle().max()) : kDefaultSettle);
   while (context_.Elapsed() < limit) {
-    if (context_.in_flight == 0 && fabric.HasApplied(fabric.LogPositions())) {
+    if (context_.in_flight == 0 &&
+        replicas.HasApplied(replicas.LogPositions())) {
       history_.settled = context_.Elapsed();
       break;
     }
@@ -313,11 +314,11 @@ void Runner::Settle() {
 }
 
 void Runner::Snapshot() {
-  auto& fabric = instance_->fabric();
-  fabric.CompactAll();
+  auto& replicas = instance_->replicas();
+  replicas.CompactAll();
   // The run's fingerprint: the trace, then each cluster's id and digest.
   fingerprint_.Add(trace_.Hex());
-  ReadFinalState(fabric, steps_.family_of, &history_, &fingerprint_);
+  ReadFinalState(replicas, steps_.family_of, &history_, &fingerprint_);
 }
 
 Result<RunOutcome> Runner::Run() {
@@ -378,8 +379,9 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
                                const RunOptions& options) {
   uint64_t seed = options.seed ? *options.seed : scenario.proto.seed();
   if (seed == 0) seed = 1;
-  const sim::Duration duration =
-      options.duration ? *options.duration : ToDuration(scenario.proto.duration());
+  const sim::Duration duration = options.duration
+                                     ? *options.duration
+                                     : ToDuration(scenario.proto.duration());
   if (duration <= sim::Duration(0)) {
     return InvalidArgument("duration: must be positive");
   }

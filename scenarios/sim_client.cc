@@ -353,7 +353,7 @@ void SimClient::RunAttempt(uint32_t slot) {
 const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {
   instance::Instance& instance = *context_.instance;
   const uint64_t latency_version = instance.transport().latency_version();
-  const uint64_t members_version = instance.fabric().members_version();
+  const uint64_t members_version = instance.replicas().members_version();
   if (!link_ || !SameBytes(link_cluster_, cluster_id) ||
       link_latency_version_ != latency_version ||
       link_members_version_ != members_version) {
@@ -502,7 +502,7 @@ void SimClient::Committed(std::string_view cluster_id,
                           const cluster::Cluster& cluster, Operation& op) {
   op.version = cluster.last_version();
   op.committed = context_.Elapsed();
-  op.log_position = context_.instance->fabric().LogPosition(cluster_id);
+  op.log_position = context_.instance->replicas().LogPosition(cluster_id);
 }
 
 void SimClient::Finish(uint32_t slot, Status status) {

@@ -132,7 +132,7 @@ class SimClient {
   void KeepValueBuffer(cluster::Mutation& write);
   // The latency from this client's zone to cluster `cluster_id`'s:
   // Transport::LatencyOf, remembered for the last cluster asked about
-  // while the transport's latencies and the fabric's members (and so the
+  // while the transport's latencies and the instance's membership (and so the
   // cluster's zone) are unchanged.
   const sim::LatencyModel& LinkTo(const std::string& cluster_id);
 

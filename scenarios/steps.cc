@@ -64,13 +64,13 @@ size_t StepRun::AddEvent(Event event) {
 
 void StepRun::WatchCatchUp(size_t event_index) {
   RunContext* run = context;
-  auto positions = run->instance->fabric().LogPositions();
+  auto positions = run->instance->replicas().LogPositions();
   // The pending task owns the poll; the poll refers to itself weakly (a
   // strong self-reference would never be freed).
   auto poll = std::make_shared<std::function<void()>>();
   std::weak_ptr<std::function<void()>> weak = poll;
   *poll = [run, event_index, positions, weak] {
-    if (run->instance->fabric().HasApplied(positions)) {
+    if (run->instance->replicas().HasApplied(positions)) {
       run->history->events[event_index].end = run->Elapsed();
       return;
     }
@@ -83,11 +83,11 @@ void StepRun::WatchCatchUp(size_t event_index) {
 }
 
 std::vector<uint64_t> StepRun::Unreplicated(const std::string& cluster) const {
-  auto& fabric = context->instance->fabric();
+  auto& replicas = context->instance->replicas();
   uint64_t replicated = 0;  // the furthest any peer has applied
-  for (const std::string& peer : fabric.ClusterIds()) {
+  for (const std::string& peer : replicas.ClusterIds()) {
     if (peer != cluster) {
-      replicated = std::max(replicated, fabric.Applied(cluster, peer));
+      replicated = std::max(replicated, replicas.Applied(cluster, peer));
     }
   }
   std::vector<uint64_t> ids;

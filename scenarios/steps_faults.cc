@@ -49,7 +49,7 @@ void ApplyClusterDown(const v1::Step& step, Event event, StepRun& run) {
   event.cluster = step.cluster_down().cluster();
   Describe(event, "cluster " + event.cluster + " down");
   event.unreplicated_ops = run.Unreplicated(event.cluster);
-  if (Status s = run.context->instance->fabric().SetDown(event.cluster, true);
+  if (Status s = run.context->instance->replicas().SetDown(event.cluster, true);
       !s.ok()) {
     Refused(event, s);
   }
@@ -66,7 +66,8 @@ void ApplyClusterUp(const v1::Step& step, Event event, StepRun& run) {
   event.kind = EventKind::kClusterUp;
   event.cluster = step.cluster_up().cluster();
   Describe(event, "cluster " + event.cluster + " up");
-  if (Status s = run.context->instance->fabric().SetDown(event.cluster, false);
+  if (Status s =
+          run.context->instance->replicas().SetDown(event.cluster, false);
       !s.ok()) {
     Refused(event, s);
   }
@@ -176,7 +177,7 @@ void RecoverNode(StepRun& run, const std::string& id, bool whole_cluster) {
   Status s;
   if (whole_cluster) {
     if (run.faults.down_by_node_failure.erase(id) != 0) {
-      s = instance.fabric().SetDown(id, false);
+      s = instance.replicas().SetDown(id, false);
     }
   } else if (run.faults.failed_nodes[id] > 0) {
     --run.faults.failed_nodes[id];
@@ -194,9 +195,10 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
   event.kind = EventKind::kNodeFailure;
   event.cluster = id;
   Describe(event, "a node of " + id + " fails");
-  const sim::Duration recovery = step.node_failure().has_recovery()
-                                     ? ToDuration(step.node_failure().recovery())
-                                     : kDefaultNodeRecovery;
+  const sim::Duration recovery =
+      step.node_failure().has_recovery()
+          ? ToDuration(step.node_failure().recovery())
+          : kDefaultNodeRecovery;
   const cluster::NodeModel* nodes = instance.Nodes(id);
   const int count = nodes == nullptr ? 1 : nodes->nodes();
   const bool whole_cluster = count <= 1;
@@ -204,7 +206,7 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
   if (whole_cluster) {
     // The only node: the cluster cannot serve until a replacement joins.
     event.unreplicated_ops = run.Unreplicated(id);
-    s = instance.fabric().SetDown(id, true);
+    s = instance.replicas().SetDown(id, true);
     if (s.ok()) run.faults.down_by_node_failure.insert(id);
   } else {
     s = instance.SetNodes(id, count - 1);
@@ -238,10 +240,10 @@ std::span<const StepKind> FaultStepKinds() { return kKinds; }
 
 void UndoFaults(StepRun& run) {
   instance::Instance& instance = *run.context->instance;
-  const std::vector<std::string> ids = instance.fabric().ClusterIds();
+  const std::vector<std::string> ids = instance.replicas().ClusterIds();
   for (const std::string& id : ids) {
-    const Status s = instance.fabric().SetDown(id, false);
-    BTSIM_CHECK_MSG(s.ok(), s.message());  // one of the fabric's own ids
+    const Status s = instance.replicas().SetDown(id, false);
+    BTSIM_CHECK_MSG(s.ok(), s.message());  // one of the Replicas' own ids
   }
   run.faults.down_by_node_failure.clear();
   for (size_t i = 0; i < ids.size(); ++i) {

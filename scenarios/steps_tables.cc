@@ -35,7 +35,7 @@ Status ValidateSetGcRule(const v1::Step& step, const std::string& field,
 }
 
 void ApplySetGcRule(const v1::Step& step, Event event, StepRun& run) {
-  auto& fabric = run.context->instance->fabric();
+  auto& replicas = run.context->instance->replicas();
   const v1::SetGcRule& g = step.set_gc_rule();
   event.kind = EventKind::kSetGcRule;
   event.table = g.table();
@@ -50,10 +50,10 @@ void ApplySetGcRule(const v1::Step& step, Event event, StepRun& run) {
   const cluster::FamilyModification mod{
       g.family(), cluster::FamilyModification::Kind::kUpdate,
       ToGcRule(g.gc_rule())};
-  if (Status s = fabric.Find(*id)->ModifyColumnFamilies(g.table(), {&mod, 1});
+  if (Status s = replicas.Find(*id)->ModifyColumnFamilies(g.table(), {&mod, 1});
       s.ok()) {
     // Schema changes are instance-wide at once (see ApplyNewestEverywhere).
-    fabric.ApplyNewestEverywhere(*id);
+    replicas.ApplyNewestEverywhere(*id);
   } else {
     Refused(event, s);
   }
@@ -119,15 +119,15 @@ void WaitForToken(StepRun& run, size_t event_index,
                   std::map<std::string, uint64_t> token,
                   std::vector<uint64_t> writes, sim::Duration interval) {
   RunContext& context = *run.context;
-  auto& fabric = context.instance->fabric();
-  if (fabric.HasApplied(token)) {
+  auto& replicas = context.instance->replicas();
+  if (replicas.HasApplied(token)) {
     Event& event = context.history->events[event_index];
     event.end = context.Elapsed();
     int64_t violations = 0;
     for (uint64_t id : writes) {
       const Operation& op = context.history->operations[id];
-      for (const std::string& cluster_id : fabric.ClusterIds()) {
-        cluster::Cluster* cluster = fabric.Find(cluster_id);
+      for (const std::string& cluster_id : replicas.ClusterIds()) {
+        cluster::Cluster* cluster = replicas.Find(cluster_id);
         if (cluster != nullptr && !Visible(run, *cluster, op)) ++violations;
       }
     }
@@ -158,7 +158,7 @@ void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
   }
   const sim::Duration interval =
       wait.has_interval() ? ToDuration(wait.interval()) : kDefaultTokenInterval;
-  auto token = run.context->instance->fabric().LogPositions();
+  auto token = run.context->instance->replicas().LogPositions();
   const size_t event_index = run.AddEvent(std::move(event));
   WaitForToken(run, event_index, std::move(token), std::move(writes), interval);
 }

@@ -89,7 +89,7 @@ if [[ ${1:-} == --selftest ]]; then
     scan "$scratch"
     exit 1
   fi
-  for bad in '#include "replication/fabric.h"' \
+  for bad in '#include "replication/replicas.h"' \
              '#include "sim/asio/wall_clock.h"' \
              '#include "google/bigtable/v2/data.pb.h"' \
              '  #  include "scenarios/runner.h"' \

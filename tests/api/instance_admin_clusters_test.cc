@@ -61,7 +61,7 @@ TEST_F(InstanceAdminTest, ADownClusterIsDisabled) {
     auto served = server_->registry().GetOrCreate(kInstance);
     ASSERT_TRUE(served.ok());
     std::lock_guard<std::mutex> lock((*served)->mu);
-    ASSERT_TRUE((*served)->instance->fabric().SetDown("c2", true).ok());
+    ASSERT_TRUE((*served)->instance->replicas().SetDown("c2", true).ok());
   }
   admin::Cluster cluster;
   ASSERT_GRPC_OK(GetCluster(ClusterName("c2"), &cluster));

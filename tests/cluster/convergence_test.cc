@@ -192,7 +192,7 @@ Outcome RunConvergence(int clusters, uint64_t seed, int steps,
   for (int c = 0; c < clusters; ++c) {
     outcome.delivered.push_back(set.Contents(c));
   }
-  // One compaction round at one moment, as ReplicationFabric::CompactAll
+  // One compaction round at one moment, as Replicas::CompactAll
   // runs it: with shares, the clusters share their compacted rows.
   CompactionShares compaction_shares;
   for (int c = 0; c < clusters; ++c) {

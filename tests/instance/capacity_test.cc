@@ -69,7 +69,7 @@ class CapacityTest : public ::testing::Test {
   // Writes `key` on `cluster` and charges it there, as a client would.
   void WriteAndCharge(Instance& instance, std::string_view cluster,
                       const std::string& key) {
-    cluster::Cluster* c = instance.fabric().Find(cluster);
+    cluster::Cluster* c = instance.replicas().Find(cluster);
     ASSERT_NE(c, nullptr);
     const std::vector<cluster::Mutation> m = {
         cluster::SetCell{"cf", "q", cluster::kServerTimestamp, "v"}};
@@ -105,7 +105,7 @@ TEST_F(CapacityTest, ChargeRowsIsChargePerKeyInOrder) {
 
 TEST_F(CapacityTest, ChargingFollowsTablesDeletedAndCreatedAgain) {
   auto instance = OneCluster(1);
-  cluster::Cluster* c = instance->fabric().Find("c1");
+  cluster::Cluster* c = instance->replicas().Find("c1");
   ASSERT_NE(c, nullptr);
   instance->Charge("c1", "t", "a", OpKind::kWrite);
   const sim::Time busy = instance->Nodes("c1")->BusyUntil(0);
@@ -311,7 +311,7 @@ TEST_F(CapacityTest, ReplicatedWritesChargeEachPeerAndAClusterReadded) {
   // Past the load window: the earlier writes no longer count.
   scheduler_.RunFor(seconds(2));
   // The new c2 (seeded from a peer, which costs nothing) is a new member
-  // of the fabric: its replicated rows are charged to its own, fresh model.
+  // of the instance: its replicated rows are charged to its own, fresh model.
   ASSERT_TRUE(instance->AddCluster({"c2", "us-east1-c", 1}).ok());
   scheduler_.RunUntilIdle();
   EXPECT_EQ(instance->CpuLoad("c2"), 0);

@@ -131,12 +131,12 @@ TEST_F(InstanceTest, AWriteOnC1IsVisibleOnC3OnlyAfterReplication) {
   EXPECT_EQ(Read("to-c3", "r"), "");  // not yet replicated
   Run(std::chrono::milliseconds(2900));
   EXPECT_EQ(Read("to-c3", "r"), "");
-  const auto positions = instance_->fabric().LogPositions();
-  EXPECT_FALSE(instance_->fabric().HasApplied(positions));
+  const auto positions = instance_->replicas().LogPositions();
+  EXPECT_FALSE(instance_->replicas().HasApplied(positions));
   Run(std::chrono::milliseconds(200));
   EXPECT_EQ(Read("to-c3", "r"), "hello");
   Run(std::chrono::seconds(5));  // acknowledgements travel back
-  EXPECT_TRUE(instance_->fabric().HasApplied(positions));
+  EXPECT_TRUE(instance_->replicas().HasApplied(positions));
 }
 
 TEST_F(InstanceTest, TransactionsAreGatedByTheProfile) {
@@ -151,7 +151,7 @@ TEST_F(InstanceTest, TransactionsAreGatedByTheProfile) {
 }
 
 TEST_F(InstanceTest, DefaultProfileFailsOverWhileAPinnedProfileIsUnavailable) {
-  ASSERT_TRUE(instance_->fabric().SetDown("c1", true).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c1", true).ok());
   // The default (multi-cluster) profile keeps serving from c2, the other
   // cluster of the client's region.
   observer_.routes.clear();
@@ -166,7 +166,7 @@ TEST_F(InstanceTest, DefaultProfileFailsOverWhileAPinnedProfileIsUnavailable) {
 
   // After cluster-up, c1 catches up with what was written during the outage
   // and serves again.
-  ASSERT_TRUE(instance_->fabric().SetDown("c1", false).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c1", false).ok());
   Run(std::chrono::seconds(10));
   EXPECT_EQ(Read("to-c1", "during"), "outage");
   observer_.routes.clear();
@@ -189,7 +189,7 @@ TEST_F(InstanceTest, RouteReportsTheClusterAndClusterIfUpChecksIt) {
   auto id = instance_->Route("to-c3", RequestKind::kMultiRow, "");
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(*id, "c3");
-  ASSERT_TRUE(instance_->fabric().SetDown("c3", true).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c3", true).ok());
   EXPECT_EQ(instance_->ClusterIfUp("c3").status().code(),
             StatusCode::kUnavailable);
   EXPECT_EQ(instance_->ClusterIfUp("nope").status().code(),
@@ -208,12 +208,12 @@ TEST_F(InstanceTest, EachClientZoneRoutesToItsNearestCluster) {
     EXPECT_EQ(route_from("us-east1-c"), "c2");
     EXPECT_EQ(route_from("us-east1-b"), "c1");
   }
-  ASSERT_TRUE(instance_->fabric().SetDown("c2", true).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c2", true).ok());
   EXPECT_EQ(route_from("us-east1-c"), "c1");  // same region
   EXPECT_EQ(route_from("europe-west1-d"), "c3");
-  ASSERT_TRUE(instance_->fabric().SetDown("c3", true).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c3", true).ok());
   EXPECT_EQ(route_from("europe-west1-d"), "c1");
-  ASSERT_TRUE(instance_->fabric().SetDown("c3", false).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c3", false).ok());
   EXPECT_EQ(route_from("europe-west1-d"), "c3");
 }
 
@@ -223,18 +223,18 @@ TEST_F(InstanceTest, SchemaChangesCanBeMadeVisibleEverywhereAtOnce) {
   const cluster::FamilyModification cf{
       "cf", cluster::FamilyModification::Kind::kCreate, {}};
   ASSERT_TRUE(
-      instance_->fabric().Find(*id)->CreateTable("fresh", {&cf, 1}, {}).ok());
-  EXPECT_FALSE(instance_->fabric().Find("c3")->GetTable("fresh").ok());
-  instance_->fabric().ApplyNewestEverywhere(*id);
-  EXPECT_TRUE(instance_->fabric().Find("c3")->GetTable("fresh").ok());
+      instance_->replicas().Find(*id)->CreateTable("fresh", {&cf, 1}, {}).ok());
+  EXPECT_FALSE(instance_->replicas().Find("c3")->GetTable("fresh").ok());
+  instance_->replicas().ApplyNewestEverywhere(*id);
+  EXPECT_TRUE(instance_->replicas().Find("c3")->GetTable("fresh").ok());
   // The log still ships it; applying it again changes nothing.
   Run(std::chrono::seconds(10));
-  EXPECT_TRUE(instance_->fabric().Find("c3")->GetTable("fresh").ok());
+  EXPECT_TRUE(instance_->replicas().Find("c3")->GetTable("fresh").ok());
 }
 
 TEST_F(InstanceTest, EveryClusterDownIsUnavailable) {
   for (const char* id : {"c1", "c2", "c3"}) {
-    ASSERT_TRUE(instance_->fabric().SetDown(id, true).ok());
+    ASSERT_TRUE(instance_->replicas().SetDown(id, true).ok());
   }
   EXPECT_EQ(Write("", "r", "v").code(), StatusCode::kUnavailable);
   EXPECT_EQ(instance_->AnyLiveCluster().status().code(),

@@ -247,7 +247,7 @@ TEST_F(InstanceMetricsTest, ReplicationLatencyFromAppliedEntries) {
 }
 
 TEST_F(InstanceMetricsTest, FailoverAndClusterDown) {
-  ASSERT_TRUE(instance_->fabric().SetDown("c1", true).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c1", true).ok());
   ASSERT_TRUE(Write("", "during").ok());  // the default profile: to c2
   const auto families = SampleAndCollect();
   const ClientMetric* m =
@@ -259,7 +259,7 @@ TEST_F(InstanceMetricsTest, FailoverAndClusterDown) {
   EXPECT_EQ(m->counter.value, 1);
   EXPECT_EQ(GaugeOf(families, "bigtable_cluster_up", {{"cluster", "c1"}}), 0);
   EXPECT_EQ(GaugeOf(families, "bigtable_cluster_up", {{"cluster", "c2"}}), 1);
-  ASSERT_TRUE(instance_->fabric().SetDown("c1", false).ok());
+  ASSERT_TRUE(instance_->replicas().SetDown("c1", false).ok());
   EXPECT_EQ(
       GaugeOf(SampleAndCollect(), "bigtable_cluster_up", {{"cluster", "c1"}}),
       1);

@@ -147,7 +147,7 @@ TEST(ReplicationLogTest, TruncateOnAnEmptyLogKeepsPositionsFromOne) {
 }
 
 TEST(ReplicationLogTest, InterleavedAppendAndTruncate) {
-  // A sliding window, as the fabric uses it: the log never holds more than
+  // A sliding window, as Replicas uses it: the log never holds more than
   // the unacknowledged suffix.
   ReplicationLog log;
   uint64_t acked = 0;

@@ -673,7 +673,7 @@ TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
   options.sample_every = seconds(1);
   options.on_sample = [&](sim::Time, instance::Instance& instance) {
     values.clear();
-    cluster::Cluster* c2 = instance.fabric().Find("c2");
+    cluster::Cluster* c2 = instance.replicas().Find("c2");
     ASSERT_NE(c2, nullptr);
     const Status s = c2->ReadRows(
         "t", cluster::ReadOptions{},

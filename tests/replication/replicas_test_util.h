@@ -1,9 +1,9 @@
-// Helpers shared by the ReplicationFabric tests (fabric_test.cc,
-// fabric_membership_test.cc, fabric_property_test.cc): zones, owned copies
-// of read results, and FabricTest, a fabric on a virtual scheduler with
+// Helpers shared by the Replicas tests (replicas_test.cc,
+// replicas_membership_test.cc, replicas_property_test.cc): zones, owned copies
+// of read results, and ReplicasTest, a Replicas on a virtual scheduler with
 // helpers to write, read and run. Header-only; test code only.
-#ifndef BTSIM_TESTS_REPLICATION_FABRIC_TEST_UTIL_H_
-#define BTSIM_TESTS_REPLICATION_FABRIC_TEST_UTIL_H_
+#ifndef BTSIM_TESTS_REPLICATION_REPLICAS_TEST_UTIL_H_
+#define BTSIM_TESTS_REPLICATION_REPLICAS_TEST_UTIL_H_
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@
 #include "cluster/gc_rule.h"
 #include "cluster/mutation.h"
 #include "cluster/table.h"
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 #include "sim/fingerprint.h"
 #include "sim/rng.h"
 #include "sim/transport.h"
@@ -115,14 +115,14 @@ inline std::vector<std::pair<std::string, std::string>> FamiliesOf(
   return out;
 }
 
-// A fabric on a virtual scheduler, with helpers to write, read and run.
-class FabricTest : public ::testing::Test {
+// A Replicas on a virtual scheduler, with helpers to write, read and run.
+class ReplicasTest : public ::testing::Test {
  protected:
-  explicit FabricTest(ReplicationOptions options = {})
+  explicit ReplicasTest(ReplicationOptions options = {})
       : scheduler_(kStart),
         transport_(scheduler_, sim::Rng(7)),
-        fabric_(std::make_unique<ReplicationFabric>(scheduler_, transport_,
-                                                    sim::Rng(11), options)) {}
+        replicas_(std::make_unique<Replicas>(scheduler_, transport_,
+                                             sim::Rng(11), options)) {}
 
   // Every link, including same-zone ones, takes exactly `latency`.
   void SetLatency(Duration latency) {
@@ -130,18 +130,18 @@ class FabricTest : public ::testing::Test {
   }
 
   void Add(const std::string& id, const std::string& zone) {
-    const Status s = fabric_->AddCluster({id, zone});
+    const Status s = replicas_->AddCluster({id, zone});
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
   cluster::Cluster& C(std::string_view id) {
-    cluster::Cluster* c = fabric_->Find(id);
+    cluster::Cluster* c = replicas_->Find(id);
     BTSIM_CHECK_MSG(c != nullptr, std::string(id));
     return *c;
   }
 
   std::string Zone(std::string_view id) {
-    const ClusterSpec* spec = fabric_->Spec(id);
+    const ClusterSpec* spec = replicas_->Spec(id);
     BTSIM_CHECK_MSG(spec != nullptr, std::string(id));
     return spec->zone;
   }
@@ -192,26 +192,26 @@ class FabricTest : public ::testing::Test {
   }
 
   uint64_t Backlog(std::string_view from, std::string_view to) {
-    return fabric_->Backlog(from, to);
+    return replicas_->Backlog(from, to);
   }
 
   // Every cluster holds the same contents (and it is not an empty instance).
   void ExpectConverged() {
-    const std::vector<std::string> ids = fabric_->ClusterIds();
+    const std::vector<std::string> ids = replicas_->ClusterIds();
     ASSERT_FALSE(ids.empty());
     const std::string first = Contents(C(ids[0]));
     for (const std::string& id : ids) {
       EXPECT_EQ(Contents(C(id)), first) << id << " differs from " << ids[0];
       for (const std::string& peer : ids) EXPECT_EQ(Backlog(id, peer), 0u);
     }
-    EXPECT_TRUE(fabric_->HasApplied(fabric_->LogPositions()));
+    EXPECT_TRUE(replicas_->HasApplied(replicas_->LogPositions()));
   }
 
   sim::VirtualScheduler scheduler_;
   sim::Transport transport_;
-  std::unique_ptr<ReplicationFabric> fabric_;
+  std::unique_ptr<Replicas> replicas_;
 };
 
 }  // namespace btsim::replication::test_util
 
-#endif  // BTSIM_TESTS_REPLICATION_FABRIC_TEST_UTIL_H_
+#endif  // BTSIM_TESTS_REPLICATION_REPLICAS_TEST_UTIL_H_

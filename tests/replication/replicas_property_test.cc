@@ -1,7 +1,7 @@
-// ReplicationFabric's randomized property tests: convergence of two to four
+// Replicas's randomized property tests: convergence of two to four
 // clusters under random writes, deletes, partitions, loss, down clusters
 // and compaction; consistency-token soundness; determinism by seed.
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/replication/fabric_test_util.h"
+#include "tests/replication/replicas_test_util.h"
 
 // In the helpers' namespace, so that they need no using-declarations.
 namespace btsim::replication::test_util {
@@ -43,8 +43,8 @@ class RandomWorld {
         rng_(sim::Rng(seed).Fork("driver")),
         scheduler_(kStart),
         transport_(scheduler_, sim::Rng(seed).Fork("transport")),
-        fabric_(scheduler_, transport_, sim::Rng(seed).Fork("fabric"),
-                RandomOptions(sim::Rng(seed).Fork("options"))) {
+        replicas_(scheduler_, transport_, sim::Rng(seed).Fork("replicas"),
+                  RandomOptions(sim::Rng(seed).Fork("options"))) {
     std::vector<std::string> zones(std::begin(kZones), std::end(kZones));
     for (size_t i = zones.size(); i > 1; --i) {
       std::swap(zones[i - 1], zones[rng_.Uniform(i)]);
@@ -66,7 +66,7 @@ class RandomWorld {
 
   sim::VirtualScheduler& scheduler() { return scheduler_; }
   sim::Transport& transport() { return transport_; }
-  ReplicationFabric& fabric() { return fabric_; }
+  Replicas& replicas() { return replicas_; }
   sim::Fingerprint& trace() { return trace_; }
   int writes() const { return writes_; }
   bool saw_divergence() const { return saw_divergence_; }
@@ -76,7 +76,7 @@ class RandomWorld {
   }
 
   cluster::Cluster& Cluster(std::string_view id) {
-    cluster::Cluster* c = fabric_.Find(id);
+    cluster::Cluster* c = replicas_.Find(id);
     BTSIM_CHECK_MSG(c != nullptr, std::string(id));
     return *c;
   }
@@ -128,20 +128,20 @@ class RandomWorld {
       transport_.SetLoss(a, b, kLoss[rng_.Uniform(4)], rng_.Bernoulli(0.5));
     } else if (action < 91) {
       const std::string id = RandomId();
-      const Status s = fabric_.SetDown(id, !fabric_.IsDown(id));
+      const Status s = replicas_.SetDown(id, !replicas_.IsDown(id));
       EXPECT_TRUE(s.ok()) << s.ToString();
     } else if (action < 95) {
-      fabric_.CompactAll();
+      replicas_.CompactAll();
     } else {
       CheckDivergence();
     }
-    if (options_.compact_often) fabric_.CompactAll();
+    if (options_.compact_often) replicas_.CompactAll();
     trace_.AddInt(sim::NanosSinceEpoch(scheduler_.Now()));
-    for (const auto& [id, position] : fabric_.LogPositions()) {
+    for (const auto& [id, position] : replicas_.LogPositions()) {
       trace_.Add(id);
       trace_.AddInt(static_cast<int64_t>(position));
-      for (const auto& [peer, unused] : fabric_.LogPositions()) {
-        trace_.AddInt(static_cast<int64_t>(fabric_.Backlog(id, peer)));
+      for (const auto& [peer, unused] : replicas_.LogPositions()) {
+        trace_.AddInt(static_cast<int64_t>(replicas_.Backlog(id, peer)));
       }
     }
   }
@@ -155,8 +155,8 @@ class RandomWorld {
         transport_.SetLoss(a.zone, b.zone, 0.0);
       }
     }
-    for (const std::string& id : fabric_.ClusterIds()) {
-      EXPECT_TRUE(fabric_.SetDown(id, false).ok());
+    for (const std::string& id : replicas_.ClusterIds()) {
+      EXPECT_TRUE(replicas_.SetDown(id, false).ok());
     }
     scheduler_.RunUntilIdle(5'000'000);
     EXPECT_EQ(scheduler_.pending(), 0u) << "replication never went idle";
@@ -165,7 +165,7 @@ class RandomWorld {
   // The fingerprint of each cluster's contents, by id.
   std::map<std::string, std::string> AllContents() {
     std::map<std::string, std::string> out;
-    for (const std::string& id : fabric_.ClusterIds()) {
+    for (const std::string& id : replicas_.ClusterIds()) {
       out[id] = Contents(Cluster(id));
     }
     return out;
@@ -194,12 +194,12 @@ class RandomWorld {
   }
 
   void AddSpec(const ClusterSpec& spec) {
-    const Status s = fabric_.AddCluster(spec);
+    const Status s = replicas_.AddCluster(spec);
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
 
   std::string RandomId() {
-    const std::vector<std::string> ids = fabric_.ClusterIds();
+    const std::vector<std::string> ids = replicas_.ClusterIds();
     return ids[rng_.Uniform(ids.size())];
   }
 
@@ -277,7 +277,7 @@ class RandomWorld {
   sim::Rng rng_;
   sim::VirtualScheduler scheduler_;
   sim::Transport transport_;
-  ReplicationFabric fabric_;
+  Replicas replicas_;
   std::vector<ClusterSpec> specs_;
   int add_at_ = -1;
   int writes_ = 0;
@@ -309,12 +309,12 @@ void RunConvergence(int clusters, uint64_t seed, int steps,
   world.Run();
   ASSERT_GT(world.writes(), 0);
   world.Settle();
-  ReplicationFabric& fabric = world.fabric();
-  ASSERT_EQ(fabric.ClusterIds().size(), static_cast<size_t>(clusters));
-  EXPECT_TRUE(fabric.HasApplied(fabric.LogPositions()));
-  for (const std::string& a : fabric.ClusterIds()) {
-    for (const std::string& b : fabric.ClusterIds()) {
-      EXPECT_EQ(fabric.Backlog(a, b), 0u) << a << " -> " << b;
+  Replicas& replicas = world.replicas();
+  ASSERT_EQ(replicas.ClusterIds().size(), static_cast<size_t>(clusters));
+  EXPECT_TRUE(replicas.HasApplied(replicas.LogPositions()));
+  for (const std::string& a : replicas.ClusterIds()) {
+    for (const std::string& b : replicas.ClusterIds()) {
+      EXPECT_EQ(replicas.Backlog(a, b), 0u) << a << " -> " << b;
     }
   }
   // Converged before compaction...
@@ -323,7 +323,7 @@ void RunConvergence(int clusters, uint64_t seed, int steps,
     EXPECT_EQ(c, contents.begin()->second) << id << " diverged";
   }
   // ...and after it.
-  fabric.CompactAll();
+  replicas.CompactAll();
   contents = world.AllContents();
   for (const auto& [id, c] : contents) {
     EXPECT_EQ(c, contents.begin()->second)
@@ -348,21 +348,21 @@ void RunConvergenceSeeds(int clusters, uint64_t first_seed, int seeds,
   EXPECT_GE(totals.diverged_during_run, seeds * 3 / 4);
 }
 
-TEST(FabricPropertyTest, TwoClustersConverge) {
+TEST(ReplicasPropertyTest, TwoClustersConverge) {
   RunConvergenceSeeds(2, 1, kSeeds, kSteps);
 }
 
-TEST(FabricPropertyTest, ThreeClustersConverge) {
+TEST(ReplicasPropertyTest, ThreeClustersConverge) {
   RunConvergenceSeeds(3, 1001, kSeeds, kSteps);
 }
 
-TEST(FabricPropertyTest, FourClustersConverge) {
+TEST(ReplicasPropertyTest, FourClustersConverge) {
   RunConvergenceSeeds(4, 2001, kSeeds, kSteps);
 }
 
 // Whenever HasApplied(positions) is true, every write acknowledged before
 // `positions` was taken is readable on every cluster.
-TEST(FabricPropertyTest, ConsistencyTokensAreSound) {
+TEST(ReplicasPropertyTest, ConsistencyTokensAreSound) {
   int checked = 0;
   int waited = 0;
   for (uint64_t seed = 3001; seed < 3041; ++seed) {
@@ -381,12 +381,12 @@ TEST(FabricPropertyTest, ConsistencyTokensAreSound) {
     auto check = [&] {
       std::vector<Token> pending;
       for (Token& token : tokens) {
-        if (!world.fabric().HasApplied(token.positions)) {
+        if (!world.replicas().HasApplied(token.positions)) {
           token.waited = true;
           pending.push_back(std::move(token));
           continue;
         }
-        for (const std::string& id : world.fabric().ClusterIds()) {
+        for (const std::string& id : world.replicas().ClusterIds()) {
           const Rows rows = ReadAll(world.Cluster(id));
           for (size_t i = 0; i < token.writes; ++i) {
             const auto& [origin, key] = world.written()[i];
@@ -403,7 +403,7 @@ TEST(FabricPropertyTest, ConsistencyTokensAreSound) {
       world.Step(step);
       if (rng.Bernoulli(0.15)) {
         tokens.push_back(
-            {world.fabric().LogPositions(), world.written().size()});
+            {world.replicas().LogPositions(), world.written().size()});
       }
       check();
       if (::testing::Test::HasFailure()) return;
@@ -420,15 +420,15 @@ sim::Fingerprint RunForFingerprint(uint64_t seed) {
   RandomWorld world(seed, {.clusters = 4, .steps = 200, .late_add = true});
   world.Run();
   world.Settle();
-  world.fabric().CompactAll();
+  world.replicas().CompactAll();
   sim::Fingerprint f = world.trace();
   f.AddInt(sim::NanosSinceEpoch(world.scheduler().Now()));
   world.AddLinkStats(&f);
-  world.fabric().AddContents(&f);
+  world.replicas().AddContents(&f);
   return f;
 }
 
-TEST(FabricPropertyTest, SameSeedSameRunDifferentSeedDifferentRun) {
+TEST(ReplicasPropertyTest, SameSeedSameRunDifferentSeedDifferentRun) {
   const sim::Fingerprint a = RunForFingerprint(42);
   const sim::Fingerprint b = RunForFingerprint(42);
   const sim::Fingerprint c = RunForFingerprint(43);
@@ -436,14 +436,14 @@ TEST(FabricPropertyTest, SameSeedSameRunDifferentSeedDifferentRun) {
   EXPECT_NE(a.Hex(), c.Hex());
 }
 
-TEST(FabricPropertyTest, SameSeedSameContentsAndTime) {
+TEST(ReplicasPropertyTest, SameSeedSameContentsAndTime) {
   // The final contents and clock alone (not only the step trace) repeat.
   auto run = [](uint64_t seed) {
     RandomWorld world(seed, {.clusters = 3, .steps = 150});
     world.Run();
     world.Settle();
     sim::Fingerprint f;
-    world.fabric().AddContents(&f);
+    world.replicas().AddContents(&f);
     return std::make_pair(f.Hex(), world.scheduler().Now());
   };
   EXPECT_EQ(run(7), run(7));

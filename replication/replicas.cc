@@ -1,4 +1,4 @@
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 
 #include <algorithm>
 #include <limits>
@@ -12,7 +12,7 @@ namespace btsim::replication {
 using cluster::CommitRecord;
 using cluster::Version;
 
-struct ReplicationFabric::Shipper {
+struct Replicas::Shipper {
   uint64_t acked = 0;      // the peer's acknowledged watermark
   bool in_flight = false;  // a batch awaits its ack
   sim::TaskId retransmit = 0;
@@ -22,32 +22,32 @@ struct ReplicationFabric::Shipper {
   uint64_t generation = 0;
 };
 
-// Forwards a cluster's local commits to the fabric.
-class ReplicationFabric::Observer : public cluster::CommitObserver {
+// Forwards a cluster's local commits to the replicas.
+class Replicas::Observer : public cluster::CommitObserver {
  public:
-  Observer(ReplicationFabric& fabric, uint32_t origin)
-      : fabric_(fabric), origin_(origin) {}
+  Observer(Replicas& replicas, uint32_t origin)
+      : replicas_(replicas), origin_(origin) {}
   void OnCommit(const CommitRecord& record) override {
     CommitRecord copy = record;
-    fabric_.OnLocalCommit(origin_, std::move(copy));
+    replicas_.OnLocalCommit(origin_, std::move(copy));
   }
   void OnCommit(CommitRecord&& record) override {
-    fabric_.OnLocalCommit(origin_, std::move(record));
+    replicas_.OnLocalCommit(origin_, std::move(record));
   }
   void OnRowCommit(cluster::RowCommit&& commit) override {
-    fabric_.OnLocalRowCommit(origin_, std::move(commit));
+    replicas_.OnLocalRowCommit(origin_, std::move(commit));
   }
   bool WantsRowRecords() const override {
-    return fabric_.WantsRecords(origin_);
+    return replicas_.WantsRecords(origin_);
   }
-  void OnRowCommitSkipped() override { fabric_.SkipLocalCommit(origin_); }
+  void OnRowCommitSkipped() override { replicas_.SkipLocalCommit(origin_); }
 
  private:
-  ReplicationFabric& fabric_;
+  Replicas& replicas_;
   uint32_t origin_;
 };
 
-struct ReplicationFabric::Member {
+struct Replicas::Member {
   ClusterSpec spec;
   uint32_t origin = 0;
   std::unique_ptr<cluster::Cluster> cluster;
@@ -73,16 +73,15 @@ bool ValidClusterId(std::string_view id) {
 
 }  // namespace
 
-ReplicationFabric::ReplicationFabric(sim::Scheduler& scheduler,
-                                     sim::Transport& transport, sim::Rng rng,
-                                     ReplicationOptions options)
+Replicas::Replicas(sim::Scheduler& scheduler, sim::Transport& transport,
+                   sim::Rng rng, ReplicationOptions options)
     : scheduler_(scheduler),
       transport_(transport),
       rng_(rng),
       options_(options),
       alive_(std::make_shared<bool>(true)) {}
 
-ReplicationFabric::~ReplicationFabric() {
+Replicas::~Replicas() {
   *alive_ = false;
   for (auto& [origin, member] : members_) {
     member->cluster->set_commit_observer(nullptr);
@@ -92,7 +91,7 @@ ReplicationFabric::~ReplicationFabric() {
   }
 }
 
-Status ReplicationFabric::AddCluster(const ClusterSpec& spec) {
+Status Replicas::AddCluster(const ClusterSpec& spec) {
   if (!ValidClusterId(spec.id)) {
     return InvalidArgument("cluster_id: '" + spec.id +
                            "' is not a valid cluster id; it must match "
@@ -164,7 +163,7 @@ Status ReplicationFabric::AddCluster(const ClusterSpec& spec) {
   return OkStatus();
 }
 
-Status ReplicationFabric::RemoveCluster(std::string_view id) {
+Status Replicas::RemoveCluster(std::string_view id) {
   Member* m = FindMember(id);
   if (m == nullptr)
     return NotFound("cluster '" + std::string(id) + "' not found");
@@ -191,25 +190,24 @@ Status ReplicationFabric::RemoveCluster(std::string_view id) {
   return OkStatus();
 }
 
-std::vector<std::string> ReplicationFabric::ClusterIds() const {
+std::vector<std::string> Replicas::ClusterIds() const {
   std::vector<std::string> ids;
   for (const auto& [origin, m] : members_) ids.push_back(m->spec.id);
   return ids;
 }
 
-void ReplicationFabric::IndexIds() {
+void Replicas::IndexIds() {
   ids_.clear();
   for (const auto& [origin, m] : members_) {
     ids_.push_back({BigEndianWord(m->spec.id, 0), m->spec.id, m.get()});
   }
 }
 
-ReplicationFabric::Member* ReplicationFabric::FindMember(std::string_view id) {
+Replicas::Member* Replicas::FindMember(std::string_view id) {
   return const_cast<Member*>(std::as_const(*this).FindMember(id));
 }
 
-const ReplicationFabric::Member* ReplicationFabric::FindMember(
-    std::string_view id) const {
+const Replicas::Member* Replicas::FindMember(std::string_view id) const {
   // Ids of up to 8 bytes are told apart by their heads and lengths alone.
   const uint64_t head = BigEndianWord(id, 0);
   for (const IdEntry& entry : ids_) {
@@ -221,34 +219,33 @@ const ReplicationFabric::Member* ReplicationFabric::FindMember(
   return nullptr;
 }
 
-ReplicationFabric::Member* ReplicationFabric::ByOrigin(uint32_t origin) {
+Replicas::Member* Replicas::ByOrigin(uint32_t origin) {
   return const_cast<Member*>(std::as_const(*this).ByOrigin(origin));
 }
 
-const ReplicationFabric::Member* ReplicationFabric::ByOrigin(
-    uint32_t origin) const {
+const Replicas::Member* Replicas::ByOrigin(uint32_t origin) const {
   auto it = members_.find(origin);
   return it == members_.end() ? nullptr : it->second.get();
 }
 
-cluster::Cluster* ReplicationFabric::Find(std::string_view id) {
+cluster::Cluster* Replicas::Find(std::string_view id) {
   Member* m = FindMember(id);
   return m ? m->cluster.get() : nullptr;
 }
 
-cluster::Cluster* ReplicationFabric::Find(std::string_view id, bool* down) {
+cluster::Cluster* Replicas::Find(std::string_view id, bool* down) {
   Member* m = FindMember(id);
   if (m == nullptr) return nullptr;
   *down = m->down;
   return m->cluster.get();
 }
 
-const ClusterSpec* ReplicationFabric::Spec(std::string_view id) const {
+const ClusterSpec* Replicas::Spec(std::string_view id) const {
   const Member* m = FindMember(id);
   return m ? &m->spec : nullptr;
 }
 
-Status ReplicationFabric::SetDown(std::string_view id, bool down) {
+Status Replicas::SetDown(std::string_view id, bool down) {
   Member* m = FindMember(id);
   if (m == nullptr)
     return NotFound("cluster '" + std::string(id) + "' not found");
@@ -274,7 +271,7 @@ Status ReplicationFabric::SetDown(std::string_view id, bool down) {
   return OkStatus();
 }
 
-void ReplicationFabric::ApplyNewestEverywhere(std::string_view origin) {
+void Replicas::ApplyNewestEverywhere(std::string_view origin) {
   Member* m = FindMember(origin);
   if (m == nullptr || m->log.last_position() <= m->log.truncated_through()) {
     return;  // nothing kept: no peer needs it
@@ -288,23 +285,23 @@ void ReplicationFabric::ApplyNewestEverywhere(std::string_view origin) {
   }
 }
 
-bool ReplicationFabric::IsDown(std::string_view id) const {
+bool Replicas::IsDown(std::string_view id) const {
   const Member* m = FindMember(id);
   return m != nullptr && m->down;
 }
 
-bool ReplicationFabric::WantsRecords(uint32_t origin) const {
+bool Replicas::WantsRecords(uint32_t origin) const {
   const Member* m = ByOrigin(origin);
   return m != nullptr && (!m->shippers.empty() || m->log.size() != 0);
 }
 
-void ReplicationFabric::SkipLocalCommit(uint32_t origin) {
+void Replicas::SkipLocalCommit(uint32_t origin) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr && !WantsRecords(origin));
   m->log.Skip();
 }
 
-cluster::CommitRecord* ReplicationFabric::NewLogRecord(Member& m) {
+cluster::CommitRecord* Replicas::NewLogRecord(Member& m) {
   // With no peer, no ack would ever truncate the entry: keep only its
   // position, or a single-cluster instance keeps every record it ever
   // committed.
@@ -315,7 +312,7 @@ cluster::CommitRecord* ReplicationFabric::NewLogRecord(Member& m) {
   return &m.log.Emplace();
 }
 
-void ReplicationFabric::ShipNewRecord(Member& m) {
+void Replicas::ShipNewRecord(Member& m) {
   if (m.shippers.empty()) Truncate(m);
   for (auto& [peer, shipper] : m.shippers) {
     // Ship would return at once: a batch awaits its ack.
@@ -324,7 +321,7 @@ void ReplicationFabric::ShipNewRecord(Member& m) {
   }
 }
 
-void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
+void Replicas::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
   if (CommitRecord* slot = NewLogRecord(*m)) {
@@ -333,8 +330,7 @@ void ReplicationFabric::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
   }
 }
 
-void ReplicationFabric::OnLocalRowCommit(uint32_t origin,
-                                         cluster::RowCommit&& commit) {
+void Replicas::OnLocalRowCommit(uint32_t origin, cluster::RowCommit&& commit) {
   Member* m = ByOrigin(origin);
   BTSIM_CHECK(m != nullptr);
   if (CommitRecord* slot = NewLogRecord(*m)) {
@@ -343,7 +339,7 @@ void ReplicationFabric::OnLocalRowCommit(uint32_t origin,
   }
 }
 
-void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
+void Replicas::Ship(uint32_t origin, uint32_t peer) {
   Member* from = ByOrigin(origin);
   Member* to = ByOrigin(peer);
   if (from == nullptr || to == nullptr || from->down) return;
@@ -377,8 +373,8 @@ void ReplicationFabric::Ship(uint32_t origin, uint32_t peer) {
       });
 }
 
-void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
-                                uint64_t count) {
+void Replicas::Receive(uint32_t peer, uint32_t origin, uint64_t after,
+                       uint64_t count) {
   Member* m = ByOrigin(peer);
   Member* from = ByOrigin(origin);
   if (m == nullptr || from == nullptr || m->down) return;
@@ -417,8 +413,7 @@ void ReplicationFabric::Receive(uint32_t peer, uint32_t origin, uint64_t after,
                   });
 }
 
-void ReplicationFabric::OnAck(uint32_t origin, uint32_t peer,
-                              uint64_t applied) {
+void Replicas::OnAck(uint32_t origin, uint32_t peer, uint64_t applied) {
   Member* m = ByOrigin(origin);
   if (m == nullptr || m->down) return;
   auto it = m->shippers.find(peer);
@@ -434,7 +429,7 @@ void ReplicationFabric::OnAck(uint32_t origin, uint32_t peer,
   Ship(origin, peer);
 }
 
-void ReplicationFabric::Truncate(Member& origin) {
+void Replicas::Truncate(Member& origin) {
   uint64_t through = origin.log.last_position();
   for (const auto& [peer, shipper] : origin.shippers) {
     through = std::min(through, shipper.acked);
@@ -444,13 +439,13 @@ void ReplicationFabric::Truncate(Member& origin) {
   }
 }
 
-uint64_t ReplicationFabric::LogPosition(std::string_view id) const {
+uint64_t Replicas::LogPosition(std::string_view id) const {
   const Member* m = FindMember(id);
   return m == nullptr ? 0 : m->log.last_position();
 }
 
-uint64_t ReplicationFabric::Applied(std::string_view origin,
-                                    std::string_view peer) const {
+uint64_t Replicas::Applied(std::string_view origin,
+                           std::string_view peer) const {
   const Member* from = FindMember(origin);
   const Member* to = FindMember(peer);
   if (from == nullptr || to == nullptr || from == to) return 0;
@@ -458,7 +453,7 @@ uint64_t ReplicationFabric::Applied(std::string_view origin,
   return it == to->applied.end() ? 0 : it->second;
 }
 
-std::map<std::string, uint64_t> ReplicationFabric::LogPositions() const {
+std::map<std::string, uint64_t> Replicas::LogPositions() const {
   std::map<std::string, uint64_t> out;
   for (const auto& [origin, m] : members_) {
     out[m->spec.id] = m->log.last_position();
@@ -466,7 +461,7 @@ std::map<std::string, uint64_t> ReplicationFabric::LogPositions() const {
   return out;
 }
 
-bool ReplicationFabric::HasApplied(
+bool Replicas::HasApplied(
     const std::map<std::string, uint64_t>& positions) const {
   for (const auto& [id, position] : positions) {
     const Member* origin = FindMember(id);
@@ -481,8 +476,8 @@ bool ReplicationFabric::HasApplied(
   return true;
 }
 
-uint64_t ReplicationFabric::Backlog(std::string_view origin,
-                                    std::string_view peer) const {
+uint64_t Replicas::Backlog(std::string_view origin,
+                           std::string_view peer) const {
   const Member* from = FindMember(origin);
   const Member* to = FindMember(peer);
   if (from == nullptr || to == nullptr || from == to) return 0;
@@ -491,7 +486,7 @@ uint64_t ReplicationFabric::Backlog(std::string_view origin,
   return from->log.last_position() - it->second.acked;
 }
 
-std::map<std::string, sim::Time> ReplicationFabric::PendingSince(
+std::map<std::string, sim::Time> Replicas::PendingSince(
     std::string_view origin, std::string_view peer) const {
   std::map<std::string, sim::Time> oldest;
   const Member* from = FindMember(origin);
@@ -511,7 +506,7 @@ std::map<std::string, sim::Time> ReplicationFabric::PendingSince(
   return oldest;
 }
 
-Version ReplicationFabric::SafeHorizon(const Member& member) const {
+Version Replicas::SafeHorizon(const Member& member) const {
   // Older entries may still arrive from each origin: the first one this
   // member has not applied bounds what its tombstones must keep covering.
   Version horizon =
@@ -529,14 +524,14 @@ Version ReplicationFabric::SafeHorizon(const Member& member) const {
   return horizon;
 }
 
-void ReplicationFabric::CompactAll() {
+void Replicas::CompactAll() {
   for (auto& [origin, m] : members_) {
     m->cluster->Compact(SafeHorizon(*m), &compaction_shares_);
   }
   compaction_shares_.Clear();
 }
 
-void ReplicationFabric::AddContents(sim::Fingerprint* out) const {
+void Replicas::AddContents(sim::Fingerprint* out) const {
   for (const auto& [origin, m] : members_) {
     out->Add(m->spec.id);
     m->cluster->AddContents(out);

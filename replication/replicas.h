@@ -1,22 +1,22 @@
-// ReplicationFabric: the clusters of one instance and the replication
-// between them. Every cluster is a primary. Each cluster's local commits go
-// to its ReplicationLog; for every peer a shipper sends batches of entries
-// over the Transport (cluster zone -> peer zone); the peer applies each
-// entry exactly once and in order per origin (deduplicated by position) and
-// acknowledges its watermark. Unacknowledged batches are sent again after
-// `retransmit_after`, so loss and partitions only delay replication: the
-// backlog grows while a link is cut or a cluster is down, and drains after.
-// Entries every peer has acknowledged are truncated from the log.
+// Replicas: the clusters of one instance, each a full replica of its
+// data, and the replication between them. Every cluster is a primary. Each
+// cluster's local commits go to its ReplicationLog; for every peer a shipper
+// sends batches of entries over the Transport (cluster zone -> peer zone); the
+// peer applies each entry exactly once and in order per origin (deduplicated by
+// position) and acknowledges its watermark. Unacknowledged batches are sent
+// again after `retransmit_after`, so loss and partitions only delay
+// replication: the backlog grows while a link is cut or a cluster is down, and
+// drains after. Entries every peer has acknowledged are truncated from the log.
 //
 // A new cluster is seeded with a copy of an existing cluster's data and
 // watermarks, then catches up from the logs. Removing a cluster drops it
 // and its shippers.
 //
 // Runs on the Scheduler's thread and is not thread-safe. The Scheduler and
-// Transport must outlive the fabric; tasks it leaves in the scheduler are
+// Transport must outlive the Replicas; tasks it leaves in the scheduler are
 // harmless after it is destroyed.
-#ifndef BTSIM_REPLICATION_FABRIC_H_
-#define BTSIM_REPLICATION_FABRIC_H_
+#ifndef BTSIM_REPLICATION_REPLICAS_H_
+#define BTSIM_REPLICATION_REPLICAS_H_
 
 #include <chrono>
 #include <cstdint>
@@ -79,13 +79,13 @@ struct ReplicationOptions {
   cluster::TableOptions table;
 };
 
-class ReplicationFabric {
+class Replicas {
  public:
-  ReplicationFabric(sim::Scheduler& scheduler, sim::Transport& transport,
-                    sim::Rng rng, ReplicationOptions options = {});
-  ~ReplicationFabric();
-  ReplicationFabric(const ReplicationFabric&) = delete;
-  ReplicationFabric& operator=(const ReplicationFabric&) = delete;
+  Replicas(sim::Scheduler& scheduler, sim::Transport& transport, sim::Rng rng,
+           ReplicationOptions options = {});
+  ~Replicas();
+  Replicas(const Replicas&) = delete;
+  Replicas& operator=(const Replicas&) = delete;
 
   // INVALID_ARGUMENT for a bad id, an empty zone, a zone already used by
   // another cluster, or a fifth cluster; ALREADY_EXISTS for a known id.
@@ -139,7 +139,7 @@ class ReplicationFabric {
   // already applied, e.g. retransmitted after a lost acknowledgement), nor
   // for ApplyNewestEverywhere's eager applications (the entry is reported
   // when it arrives through the log) or the copy that seeds a new cluster.
-  // Runs inside the fabric: it must not add, remove or take down clusters.
+  // Runs inside the replicas: it must not add, remove or take down clusters.
   // Empty (the default) reports nothing.
   using ApplyHook = std::function<void(const AppliedInfo&)>;
   void set_apply_hook(ApplyHook hook) { apply_hook_ = std::move(hook); }
@@ -205,4 +205,4 @@ class ReplicationFabric {
 
 }  // namespace btsim::replication
 
-#endif  // BTSIM_REPLICATION_FABRIC_H_
+#endif  // BTSIM_REPLICATION_REPLICAS_H_

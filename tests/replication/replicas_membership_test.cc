@@ -1,7 +1,7 @@
-// ReplicationFabric in virtual time: adding clusters (seeded with a copy),
-// removing them, re-adding an id, and destroying a fabric with work still
+// Replicas in virtual time: adding clusters (seeded with a copy),
+// removing them, re-adding an id, and destroying a Replicas with work still
 // pending.
-#include "replication/fabric.h"
+#include "replication/replicas.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "tests/replication/fabric_test_util.h"
+#include "tests/replication/replicas_test_util.h"
 
 // In the helpers' namespace, so that they need no using-declarations.
 namespace btsim::replication::test_util {
@@ -17,7 +17,7 @@ namespace {
 
 // ---- Adding and removing clusters ----
 
-TEST_F(FabricTest, AddedClusterIsSeededWithACopyThenKeptInSync) {
+TEST_F(ReplicasTest, AddedClusterIsSeededWithACopyThenKeptInSync) {
   SetLatency(seconds(1));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -28,7 +28,7 @@ TEST_F(FabricTest, AddedClusterIsSeededWithACopyThenKeptInSync) {
   RunUntilIdle();
   // A write still on its way from c2 to c1 when c3 joins.
   Write("c2", "late", "v");
-  const std::map<std::string, uint64_t> token = fabric_->LogPositions();
+  const std::map<std::string, uint64_t> token = replicas_->LogPositions();
 
   Add("c3", kAsia);  // seeded from c1, the first live cluster
   // Without any time passing, c3 holds everything c1 holds.
@@ -36,14 +36,14 @@ TEST_F(FabricTest, AddedClusterIsSeededWithACopyThenKeptInSync) {
   EXPECT_EQ(ReadAll(C("c3")).size(), 40u);
   EXPECT_EQ(Get("c3", "late"), std::nullopt);
   EXPECT_THAT(
-      fabric_->LogPositions(),
+      replicas_->LogPositions(),
       UnorderedElementsAre(Pair("c1", 21u), Pair("c2", 21u), Pair("c3", 0u)));
   EXPECT_EQ(Backlog("c1", "c3"), 0u);
   EXPECT_EQ(Backlog("c2", "c3"), 1u);
-  EXPECT_FALSE(fabric_->HasApplied(token));
+  EXPECT_FALSE(replicas_->HasApplied(token));
 
   RunUntilIdle();
-  EXPECT_TRUE(fabric_->HasApplied(token));
+  EXPECT_TRUE(replicas_->HasApplied(token));
   EXPECT_EQ(Get("c3", "late"), "v");
   // Later writes reach c3, and c3's writes reach the others.
   Write("c1", "after1", "1");
@@ -55,13 +55,13 @@ TEST_F(FabricTest, AddedClusterIsSeededWithACopyThenKeptInSync) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, AddedClusterIsSeededFromTheFirstLiveCluster) {
+TEST_F(ReplicasTest, AddedClusterIsSeededFromTheFirstLiveCluster) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
   CreateTable("c1");
   RunUntilIdle();
-  ASSERT_TRUE(fabric_->SetDown("c1", true).ok());
+  ASSERT_TRUE(replicas_->SetDown("c1", true).ok());
   Write("c2", "x", "from-c2");
   Write("c1", "y", "from-down-c1");
   RunFor(seconds(5));
@@ -75,14 +75,14 @@ TEST_F(FabricTest, AddedClusterIsSeededFromTheFirstLiveCluster) {
   RunFor(seconds(5));
   EXPECT_EQ(Get("c3", "y"), std::nullopt);  // c1 is still down
 
-  ASSERT_TRUE(fabric_->SetDown("c1", false).ok());
+  ASSERT_TRUE(replicas_->SetDown("c1", false).ok());
   RunUntilIdle();
   EXPECT_EQ(Get("c3", "y"), "from-down-c1");
   EXPECT_EQ(Get("c1", "x"), "from-c2");
   ExpectConverged();
 }
 
-TEST_F(FabricTest, RemovedClusterGetsNothingMoreAndTheOthersCarryOn) {
+TEST_F(ReplicasTest, RemovedClusterGetsNothingMoreAndTheOthersCarryOn) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEastC);
@@ -92,19 +92,19 @@ TEST_F(FabricTest, RemovedClusterGetsNothingMoreAndTheOthersCarryOn) {
   Write("c2", "r", "v");
   RunUntilIdle();
 
-  ASSERT_TRUE(fabric_->RemoveCluster("c2").ok());
-  EXPECT_EQ(fabric_->Find("c2"), nullptr);
-  EXPECT_THAT(fabric_->ClusterIds(), ElementsAre("c1", "c3"));
-  EXPECT_THAT(fabric_->LogPositions(),
+  ASSERT_TRUE(replicas_->RemoveCluster("c2").ok());
+  EXPECT_EQ(replicas_->Find("c2"), nullptr);
+  EXPECT_THAT(replicas_->ClusterIds(), ElementsAre("c1", "c3"));
+  EXPECT_THAT(replicas_->LogPositions(),
               UnorderedElementsAre(Pair("c1", 1u), Pair("c3", 0u)));
   EXPECT_EQ(Backlog("c1", "c2"), 0u);
-  EXPECT_TRUE(fabric_->HasApplied({{"c2", 1000}}));
+  EXPECT_TRUE(replicas_->HasApplied({{"c2", 1000}}));
   const int64_t to_c2 = transport_.StatsOf(kEastB, kEastC).sent +
                         transport_.StatsOf(kEurope, kEastC).sent;
 
   Write("c1", "a", "1");
   Write("c3", "b", "3");
-  EXPECT_FALSE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_FALSE(replicas_->HasApplied(replicas_->LogPositions()));
   RunUntilIdle();
   EXPECT_EQ(transport_.StatsOf(kEastB, kEastC).sent +
                 transport_.StatsOf(kEurope, kEastC).sent,
@@ -115,7 +115,7 @@ TEST_F(FabricTest, RemovedClusterGetsNothingMoreAndTheOthersCarryOn) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, RemovingAnUnreachableClusterLetsReplicationGoIdle) {
+TEST_F(ReplicasTest, RemovingAnUnreachableClusterLetsReplicationGoIdle) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEastC);
@@ -128,13 +128,13 @@ TEST_F(FabricTest, RemovingAnUnreachableClusterLetsReplicationGoIdle) {
   RunFor(seconds(5));
   EXPECT_EQ(Backlog("c1", "c2"), 1u);
   EXPECT_EQ(Backlog("c1", "c3"), 0u);
-  ASSERT_TRUE(fabric_->RemoveCluster("c2").ok());
+  ASSERT_TRUE(replicas_->RemoveCluster("c2").ok());
   // No retransmit timer toward c2 is left behind.
   RunUntilIdle();
   ExpectConverged();
 }
 
-TEST_F(FabricTest, RemoveAndReAddAClusterUnderTheSameId) {
+TEST_F(ReplicasTest, RemoveAndReAddAClusterUnderTheSameId) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -142,20 +142,20 @@ TEST_F(FabricTest, RemoveAndReAddAClusterUnderTheSameId) {
   RunUntilIdle();
   Write("c2", "r", "1");
   RunUntilIdle();
-  ASSERT_TRUE(fabric_->RemoveCluster("c2").ok());
+  ASSERT_TRUE(replicas_->RemoveCluster("c2").ok());
   Write("c1", "s", "2");
   RunUntilIdle();
   Add("c2", kAsia);
   EXPECT_EQ(Get("c2", "s"), "2");
   EXPECT_EQ(Get("c2", "r"), "1");
-  EXPECT_EQ(fabric_->LogPositions().at("c2"), 0u);
+  EXPECT_EQ(replicas_->LogPositions().at("c2"), 0u);
   Write("c2", "t", "3");
   RunUntilIdle();
   EXPECT_EQ(Get("c1", "t"), "3");
   ExpectConverged();
 }
 
-TEST_F(FabricTest, DownOriginIgnoresAcknowledgements) {
+TEST_F(ReplicasTest, DownOriginIgnoresAcknowledgements) {
   SetLatency(seconds(1));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -163,20 +163,20 @@ TEST_F(FabricTest, DownOriginIgnoresAcknowledgements) {
   RunUntilIdle();
   const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");
-  const std::map<std::string, uint64_t> token = fabric_->LogPositions();
+  const std::map<std::string, uint64_t> token = replicas_->LogPositions();
   RunUntil(t0 + milliseconds(1500));  // applied on c2; its ack is on the way
-  ASSERT_TRUE(fabric_->SetDown("c1", true).ok());
+  ASSERT_TRUE(replicas_->SetDown("c1", true).ok());
   RunUntil(t0 + seconds(5));
   EXPECT_EQ(Get("c2", "r"), "v");
-  EXPECT_TRUE(fabric_->HasApplied(token));
+  EXPECT_TRUE(replicas_->HasApplied(token));
   EXPECT_EQ(Backlog("c1", "c2"), 1u);  // the ack reached a down cluster
-  ASSERT_TRUE(fabric_->SetDown("c1", false).ok());
+  ASSERT_TRUE(replicas_->SetDown("c1", false).ok());
   RunUntilIdle();
   EXPECT_EQ(Backlog("c1", "c2"), 0u);
   ExpectConverged();
 }
 
-TEST_F(FabricTest, SeededClusterKeepsTheRangeTombstonesOfItsSource) {
+TEST_F(ReplicasTest, SeededClusterKeepsTheRangeTombstonesOfItsSource) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -202,7 +202,7 @@ TEST_F(FabricTest, SeededClusterKeepsTheRangeTombstonesOfItsSource) {
 
 // ---- Lifetime ----
 
-TEST_F(FabricTest, DestroyedWithTasksStillPendingIsHarmless) {
+TEST_F(ReplicasTest, DestroyedWithTasksStillPendingIsHarmless) {
   SetLatency(seconds(1));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -214,22 +214,22 @@ TEST_F(FabricTest, DestroyedWithTasksStillPendingIsHarmless) {
   RunUntil(t0 + milliseconds(500));
   Write("c1", "b", "2");  // waits for the first batch's ack
   Write("c2", "c", "3");
-  ASSERT_TRUE(fabric_->SetDown("c3", true).ok());
+  ASSERT_TRUE(replicas_->SetDown("c3", true).ok());
   RunUntil(t0 + milliseconds(1500));  // batches delivered, acks in flight
   ASSERT_GT(scheduler_.pending(), 0u);
-  fabric_.reset();
+  replicas_.reset();
   // Batches, acks and retransmit timers still in the scheduler find the
-  // fabric gone.
+  // Replicas gone.
   scheduler_.RunUntilIdle(100'000);
   EXPECT_EQ(scheduler_.pending(), 0u);
 }
 
-TEST_F(FabricTest, DestroyedRightAfterAWrite) {
+TEST_F(ReplicasTest, DestroyedRightAfterAWrite) {
   Add("c1", kEastB);
   Add("c2", kEurope);
   CreateTable("c1");
   Write("c1", "a", "1");
-  fabric_.reset();
+  replicas_.reset();
   scheduler_.RunUntilIdle(100'000);
   EXPECT_EQ(scheduler_.pending(), 0u);
 }

@@ -1,9 +1,9 @@
-// ReplicationFabric in virtual time: membership validation and lookups,
+// Replicas in virtual time: membership validation and lookups,
 // exact timings over constant-latency links, what replicates, positions,
 // backlog and truncation, partitions, loss and down clusters. Adding and
-// removing clusters: fabric_membership_test.cc; randomized property tests:
-// fabric_property_test.cc.
-#include "replication/fabric.h"
+// removing clusters: replicas_membership_test.cc; randomized property tests:
+// replicas_property_test.cc.
+#include "replication/replicas.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/replication/fabric_test_util.h"
+#include "tests/replication/replicas_test_util.h"
 
 // In the helpers' namespace, so that they need no using-declarations.
 namespace btsim::replication::test_util {
@@ -21,81 +21,81 @@ namespace {
 
 // ---- Cluster membership ----
 
-TEST_F(FabricTest, AddClusterRejectsBadIdsAndZones) {
+TEST_F(ReplicasTest, AddClusterRejectsBadIdsAndZones) {
   for (const std::string& bad :
        std::vector<std::string>{"", "1abc", "Abc", "a_b", "a b", "a.b", "-ab",
                                 std::string(31, 'a')}) {
-    const Status s = fabric_->AddCluster({bad, kEastB});
+    const Status s = replicas_->AddCluster({bad, kEastB});
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << "'" << bad << "'";
   }
-  EXPECT_EQ(fabric_->AddCluster({"c1", ""}).code(),
+  EXPECT_EQ(replicas_->AddCluster({"c1", ""}).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_THAT(fabric_->ClusterIds(), IsEmpty());
+  EXPECT_THAT(replicas_->ClusterIds(), IsEmpty());
 
   Add(std::string(30, 'a'), kAsia);  // the longest valid id
   Add("c1", kEastB);
   Add("c-2", kEastC);
   // One cluster per zone.
-  const Status same_zone = fabric_->AddCluster({"c3", kEastB});
+  const Status same_zone = replicas_->AddCluster({"c3", kEastB});
   EXPECT_EQ(same_zone.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(same_zone.message(), ::testing::HasSubstr(kEastB));
   // A known id, even in a free zone.
-  EXPECT_EQ(fabric_->AddCluster({"c1", kEurope}).code(),
+  EXPECT_EQ(replicas_->AddCluster({"c1", kEurope}).code(),
             StatusCode::kAlreadyExists);
   Add("c4", kEurope);
   // A fifth cluster.
-  EXPECT_EQ(fabric_->AddCluster({"c5", "us-west1-a"}).code(),
+  EXPECT_EQ(replicas_->AddCluster({"c5", "us-west1-a"}).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_THAT(fabric_->ClusterIds(),
+  EXPECT_THAT(replicas_->ClusterIds(),
               ElementsAre(std::string(30, 'a'), "c1", "c-2", "c4"));
 }
 
-TEST_F(FabricTest, RemoveClusterValidation) {
-  EXPECT_EQ(fabric_->RemoveCluster("c1").code(), StatusCode::kNotFound);
+TEST_F(ReplicasTest, RemoveClusterValidation) {
+  EXPECT_EQ(replicas_->RemoveCluster("c1").code(), StatusCode::kNotFound);
   Add("c1", kEastB);
   Add("c2", kEurope);
-  EXPECT_EQ(fabric_->RemoveCluster("nope").code(), StatusCode::kNotFound);
-  EXPECT_TRUE(fabric_->RemoveCluster("c1").ok());
-  EXPECT_EQ(fabric_->RemoveCluster("c1").code(), StatusCode::kNotFound);
-  EXPECT_EQ(fabric_->RemoveCluster("c2").code(),
+  EXPECT_EQ(replicas_->RemoveCluster("nope").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(replicas_->RemoveCluster("c1").ok());
+  EXPECT_EQ(replicas_->RemoveCluster("c1").code(), StatusCode::kNotFound);
+  EXPECT_EQ(replicas_->RemoveCluster("c2").code(),
             StatusCode::kFailedPrecondition);
-  EXPECT_THAT(fabric_->ClusterIds(), ElementsAre("c2"));
+  EXPECT_THAT(replicas_->ClusterIds(), ElementsAre("c2"));
   // The zone and the id are free again.
   Add("c1", kEastB);
-  EXPECT_THAT(fabric_->ClusterIds(), ElementsAre("c2", "c1"));
+  EXPECT_THAT(replicas_->ClusterIds(), ElementsAre("c2", "c1"));
 }
 
-TEST_F(FabricTest, LookupsAndDownState) {
+TEST_F(ReplicasTest, LookupsAndDownState) {
   Add("c1", kEastB);
   Add("c2", kEurope);
-  ASSERT_NE(fabric_->Spec("c2"), nullptr);
-  EXPECT_EQ(fabric_->Spec("c2")->zone, kEurope);
-  EXPECT_EQ(fabric_->Spec("c3"), nullptr);
-  EXPECT_NE(fabric_->Find("c1"), nullptr);
-  EXPECT_NE(fabric_->Find("c1"), fabric_->Find("c2"));
-  EXPECT_EQ(fabric_->Find("c3"), nullptr);
-  EXPECT_EQ(fabric_->SetDown("c3", true).code(), StatusCode::kNotFound);
-  EXPECT_FALSE(fabric_->IsDown("c3"));
-  EXPECT_FALSE(fabric_->IsDown("c1"));
-  EXPECT_TRUE(fabric_->SetDown("c1", true).ok());
-  EXPECT_TRUE(fabric_->IsDown("c1"));
-  EXPECT_FALSE(fabric_->IsDown("c2"));
+  ASSERT_NE(replicas_->Spec("c2"), nullptr);
+  EXPECT_EQ(replicas_->Spec("c2")->zone, kEurope);
+  EXPECT_EQ(replicas_->Spec("c3"), nullptr);
+  EXPECT_NE(replicas_->Find("c1"), nullptr);
+  EXPECT_NE(replicas_->Find("c1"), replicas_->Find("c2"));
+  EXPECT_EQ(replicas_->Find("c3"), nullptr);
+  EXPECT_EQ(replicas_->SetDown("c3", true).code(), StatusCode::kNotFound);
+  EXPECT_FALSE(replicas_->IsDown("c3"));
+  EXPECT_FALSE(replicas_->IsDown("c1"));
+  EXPECT_TRUE(replicas_->SetDown("c1", true).ok());
+  EXPECT_TRUE(replicas_->IsDown("c1"));
+  EXPECT_FALSE(replicas_->IsDown("c2"));
   // Find with the down state: the same cluster, and the same answer.
   bool down = false;
-  EXPECT_EQ(fabric_->Find("c1", &down), fabric_->Find("c1"));
+  EXPECT_EQ(replicas_->Find("c1", &down), replicas_->Find("c1"));
   EXPECT_TRUE(down);
-  EXPECT_EQ(fabric_->Find("c2", &down), fabric_->Find("c2"));
+  EXPECT_EQ(replicas_->Find("c2", &down), replicas_->Find("c2"));
   EXPECT_FALSE(down);
   down = true;
-  EXPECT_EQ(fabric_->Find("c3", &down), nullptr);
+  EXPECT_EQ(replicas_->Find("c3", &down), nullptr);
   EXPECT_TRUE(down);  // untouched when unknown
-  EXPECT_TRUE(fabric_->SetDown("c1", false).ok());
-  EXPECT_FALSE(fabric_->IsDown("c1"));
-  EXPECT_NE(fabric_->Find("c1", &down), nullptr);
+  EXPECT_TRUE(replicas_->SetDown("c1", false).ok());
+  EXPECT_FALSE(replicas_->IsDown("c1"));
+  EXPECT_NE(replicas_->Find("c1", &down), nullptr);
   EXPECT_FALSE(down);
 }
 
-TEST_F(FabricTest, LookupsTellIdsApartByEveryByte) {
+TEST_F(ReplicasTest, LookupsTellIdsApartByEveryByte) {
   // Ids of 1 to 10 bytes, three with the same first 8 bytes, one of them a
   // prefix of the other two.
   const std::vector<std::string> ids = {"clusters-a", "clusters-b", "c",
@@ -103,30 +103,30 @@ TEST_F(FabricTest, LookupsTellIdsApartByEveryByte) {
   const std::vector<std::string> zones = {kEastB, kEastC, kEurope, kAsia};
   for (size_t i = 0; i < ids.size(); ++i) Add(ids[i], zones[i]);
   for (size_t i = 0; i < ids.size(); ++i) {
-    ASSERT_NE(fabric_->Spec(ids[i]), nullptr) << ids[i];
-    EXPECT_EQ(fabric_->Spec(ids[i])->zone, zones[i]) << ids[i];
+    ASSERT_NE(replicas_->Spec(ids[i]), nullptr) << ids[i];
+    EXPECT_EQ(replicas_->Spec(ids[i])->zone, zones[i]) << ids[i];
     for (size_t j = 0; j < i; ++j) {
-      EXPECT_NE(fabric_->Find(ids[i]), fabric_->Find(ids[j])) << ids[i];
+      EXPECT_NE(replicas_->Find(ids[i]), replicas_->Find(ids[j])) << ids[i];
     }
   }
   for (std::string_view unknown :
        {"clusters-c", "clusters-", "cluster", "clusters-aa", "", "d"}) {
-    EXPECT_EQ(fabric_->Find(unknown), nullptr) << unknown;
+    EXPECT_EQ(replicas_->Find(unknown), nullptr) << unknown;
   }
   // An id from a buffer that holds more bytes after it.
   const std::string longer = "clusters-b and more";
-  EXPECT_EQ(fabric_->Spec(std::string_view(longer).substr(0, 10))->zone,
+  EXPECT_EQ(replicas_->Spec(std::string_view(longer).substr(0, 10))->zone,
             kEastC);
   // Lookups follow removals.
-  ASSERT_TRUE(fabric_->RemoveCluster("clusters-a").ok());
-  EXPECT_EQ(fabric_->Find("clusters-a"), nullptr);
-  EXPECT_EQ(fabric_->Spec("clusters-b")->zone, kEastC);
-  EXPECT_EQ(fabric_->Spec("clusters")->zone, kAsia);
+  ASSERT_TRUE(replicas_->RemoveCluster("clusters-a").ok());
+  EXPECT_EQ(replicas_->Find("clusters-a"), nullptr);
+  EXPECT_EQ(replicas_->Spec("clusters-b")->zone, kEastC);
+  EXPECT_EQ(replicas_->Spec("clusters")->zone, kAsia);
 }
 
 // ---- Timing over constant links ----
 
-TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
+TEST_F(ReplicasTest, WriteArrivesExactlyAfterTheLinkLatency) {
   SetLatency(seconds(3));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -136,20 +136,20 @@ TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
 
   const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");
-  const std::map<std::string, uint64_t> token = fabric_->LogPositions();
-  EXPECT_FALSE(fabric_->HasApplied(token));
+  const std::map<std::string, uint64_t> token = replicas_->LogPositions();
+  EXPECT_FALSE(replicas_->HasApplied(token));
   EXPECT_EQ(Backlog("c1", "c2"), 1u);
 
   RunUntil(t0 + milliseconds(2900));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
-  EXPECT_FALSE(fabric_->HasApplied(token));
+  EXPECT_FALSE(replicas_->HasApplied(token));
   RunUntil(t0 + seconds(3) - Duration(1));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
 
   // Delivered at exactly t0 + 3 s.
   RunUntil(t0 + seconds(3));
   EXPECT_EQ(Get("c2", "r"), "v");
-  EXPECT_TRUE(fabric_->HasApplied(token));
+  EXPECT_TRUE(replicas_->HasApplied(token));
   // The acknowledgement takes another 3 s to come back.
   EXPECT_EQ(Backlog("c1", "c2"), 1u);
   RunUntil(t0 + seconds(6) - Duration(1));
@@ -162,7 +162,7 @@ TEST_F(FabricTest, WriteArrivesExactlyAfterTheLinkLatency) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, WritesTravelBothWays) {
+TEST_F(ReplicasTest, WritesTravelBothWays) {
   SetLatency(milliseconds(50));
   Add("c1", kEastB);
   Add("c2", kEastC);
@@ -179,12 +179,13 @@ TEST_F(FabricTest, WritesTravelBothWays) {
   ExpectConverged();
 }
 
-class SmallBatchFabricTest : public FabricTest {
+class SmallBatchReplicasTest : public ReplicasTest {
  protected:
-  SmallBatchFabricTest() : FabricTest(ReplicationOptions{3, seconds(10), {}}) {}
+  SmallBatchReplicasTest()
+      : ReplicasTest(ReplicationOptions{3, seconds(10), {}}) {}
 };
 
-TEST_F(SmallBatchFabricTest, ShipsOneBatchAtATimeOfAtMostBatchEntries) {
+TEST_F(SmallBatchReplicasTest, ShipsOneBatchAtATimeOfAtMostBatchEntries) {
   SetLatency(seconds(1));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -215,7 +216,7 @@ TEST_F(SmallBatchFabricTest, ShipsOneBatchAtATimeOfAtMostBatchEntries) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
+TEST_F(ReplicasTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -236,7 +237,7 @@ TEST_F(FabricTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
+TEST_F(ReplicasTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
   struct Applied {
     std::string origin, peer;
     uint64_t position;
@@ -245,7 +246,7 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
     Time committed_at, applied_at;
   };
   std::vector<Applied> applied;
-  fabric_->set_apply_hook([&](const AppliedInfo& info) {
+  replicas_->set_apply_hook([&](const AppliedInfo& info) {
     applied.push_back(Applied{std::string(info.origin), std::string(info.peer),
                               info.position, info.record.kind,
                               info.record.row_key, info.committed_at(),
@@ -300,14 +301,14 @@ TEST_F(FabricTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
   EXPECT_EQ(applied[0].row, "c");
 }
 
-TEST_F(FabricTest, ApplyHookMarksTheLastEntryOfEachBatch) {
+TEST_F(ReplicasTest, ApplyHookMarksTheLastEntryOfEachBatch) {
   struct Applied {
     std::string row;
     bool last;
     Time at;
   };
   std::vector<Applied> applied;
-  fabric_->set_apply_hook([&](const AppliedInfo& info) {
+  replicas_->set_apply_hook([&](const AppliedInfo& info) {
     applied.push_back(
         Applied{info.record.row_key, info.last_of_batch, info.applied_at});
   });
@@ -335,7 +336,7 @@ TEST_F(FabricTest, ApplyHookMarksTheLastEntryOfEachBatch) {
   EXPECT_EQ(applied[1].at, applied[2].at);
 }
 
-TEST_F(FabricTest, StaleBatchArrivingAfterTruncationIsSkipped) {
+TEST_F(ReplicasTest, StaleBatchArrivingAfterTruncationIsSkipped) {
   // Batches name log positions and are read from the log on arrival. With
   // an 800 ms link and the 1 s retransmit timer, a batch is resent before
   // its ack is back; the ack truncates the entries and new entries reuse
@@ -343,7 +344,7 @@ TEST_F(FabricTest, StaleBatchArrivingAfterTruncationIsSkipped) {
   // nothing.
   int applied_rows = 0;
   std::vector<uint64_t> positions;
-  fabric_->set_apply_hook([&](const AppliedInfo& info) {
+  replicas_->set_apply_hook([&](const AppliedInfo& info) {
     if (info.record.kind != cluster::CommitRecord::Kind::kMutateRow) return;
     ++applied_rows;
     positions.push_back(info.position);
@@ -381,7 +382,7 @@ TEST_F(FabricTest, StaleBatchArrivingAfterTruncationIsSkipped) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, StaleBatchFromARemovedOriginIsDropped) {
+TEST_F(ReplicasTest, StaleBatchFromARemovedOriginIsDropped) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -391,7 +392,7 @@ TEST_F(FabricTest, StaleBatchFromARemovedOriginIsDropped) {
   SetLatency(seconds(2));
   Write("c3", "x", "1");  // in flight to c1 and c2 when c3 goes
   RunFor(milliseconds(500));
-  ASSERT_TRUE(fabric_->RemoveCluster("c3").ok());
+  ASSERT_TRUE(replicas_->RemoveCluster("c3").ok());
   RunUntilIdle();
   EXPECT_EQ(Get("c1", "x"), std::nullopt);
   EXPECT_EQ(Get("c2", "x"), std::nullopt);
@@ -400,7 +401,7 @@ TEST_F(FabricTest, StaleBatchFromARemovedOriginIsDropped) {
 
 // ---- What replicates ----
 
-TEST_F(FabricTest, SchemaChangesReplicate) {
+TEST_F(ReplicasTest, SchemaChangesReplicate) {
   SetLatency(milliseconds(10));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -442,7 +443,7 @@ TEST_F(FabricTest, SchemaChangesReplicate) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, GcRuleChangeReplicatesAndCompactionAppliesItEverywhere) {
+TEST_F(ReplicasTest, GcRuleChangeReplicatesAndCompactionAppliesItEverywhere) {
   SetLatency(milliseconds(10));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -456,7 +457,7 @@ TEST_F(FabricTest, GcRuleChangeReplicatesAndCompactionAppliesItEverywhere) {
       "cf", FamilyModification::Kind::kUpdate, GcRule::MaxVersions(1)}};
   ASSERT_TRUE(C("c1").ModifyColumnFamilies("t", mods).ok());
   RunUntilIdle();
-  fabric_->CompactAll();
+  replicas_->CompactAll();
   for (const char* id : {"c1", "c2"}) {
     EXPECT_THAT(ReadAll(C(id))["r"], ElementsAre(Cell{"cf", "q", 3000, "v3"}))
         << id;
@@ -464,7 +465,7 @@ TEST_F(FabricTest, GcRuleChangeReplicatesAndCompactionAppliesItEverywhere) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, DeletesAndDropRowRangeReplicate) {
+TEST_F(ReplicasTest, DeletesAndDropRowRangeReplicate) {
   SetLatency(milliseconds(20));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -487,7 +488,7 @@ TEST_F(FabricTest, DeletesAndDropRowRangeReplicate) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, DropRowRangeCoversAnOlderWriteThatArrivesLater) {
+TEST_F(ReplicasTest, DropRowRangeCoversAnOlderWriteThatArrivesLater) {
   SetLatency(milliseconds(20));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -505,7 +506,7 @@ TEST_F(FabricTest, DropRowRangeCoversAnOlderWriteThatArrivesLater) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, ConcurrentWritesOfOneCellResolveTheSameEverywhere) {
+TEST_F(ReplicasTest, ConcurrentWritesOfOneCellResolveTheSameEverywhere) {
   SetLatency(milliseconds(30));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -529,46 +530,46 @@ TEST_F(FabricTest, ConcurrentWritesOfOneCellResolveTheSameEverywhere) {
 
 // ---- Positions, tokens, backlog and truncation ----
 
-TEST_F(FabricTest, LogPositionsHasAppliedAndBacklog) {
+TEST_F(ReplicasTest, LogPositionsHasAppliedAndBacklog) {
   SetLatency(seconds(1));
   Add("c1", kEastB);
   Add("c2", kEurope);
-  EXPECT_THAT(fabric_->LogPositions(),
+  EXPECT_THAT(replicas_->LogPositions(),
               UnorderedElementsAre(Pair("c1", 0u), Pair("c2", 0u)));
-  EXPECT_TRUE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_TRUE(replicas_->HasApplied(replicas_->LogPositions()));
   CreateTable("c1");
-  EXPECT_THAT(fabric_->LogPositions(),
+  EXPECT_THAT(replicas_->LogPositions(),
               UnorderedElementsAre(Pair("c1", 1u), Pair("c2", 0u)));
-  EXPECT_FALSE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_FALSE(replicas_->HasApplied(replicas_->LogPositions()));
   RunUntilIdle();
-  EXPECT_TRUE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_TRUE(replicas_->HasApplied(replicas_->LogPositions()));
 
   for (int i = 0; i < 5; ++i) Write("c1", "a" + std::to_string(i), "v");
   for (int i = 0; i < 2; ++i) Write("c2", "b" + std::to_string(i), "v");
-  const std::map<std::string, uint64_t> token = fabric_->LogPositions();
+  const std::map<std::string, uint64_t> token = replicas_->LogPositions();
   EXPECT_THAT(token, UnorderedElementsAre(Pair("c1", 6u), Pair("c2", 2u)));
   EXPECT_EQ(Backlog("c1", "c2"), 5u);
   EXPECT_EQ(Backlog("c2", "c1"), 2u);
   EXPECT_EQ(Backlog("c1", "c1"), 0u);
   EXPECT_EQ(Backlog("nope", "c1"), 0u);
   EXPECT_EQ(Backlog("c1", "nope"), 0u);
-  EXPECT_FALSE(fabric_->HasApplied(token));
-  EXPECT_FALSE(fabric_->HasApplied({{"c2", 1}}));
-  EXPECT_TRUE(fabric_->HasApplied({{"c1", 1}}));  // the table creation
-  EXPECT_TRUE(fabric_->HasApplied({}));
-  EXPECT_TRUE(fabric_->HasApplied({{"gone", 100}}));  // unknown ids: ignored
+  EXPECT_FALSE(replicas_->HasApplied(token));
+  EXPECT_FALSE(replicas_->HasApplied({{"c2", 1}}));
+  EXPECT_TRUE(replicas_->HasApplied({{"c1", 1}}));  // the table creation
+  EXPECT_TRUE(replicas_->HasApplied({}));
+  EXPECT_TRUE(replicas_->HasApplied({{"gone", 100}}));  // unknown ids: ignored
 
   RunUntilIdle();
-  EXPECT_TRUE(fabric_->HasApplied(token));
-  EXPECT_TRUE(fabric_->HasApplied({{"c2", 2}, {"c1", 6}}));
-  EXPECT_FALSE(fabric_->HasApplied({{"c2", 3}}));  // not written yet
+  EXPECT_TRUE(replicas_->HasApplied(token));
+  EXPECT_TRUE(replicas_->HasApplied({{"c2", 2}, {"c1", 6}}));
+  EXPECT_FALSE(replicas_->HasApplied({{"c2", 3}}));  // not written yet
   EXPECT_EQ(Backlog("c1", "c2"), 0u);
   EXPECT_EQ(Backlog("c2", "c1"), 0u);
-  EXPECT_EQ(fabric_->LogPositions(), token);
+  EXPECT_EQ(replicas_->LogPositions(), token);
   ExpectConverged();
 }
 
-TEST_F(FabricTest, ManyWritesKeepTheBacklogBoundedAndDrainIt) {
+TEST_F(ReplicasTest, ManyWritesKeepTheBacklogBoundedAndDrainIt) {
   // Default (distance) latencies: a few milliseconds between us-east1 and
   // ~40 ms to Europe. A steady stream of writes must not pile up.
   Add("c1", kEastB);
@@ -590,7 +591,7 @@ TEST_F(FabricTest, ManyWritesKeepTheBacklogBoundedAndDrainIt) {
   EXPECT_GT(max_backlog, 0u);
   EXPECT_LT(max_backlog, 200u);
   RunUntilIdle();
-  EXPECT_THAT(fabric_->LogPositions(),
+  EXPECT_THAT(replicas_->LogPositions(),
               UnorderedElementsAre(Pair("c1", 1001u), Pair("c2", 1000u),
                                    Pair("c3", 1000u)));
   ExpectConverged();
@@ -603,13 +604,13 @@ TEST_F(FabricTest, ManyWritesKeepTheBacklogBoundedAndDrainIt) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, SingleClusterInstanceThenASecondCluster) {
+TEST_F(ReplicasTest, SingleClusterInstanceThenASecondCluster) {
   SetLatency(milliseconds(10));
   Add("c1", kEastB);
   CreateTable("c1");
   for (int i = 0; i < 1000; ++i) Write("c1", "r" + std::to_string(i), "v");
-  EXPECT_THAT(fabric_->LogPositions(), ElementsAre(Pair("c1", 1001u)));
-  EXPECT_TRUE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_THAT(replicas_->LogPositions(), ElementsAre(Pair("c1", 1001u)));
+  EXPECT_TRUE(replicas_->HasApplied(replicas_->LogPositions()));
   RunUntilIdle();  // nothing to ship: no timers
   Add("c2", kEurope);
   EXPECT_EQ(ReadAll(C("c2")).size(), 1000u);
@@ -623,7 +624,7 @@ TEST_F(FabricTest, SingleClusterInstanceThenASecondCluster) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, CompactAllKeepsTombstonesWhileOlderChangesArePending) {
+TEST_F(ReplicasTest, CompactAllKeepsTombstonesWhileOlderChangesArePending) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -635,7 +636,7 @@ TEST_F(FabricTest, CompactAllKeepsTombstonesWhileOlderChangesArePending) {
   RunFor(milliseconds(5));
   Mutate("c1", "r", {DeleteFromRow{}});
   RunFor(seconds(3));
-  fabric_->CompactAll();
+  replicas_->CompactAll();
   // The tombstone must survive: it still has to cover c2's older write.
   EXPECT_EQ(StoredRows("c1"), 1);
   transport_.Heal(kEastB, kEurope);
@@ -645,7 +646,7 @@ TEST_F(FabricTest, CompactAllKeepsTombstonesWhileOlderChangesArePending) {
   ExpectConverged();
   // Once nothing is pending, compaction drops the tombstones everywhere.
   RunFor(milliseconds(1));
-  fabric_->CompactAll();
+  replicas_->CompactAll();
   EXPECT_EQ(StoredRows("c1"), 0);
   EXPECT_EQ(StoredRows("c2"), 0);
   ExpectConverged();
@@ -653,7 +654,7 @@ TEST_F(FabricTest, CompactAllKeepsTombstonesWhileOlderChangesArePending) {
 
 // ---- Partitions, loss, down clusters ----
 
-TEST_F(FabricTest, PartitionBacksUpTheLogsAndHealDrainsThem) {
+TEST_F(ReplicasTest, PartitionBacksUpTheLogsAndHealDrainsThem) {
   Add("c1", kEastB);
   Add("c2", kEurope);
   CreateTable("c1");
@@ -673,7 +674,7 @@ TEST_F(FabricTest, PartitionBacksUpTheLogsAndHealDrainsThem) {
   EXPECT_EQ(Get("c2", "a0"), std::nullopt);
   EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).delivered, delivered);
   EXPECT_GT(transport_.StatsOf(kEastB, kEurope).partitioned, 10);
-  EXPECT_FALSE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_FALSE(replicas_->HasApplied(replicas_->LogPositions()));
 
   transport_.Heal(kEastB, kEurope);
   RunUntilIdle();
@@ -681,7 +682,7 @@ TEST_F(FabricTest, PartitionBacksUpTheLogsAndHealDrainsThem) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, OneWayPartitionLetsOnlyTheOtherDirectionThrough) {
+TEST_F(ReplicasTest, OneWayPartitionLetsOnlyTheOtherDirectionThrough) {
   SetLatency(milliseconds(100));
   Add("a", kEastB);
   Add("b", kEurope);
@@ -690,13 +691,13 @@ TEST_F(FabricTest, OneWayPartitionLetsOnlyTheOtherDirectionThrough) {
   transport_.Partition(kEastB, kEurope, /*one_way=*/true);  // a -> b cut
   Write("a", "from-a", "1");
   Write("b", "from-b", "2");
-  const uint64_t a_position = fabric_->LogPositions().at("a");
-  const uint64_t b_position = fabric_->LogPositions().at("b");
+  const uint64_t a_position = replicas_->LogPositions().at("a");
+  const uint64_t b_position = replicas_->LogPositions().at("b");
   RunFor(seconds(10));
   EXPECT_EQ(Get("a", "from-b"), "2");           // b -> a works
   EXPECT_EQ(Get("b", "from-a"), std::nullopt);  // a -> b does not
-  EXPECT_TRUE(fabric_->HasApplied({{"b", b_position}}));
-  EXPECT_FALSE(fabric_->HasApplied({{"a", a_position}}));
+  EXPECT_TRUE(replicas_->HasApplied({{"b", b_position}}));
+  EXPECT_FALSE(replicas_->HasApplied({{"a", a_position}}));
   EXPECT_EQ(Backlog("a", "b"), 1u);
   // a applied b's write, but its acks travel a -> b and are cut too.
   EXPECT_EQ(Backlog("b", "a"), 1u);
@@ -708,7 +709,7 @@ TEST_F(FabricTest, OneWayPartitionLetsOnlyTheOtherDirectionThrough) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, LossOnlyDelaysReplication) {
+TEST_F(ReplicasTest, LossOnlyDelaysReplication) {
   Add("c1", kEastB);
   Add("c2", kEurope);
   CreateTable("c1");
@@ -726,7 +727,7 @@ TEST_F(FabricTest, LossOnlyDelaysReplication) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, DownClusterReceivesNothingKeepsItsDataAndCatchesUp) {
+TEST_F(ReplicasTest, DownClusterReceivesNothingKeepsItsDataAndCatchesUp) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEastC);
@@ -736,7 +737,7 @@ TEST_F(FabricTest, DownClusterReceivesNothingKeepsItsDataAndCatchesUp) {
   RunUntilIdle();
   ASSERT_EQ(Get("c2", "before"), "v");
 
-  ASSERT_TRUE(fabric_->SetDown("c2", true).ok());
+  ASSERT_TRUE(replicas_->SetDown("c2", true).ok());
   Write("c1", "while-down", "1");
   // Callers may still commit on the down cluster's engine directly.
   Write("c2", "on-down", "2");
@@ -750,9 +751,9 @@ TEST_F(FabricTest, DownClusterReceivesNothingKeepsItsDataAndCatchesUp) {
   EXPECT_EQ(Backlog("c1", "c3"), 0u);
   EXPECT_EQ(Backlog("c2", "c1"), 1u);
   EXPECT_EQ(Backlog("c2", "c3"), 1u);
-  EXPECT_FALSE(fabric_->HasApplied(fabric_->LogPositions()));
+  EXPECT_FALSE(replicas_->HasApplied(replicas_->LogPositions()));
 
-  ASSERT_TRUE(fabric_->SetDown("c2", false).ok());
+  ASSERT_TRUE(replicas_->SetDown("c2", false).ok());
   RunUntilIdle();
   EXPECT_EQ(Get("c2", "while-down"), "1");
   EXPECT_EQ(Get("c1", "on-down"), "2");
@@ -760,20 +761,20 @@ TEST_F(FabricTest, DownClusterReceivesNothingKeepsItsDataAndCatchesUp) {
   ExpectConverged();
 }
 
-TEST_F(FabricTest, ComingBackUpShipsAtOnceWithoutWaitingForATimer) {
+TEST_F(ReplicasTest, ComingBackUpShipsAtOnceWithoutWaitingForATimer) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
   CreateTable("c1");
   RunUntilIdle();
-  ASSERT_TRUE(fabric_->SetDown("c2", true).ok());
+  ASSERT_TRUE(replicas_->SetDown("c2", true).ok());
   const Time t0 = scheduler_.Now();
   Write("c1", "r", "v");
   Write("c2", "s", "w");
   // Retransmits tick at t0 + 1 s, 2 s, ...; come back between two ticks.
   RunUntil(t0 + milliseconds(10'500));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
-  ASSERT_TRUE(fabric_->SetDown("c2", false).ok());
+  ASSERT_TRUE(replicas_->SetDown("c2", false).ok());
   RunUntil(t0 + milliseconds(10'600) - Duration(1));
   EXPECT_EQ(Get("c2", "r"), std::nullopt);
   EXPECT_EQ(Get("c1", "s"), std::nullopt);
