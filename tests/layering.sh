@@ -7,7 +7,7 @@
 #        < api < metrics < cli
 #
 # A file in one of these folders may include only its own folder and the
-# folders before it. Two more rules:
+# folders before it. Three more rules:
 # - sim/asio/ (the wall-clock runtime) is included only by sim/asio/, api/
 #   and cli/;
 # - cluster/internal/ (the storage engine's mechanisms) is included only by
