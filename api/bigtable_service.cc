@@ -286,7 +286,7 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
     v2::Column* column = family->add_columns();
     column->set_qualifier(c.qualifier);
     v2::Cell* cell = column->add_cells();
-    cell->set_timestamp_micros(c.timestamp_micros);
+    cell->set_timestamp_micros(cluster::Micros(c.timestamp));
     cell->set_value(c.value);
   }
   return grpc::Status::OK;

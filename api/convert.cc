@@ -1,9 +1,11 @@
 #include "api/convert.h"
 
+#include <chrono>
 #include <memory>
 #include <utility>
 
 #include "cluster/limits.h"
+#include "cluster/timestamp.h"
 
 namespace btsim::api {
 
@@ -147,10 +149,13 @@ Result<Filter> Convert(const v2::RowFilter& f, const std::string& field) {
                                  QualifierEnd(r));
     }
     case v2::RowFilter::kTimestampRangeFilter:
-      return AtField(Filter::TimestampRange(
-                         f.timestamp_range_filter().start_timestamp_micros(),
-                         f.timestamp_range_filter().end_timestamp_micros()),
-                     field);
+      return AtField(
+          Filter::TimestampRange(
+              cluster::TimestampFromMicros(
+                  f.timestamp_range_filter().start_timestamp_micros()),
+              cluster::TimestampFromMicros(
+                  f.timestamp_range_filter().end_timestamp_micros())),
+          field);
     case v2::RowFilter::kValueRegexFilter:
       return AtField(Filter::ValueRegex(f.value_regex_filter()), field);
     case v2::RowFilter::kCellsPerRowOffsetFilter:
@@ -274,7 +279,7 @@ Result<std::vector<cluster::Mutation>> MutationsFromProto(
         auto& cell = std::get<cluster::SetCell>(set);
         cell.family = s.family_name();
         cell.qualifier = s.column_qualifier();
-        cell.timestamp_micros = s.timestamp_micros();
+        cell.timestamp = cluster::TimestampFromMicros(s.timestamp_micros());
         cell.value = s.value();
         break;
       }
@@ -284,8 +289,10 @@ Result<std::vector<cluster::Mutation>> MutationsFromProto(
             out.emplace_back(std::in_place_type<cluster::DeleteFromColumn>));
         del.family = d.family_name();
         del.qualifier = d.column_qualifier();
-        del.start_micros = d.time_range().start_timestamp_micros();
-        del.end_micros = d.time_range().end_timestamp_micros();
+        del.start = cluster::TimestampFromMicros(
+            d.time_range().start_timestamp_micros());
+        del.end =
+            cluster::TimestampFromMicros(d.time_range().end_timestamp_micros());
         break;
       }
       case v2::Mutation::kDeleteFromFamily:
@@ -356,7 +363,10 @@ Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
             ".max_age: must be a valid, non-negative google.protobuf.Duration "
             "(0 <= nanos < 1e9, seconds <= 315576000000)");
       }
-      rule = cluster::GcRule::MaxAge(d.seconds() * 1000000 + d.nanos() / 1000);
+      rule = cluster::GcRule::MaxAge(
+          std::chrono::duration_cast<std::chrono::microseconds>(
+              std::chrono::seconds(d.seconds()) +
+              std::chrono::nanoseconds(d.nanos())));
       break;
     }
     case admin::GcRule::kIntersection:
@@ -393,9 +403,9 @@ void GcRuleToProto(const cluster::GcRule& rule, admin::GcRule* proto) {
       proto->set_max_num_versions(static_cast<int32_t>(rule.max_versions));
       break;
     case Kind::kMaxAge:
-      proto->mutable_max_age()->set_seconds(rule.max_age_micros / 1000000);
+      proto->mutable_max_age()->set_seconds(rule.max_age.count() / 1000000);
       proto->mutable_max_age()->set_nanos(
-          static_cast<int32_t>(rule.max_age_micros % 1000000) * 1000);
+          static_cast<int32_t>(rule.max_age.count() % 1000000) * 1000);
       break;
     case Kind::kIntersection:
       for (const auto& r : rule.rules) {

@@ -26,7 +26,8 @@ void RowChunker::AddRow(std::string_view key,
     // A later cell of the same column with timestamp 0, an empty value and
     // no label would otherwise be a chunk with no data at all, which the
     // chunk rules forbid: repeat its qualifier.
-    const bool would_be_bare = !new_column && cell.timestamp_micros == 0 &&
+    const bool would_be_bare = !new_column &&
+                               cell.timestamp == cluster::Timestamp{} &&
                                cell.value.empty() && cell.label == nullptr;
     size_t offset = 0;
     const size_t total = cell.value.size();
@@ -49,7 +50,7 @@ void RowChunker::AddRow(std::string_view key,
                                                 cell.qualifier.size());
           bytes += cell.qualifier.size();
         }
-        chunk->set_timestamp_micros(cell.timestamp_micros);
+        chunk->set_timestamp_micros(cluster::Micros(cell.timestamp));
         if (cell.label != nullptr) chunk->add_labels(*cell.label);
       }
       chunk->set_value(cell.value.data() + offset, piece);

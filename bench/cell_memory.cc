@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
   const long long n = argc > 1 ? std::atoll(argv[1]) : 1'000'000;
   btsim::bench::BenchCluster b;
   const size_t before = mallinfo2().uordblks;
-  std::vector<btsim::cluster::Mutation> m{
-      btsim::cluster::SetCell{"cf", "c", 1000, std::string(48, 'v')}};
+  std::vector<btsim::cluster::Mutation> m{btsim::cluster::SetCell{
+      "cf", "c", btsim::cluster::TimestampFromMicros(1000),
+      std::string(48, 'v')}};
   for (long long i = 0; i < n; ++i) {
     b.clock.Advance(btsim::sim::Duration(1000));
     btsim::bench::Require(b.cluster.MutateRow("t", btsim::bench::RowKey(i), m),

@@ -12,7 +12,8 @@ using cluster::SetCell;
 
 void BM_MutateRowSequential(benchmark::State& state) {
   BenchCluster b;
-  std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
+  std::vector<Mutation> m{SetCell{"cf", "c", cluster::TimestampFromMicros(1000),
+                                  std::string(48, 'v')}};
   int64_t i = 0;
   for (auto _ : state) {
     b.clock.Advance(sim::Duration(1000));
@@ -25,7 +26,8 @@ BENCHMARK(BM_MutateRowSequential);
 void BM_MutateRowRandom(benchmark::State& state) {
   BenchCluster b;
   sim::Rng rng(7);
-  std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
+  std::vector<Mutation> m{SetCell{"cf", "c", cluster::TimestampFromMicros(1000),
+                                  std::string(48, 'v')}};
   for (auto _ : state) {
     b.clock.Advance(sim::Duration(1000));
     Require(b.cluster.MutateRow(
@@ -42,7 +44,8 @@ void BM_WideRowRequest(benchmark::State& state) {
   BenchCluster b;
   std::vector<Mutation> m;
   for (int64_t i = state.range(0); i > 0; --i) {
-    m.push_back(SetCell{"cf", RowKey(i), 1000, "v"});
+    m.push_back(
+        SetCell{"cf", RowKey(i), cluster::TimestampFromMicros(1000), "v"});
   }
   int64_t row = 0;
   for (auto _ : state) {
@@ -54,7 +57,8 @@ void BM_WideRowRequest(benchmark::State& state) {
 BENCHMARK(BM_WideRowRequest)->Arg(1000)->Arg(100'000);
 
 void Fill(BenchCluster& b, int64_t rows) {
-  std::vector<Mutation> m{SetCell{"cf", "c", 1000, std::string(48, 'v')}};
+  std::vector<Mutation> m{SetCell{"cf", "c", cluster::TimestampFromMicros(1000),
+                                  std::string(48, 'v')}};
   for (int64_t i = 0; i < rows; ++i) {
     Require(b.cluster.MutateRow("t", RowKey(i), m), "MutateRow");
   }

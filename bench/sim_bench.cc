@@ -5,6 +5,7 @@
 // engine_bench.cc. Run with bench/run.sh.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,9 +82,9 @@ std::vector<cluster::CellView> MakeRow(std::vector<std::string>* storage) {
   std::vector<cluster::CellView> cells;
   for (int c = 0; c < 10; ++c) {
     for (int v = 0; v < 5; ++v) {
-      cells.push_back(cluster::CellView{"cf",
-                                        (*storage)[static_cast<size_t>(c)],
-                                        (5 - v) * 1000, storage->back()});
+      cells.push_back(cluster::CellView{
+          "cf", (*storage)[static_cast<size_t>(c)],
+          cluster::TimestampFromMicros((5 - v) * 1000), storage->back()});
     }
   }
   return cells;
@@ -154,10 +155,11 @@ void BM_ReplicationApply(benchmark::State& state) {
   Require(origin->CreateTable("t", {&cf, 1}, {}), "CreateTable t");
   replicas.ApplyNewestEverywhere("c1");
   sim::Rng rng(6);
-  int64_t ts = 1000;
+  cluster::Timestamp ts = cluster::TimestampFromMicros(1000);
   for (auto _ : state) {
     for (int i = 0; i < kWrites; ++i) {
-      const Mutation m = SetCell{"cf", "v", ts += 1000, std::string(48, 'v')};
+      const Mutation m = SetCell{"cf", "v", ts += std::chrono::milliseconds(1),
+                                 std::string(48, 'v')};
       Require(origin->MutateRow(
                   "t", RowKey(static_cast<int64_t>(rng.Uniform(1'000'000))),
                   {&m, 1}),
@@ -179,12 +181,15 @@ void BM_ClusterApplyReplicated(benchmark::State& state) {
   sim::Rng rng(7);
   cluster::CommitRecord record;
   record.table = "t";
-  record.mutations.push_back(SetCell{"cf", "v", 0, std::string(48, 'v')});
-  uint64_t micros = 1'700'000'000'000'000;
+  record.mutations.push_back(
+      SetCell{"cf", "v", cluster::Timestamp{}, std::string(48, 'v')});
+  cluster::Timestamp commit_time =
+      cluster::TimestampFromMicros(1'700'000'000'000'000);
   for (auto _ : state) {
-    record.version = cluster::MakeVersion(static_cast<int64_t>(micros += 1), 1);
-    std::get<SetCell>(record.mutations[0]).timestamp_micros =
-        static_cast<int64_t>(micros / 1000 * 1000);
+    commit_time += std::chrono::microseconds(1);
+    record.version = cluster::MakeVersion(commit_time, 1);
+    std::get<SetCell>(record.mutations[0]).timestamp =
+        cluster::TruncateToMillis(commit_time);
     record.row_key = RowKey(static_cast<int64_t>(rng.Uniform(1'000'000)));
     b.cluster.ApplyReplicated(record);
   }

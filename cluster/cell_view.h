@@ -4,16 +4,17 @@
 #ifndef BTSIM_CLUSTER_CELL_VIEW_H_
 #define BTSIM_CLUSTER_CELL_VIEW_H_
 
-#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "cluster/timestamp.h"
 
 namespace btsim::cluster {
 
 struct CellView {
   std::string_view family;
   std::string_view qualifier;
-  int64_t timestamp_micros = 0;
+  Timestamp timestamp;
   std::string_view value;
   const std::string* label = nullptr;  // set by apply_label; never owned
 };
@@ -23,7 +24,7 @@ struct CellView {
 inline bool CanonicalLess(const CellView& a, const CellView& b) {
   if (int c = a.family.compare(b.family); c != 0) return c < 0;
   if (int c = a.qualifier.compare(b.qualifier); c != 0) return c < 0;
-  return a.timestamp_micros > b.timestamp_micros;
+  return a.timestamp > b.timestamp;
 }
 
 }  // namespace btsim::cluster

@@ -1,9 +1,11 @@
 #include "cluster/cluster.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "base/bytes.h"
 #include "cluster/limits.h"
+#include "cluster/timestamp.h"
 
 namespace btsim::cluster {
 namespace {
@@ -51,14 +53,13 @@ Cluster::Cluster(const sim::Clock& clock, sim::Rng rng, ClusterOptions options)
     : clock_(clock), rng_(rng), options_(options) {}
 
 CommitContext Cluster::Commit() {
-  const int64_t now_micros = sim::MicrosSinceEpoch(clock_.Now());
-  Version v = MakeVersion(now_micros, options_.origin);
+  Version v = MakeVersion(TimestampOf(clock_.Now()), options_.origin);
   if (v <= last_version_) {
-    v = MakeVersion(VersionMicros(last_version_) + 1, options_.origin);
+    v = MakeVersion(VersionTime(last_version_) + std::chrono::microseconds(1),
+                    options_.origin);
   }
   last_version_ = v;
-  const int64_t micros = VersionMicros(v);
-  return CommitContext{v, micros - micros % 1000};
+  return CommitContext{v, TruncateToMillis(VersionTime(v))};
 }
 
 Status Cluster::CreateTable(const std::string& id,
@@ -103,15 +104,15 @@ Status Cluster::CreateTable(const std::string& id,
 void Cluster::HookTable(Table& table) {
   table.set_commit_hook(
       [this, id = table.id()](std::string_view key, std::span<const Mutation> m,
-                              int64_t server_time_micros, Version version,
+                              Timestamp server_time, Version version,
                               RowShare share) {
         if (observer_ == nullptr) return;
         if (!observer_->WantsRowRecords()) {
           observer_->OnRowCommitSkipped();
           return;
         }
-        observer_->OnRowCommit(RowCommit{id, key, m, server_time_micros,
-                                         version, std::move(share)});
+        observer_->OnRowCommit(
+            RowCommit{id, key, m, server_time, version, std::move(share)});
       });
 }
 
@@ -165,8 +166,8 @@ void Cluster::Observe(Version version) {
   // A change seen from another cluster moves this cluster's commit clock
   // past it, so that a write made after reading it wins over it even if
   // that cluster's clock ran ahead.
-  if (VersionMicros(version) >= VersionMicros(last_version_)) {
-    last_version_ = MakeVersion(VersionMicros(version), options_.origin);
+  if (VersionTime(version) >= VersionTime(last_version_)) {
+    last_version_ = MakeVersion(VersionTime(version), options_.origin);
   }
 }
 
@@ -234,7 +235,7 @@ void Cluster::AddContents(sim::Fingerprint* out,
                   for (const CellView& c : cells) {
                     out->Add(c.family);
                     out->Add(c.qualifier);
-                    out->AddInt(c.timestamp_micros);
+                    out->AddInt(Micros(c.timestamp));
                     out->Add(c.value);
                   }
                   if (visit) visit(id, key, cells);
@@ -352,9 +353,9 @@ Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
 void Cluster::Compact() { Compact(last_version_); }
 
 void Cluster::Compact(Version tombstone_horizon, CompactionShares* shares) {
-  const int64_t now_micros = sim::MicrosSinceEpoch(clock_.Now());
+  const Timestamp now = TimestampOf(clock_.Now());
   for (auto& [id, table] : tables_) {
-    table->Compact(now_micros, tombstone_horizon, shares);
+    table->Compact(now, tombstone_horizon, shares);
   }
 }
 

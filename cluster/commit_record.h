@@ -1,8 +1,8 @@
 // CommitRecord: one change a cluster committed, as it travels through the
 // replication log to the other clusters of an instance. Row mutations carry
-// their resolved timestamps (never -1), so every replica stores the same
-// cells. Applying a record twice, or records from different origins in any
-// interleaving, converges: cells resolve by last-writer-wins on Version and
+// their resolved timestamps (never kServerTimestamp), so every replica stores
+// the same cells. Applying a record twice, or records from different origins in
+// any interleaving, converges: cells resolve by last-writer-wins on Version and
 // tombstones cover by Version (see cluster/version.h).
 #ifndef BTSIM_CLUSTER_COMMIT_RECORD_H_
 #define BTSIM_CLUSTER_COMMIT_RECORD_H_
@@ -22,6 +22,7 @@
 #include "cluster/mutation.h"
 #include "cluster/row_sharing.h"
 #include "cluster/schema.h"
+#include "cluster/timestamp.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster {
@@ -136,14 +137,14 @@ struct RowCommit {
   std::string_view table;
   std::string_view key;
   std::span<const Mutation> mutations;
-  int64_t server_time_micros = 0;
+  Timestamp server_time;
   Version version = 0;
   RowShare share;
 };
 
 // Makes *record, which must be empty (as default-constructed), the
 // kMutateRow record of `commit`, server timestamps resolved to
-// commit.server_time_micros. Takes commit.share.
+// commit.server_time. Takes commit.share.
 inline void FillRowRecord(RowCommit& commit, CommitRecord* record) {
   record->kind = CommitRecord::Kind::kMutateRow;
   record->table = commit.table;
@@ -153,8 +154,8 @@ inline void FillRowRecord(RowCommit& commit, CommitRecord* record) {
   record->share = std::move(commit.share);
   for (Mutation& mutation : record->mutations) {
     auto* set = std::get_if<SetCell>(&mutation);
-    if (set != nullptr && set->timestamp_micros == kServerTimestamp) {
-      set->timestamp_micros = commit.server_time_micros;
+    if (set != nullptr && set->timestamp == kServerTimestamp) {
+      set->timestamp = commit.server_time;
     }
   }
 }

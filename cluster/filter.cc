@@ -95,8 +95,8 @@ struct Filter::Node {
   std::unique_ptr<re2::RE2> regex;    // *_regex
   Interval range;                     // column_range (qualifier), value_range
   int64_t n = 0;                      // cells_per_*
-  int64_t start_micros = 0;           // timestamp_range, inclusive
-  int64_t end_micros = 0;             // timestamp_range, exclusive; 0 = none
+  Timestamp start;                    // timestamp_range, inclusive
+  Timestamp end;                      // timestamp_range, exclusive; {}: none
   double probability = 0;             // row_sample
 
   static std::unique_ptr<Node> Make(Kind kind) {
@@ -228,8 +228,8 @@ void Filter::Node::EmitLeaf(std::span<const CellView> input, Context& ctx,
       return;
     case Kind::kTimestampRange:
       for (const CellView& cell : input) {
-        if (cell.timestamp_micros >= start_micros &&
-            (end_micros == 0 || cell.timestamp_micros < end_micros)) {
+        if (cell.timestamp >= start &&
+            (end == Timestamp{} || cell.timestamp < end)) {
           emit(cell);
         }
       }
@@ -475,25 +475,27 @@ Filter Filter::ColumnRange(std::string family, Bound start, Bound end) {
   return Filter(std::move(node));
 }
 
-// An inverted range (end != 0 && end < start) is accepted and matches
+// An inverted range (end != Timestamp{} && end < start) is accepted and matches
 // nothing, like the empty range start == end.
-Result<Filter> Filter::TimestampRange(int64_t start, int64_t end) {
-  const std::string range =
-      "[" + std::to_string(start) + ", " + std::to_string(end) + ")";
-  if (start < 0 || end < 0) {
+Result<Filter> Filter::TimestampRange(Timestamp start, Timestamp end) {
+  const int64_t start_micros = Micros(start);
+  const int64_t end_micros = Micros(end);
+  const std::string range = "[" + std::to_string(start_micros) + ", " +
+                            std::to_string(end_micros) + ")";
+  if (start_micros < 0 || end_micros < 0) {
     return InvalidArgument(
         "timestamp_range_filter: timestamps must be non-negative, got " +
         range);
   }
-  if (start % 1000 != 0 || end % 1000 != 0) {
+  if (start_micros % 1000 != 0 || end_micros % 1000 != 0) {
     return InvalidArgument(
         "timestamp_range_filter: timestamps must be a multiple of 1000 "
         "(millisecond granularity), got " +
         range);
   }
   auto node = Node::Make(Kind::kTimestampRange);
-  node->start_micros = start;
-  node->end_micros = end;
+  node->start = start;
+  node->end = end;
   return Filter(std::move(node));
 }
 

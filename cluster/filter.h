@@ -22,6 +22,7 @@
 #include "base/result.h"
 #include "cluster/bound.h"
 #include "cluster/cell_view.h"
+#include "cluster/timestamp.h"
 #include "sim/rng.h"
 
 namespace btsim::cluster {
@@ -61,9 +62,10 @@ class Filter {
   static Result<Filter> ValueRegex(std::string pattern);
   // Qualifiers of `family` (exact name) within [start, end].
   static Filter ColumnRange(std::string family, Bound start, Bound end);
-  // [start, end) in microseconds; end == 0 means unbounded. Requires
-  // non-negative values and ms granularity, else INVALID_ARGUMENT.
-  static Result<Filter> TimestampRange(int64_t start, int64_t end);
+  // Timestamps in [start, end); an end of Timestamp{} (the epoch, 0 on the
+  // wire) means unbounded. Requires timestamps not before the epoch and at
+  // millisecond granularity, else INVALID_ARGUMENT.
+  static Result<Filter> TimestampRange(Timestamp start, Timestamp end);
   static Filter ValueRange(Bound start, Bound end);
   // `n` must be >= 0 (offset) / > 0 (limits), else INVALID_ARGUMENT.
   static Result<Filter> CellsPerRowOffset(int64_t n);

@@ -1,5 +1,7 @@
 #include "cluster/gc_rule.h"
 
+#include <chrono>
+#include <string>
 #include <utility>
 
 namespace btsim::cluster {
@@ -11,10 +13,10 @@ GcRule GcRule::MaxVersions(int64_t n) {
   return r;
 }
 
-GcRule GcRule::MaxAge(int64_t micros) {
+GcRule GcRule::MaxAge(std::chrono::microseconds age) {
   GcRule r;
   r.kind = Kind::kMaxAge;
-  r.max_age_micros = micros;
+  r.max_age = age;
   return r;
 }
 
@@ -44,7 +46,7 @@ Status GcRule::Validate(const std::string& field) const {
       }
       return OkStatus();
     case Kind::kMaxAge:
-      if (max_age_micros < 1000) {
+      if (max_age < std::chrono::milliseconds(1)) {
         return InvalidArgument(field +
                                ".max_age must be at least 1 millisecond");
       }
@@ -62,24 +64,23 @@ Status GcRule::Validate(const std::string& field) const {
   return OkStatus();
 }
 
-bool GcRule::Deletes(int64_t index, int64_t timestamp_micros,
-                     int64_t now_micros) const {
+bool GcRule::Deletes(int64_t index, Timestamp timestamp, Timestamp now) const {
   switch (kind) {
     case Kind::kNone:
       return false;
     case Kind::kMaxVersions:
       return index >= max_versions;
     case Kind::kMaxAge:
-      return timestamp_micros < now_micros - max_age_micros;
+      return timestamp < now - max_age;
     case Kind::kIntersection:
       if (rules.empty()) return false;
       for (const GcRule& r : rules) {
-        if (!r.Deletes(index, timestamp_micros, now_micros)) return false;
+        if (!r.Deletes(index, timestamp, now)) return false;
       }
       return true;
     case Kind::kUnion:
       for (const GcRule& r : rules) {
-        if (r.Deletes(index, timestamp_micros, now_micros)) return true;
+        if (r.Deletes(index, timestamp, now)) return true;
       }
       return false;
   }
@@ -88,22 +89,22 @@ bool GcRule::Deletes(int64_t index, int64_t timestamp_micros,
 
 namespace {
 
-std::string FormatAge(int64_t micros) {
+std::string FormatAge(std::chrono::microseconds age) {
   struct Unit {
-    int64_t micros;
+    std::chrono::microseconds length;
     const char* suffix;
   };
-  static constexpr Unit kUnits[] = {{86400000000LL, "d"},
-                                    {3600000000LL, "h"},
-                                    {60000000LL, "m"},
-                                    {1000000LL, "s"},
-                                    {1000LL, "ms"}};
+  static constexpr Unit kUnits[] = {{std::chrono::days(1), "d"},
+                                    {std::chrono::hours(1), "h"},
+                                    {std::chrono::minutes(1), "m"},
+                                    {std::chrono::seconds(1), "s"},
+                                    {std::chrono::milliseconds(1), "ms"}};
   for (const Unit& u : kUnits) {
-    if (micros % u.micros == 0) {
-      return std::to_string(micros / u.micros) + u.suffix;
+    if (age % u.length == std::chrono::microseconds::zero()) {
+      return std::to_string(age / u.length) + u.suffix;
     }
   }
-  return std::to_string(micros) + "us";
+  return std::to_string(age.count()) + "us";
 }
 
 }  // namespace
@@ -115,7 +116,7 @@ std::string GcRule::ToString() const {
     case Kind::kMaxVersions:
       return "versions() > " + std::to_string(max_versions);
     case Kind::kMaxAge:
-      return "age() > " + FormatAge(max_age_micros);
+      return "age() > " + FormatAge(max_age);
     case Kind::kIntersection:
     case Kind::kUnion: {
       std::string out = "(";

@@ -4,11 +4,13 @@
 #ifndef BTSIM_CLUSTER_GC_RULE_H_
 #define BTSIM_CLUSTER_GC_RULE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "cluster/timestamp.h"
 
 namespace btsim::cluster {
 
@@ -16,13 +18,13 @@ struct GcRule {
   enum class Kind { kNone, kMaxVersions, kMaxAge, kIntersection, kUnion };
 
   Kind kind = Kind::kNone;
-  int64_t max_versions = 0;    // kMaxVersions: keep the newest N
-  int64_t max_age_micros = 0;  // kMaxAge: drop cells older than this
-  std::vector<GcRule> rules;   // kIntersection / kUnion
+  int64_t max_versions = 0;             // kMaxVersions: keep the newest N
+  std::chrono::microseconds max_age{};  // kMaxAge: drop cells older than this
+  std::vector<GcRule> rules;            // kIntersection / kUnion
 
   static GcRule None() { return {}; }
   static GcRule MaxVersions(int64_t n);
-  static GcRule MaxAge(int64_t micros);
+  static GcRule MaxAge(std::chrono::microseconds age);
   static GcRule Intersection(std::vector<GcRule> rules);
   static GcRule Union(std::vector<GcRule> rules);
 
@@ -30,9 +32,8 @@ struct GcRule {
   Status Validate(const std::string& field) const;
 
   // True when the rule deletes a cell that is the `index`-th newest (0-based)
-  // of its column and has `timestamp_micros`, at time `now_micros`.
-  bool Deletes(int64_t index, int64_t timestamp_micros,
-               int64_t now_micros) const;
+  // of its column and has `timestamp`, at time `now`.
+  bool Deletes(int64_t index, Timestamp timestamp, Timestamp now) const;
 
   // Human-readable form, e.g. "(versions() > 2 || age() > 1d)".
   std::string ToString() const;

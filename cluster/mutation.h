@@ -9,24 +9,24 @@
 #include <variant>
 #include <vector>
 
-namespace btsim::cluster {
+#include "cluster/timestamp.h"
 
-// Timestamp value meaning "use the server's commit time".
-inline constexpr int64_t kServerTimestamp = -1;
+namespace btsim::cluster {
 
 struct SetCell {
   std::string family;
   std::string qualifier;
-  int64_t timestamp_micros = kServerTimestamp;
+  Timestamp timestamp = kServerTimestamp;
   std::string value;
 };
 
-// Deletes cells of one column with start <= timestamp < end (end 0: no end).
+// Deletes cells of one column with start <= timestamp < end; an end of
+// Timestamp{} (the epoch, 0 on the wire) means no end.
 struct DeleteFromColumn {
   std::string family;
   std::string qualifier;
-  int64_t start_micros = 0;
-  int64_t end_micros = 0;
+  Timestamp start;
+  Timestamp end;
 };
 
 struct DeleteFromFamily {

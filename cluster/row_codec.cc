@@ -9,15 +9,16 @@
 
 namespace btsim::cluster {
 
+using internal::encoding::GetCellTimestamp;
+using internal::encoding::GetRangeBound;
 using internal::encoding::kHeader;
 using internal::encoding::PtrSink;
 using internal::encoding::PutCell;
+using internal::encoding::PutRangeBound;
 using internal::encoding::PutVarint;
 using internal::encoding::Reader;
 using internal::encoding::SizeSink;
 using internal::encoding::SkipColumnRest;
-using internal::encoding::UnZigZag;
-using internal::encoding::ZigZag;
 
 namespace {
 
@@ -34,13 +35,13 @@ void Encode(const RowData& row, Sink& sink) {
       sink.Bytes(c.qualifier);
       PutVarint(sink, c.tombstones.size());
       for (const ColumnTombstone& t : c.tombstones) {
-        PutVarint(sink, ZigZag(t.start_micros));
-        PutVarint(sink, ZigZag(t.end_micros));
+        PutRangeBound(sink, t.start);
+        PutRangeBound(sink, t.end);
         PutVarint(sink, t.version);
       }
       PutVarint(sink, c.cells.size());
       for (const CellData& cell : c.cells) {
-        PutCell(sink, cell.timestamp_micros, cell.version, cell.value);
+        PutCell(sink, cell.timestamp, cell.version, cell.value);
       }
     }
   }
@@ -54,8 +55,8 @@ bool IsCovered(const RowData& row, const FamilyData& family,
     return true;
   }
   for (const ColumnTombstone& t : column.tombstones) {
-    if (cell.version < t.version && cell.timestamp_micros >= t.start_micros &&
-        (t.end_micros == 0 || cell.timestamp_micros < t.end_micros)) {
+    if (cell.version < t.version &&
+        InTimestampRange(cell.timestamp, t.start, t.end)) {
       return true;
     }
   }
@@ -215,13 +216,13 @@ RowData DecodeRow(std::string_view encoded) {
       c.qualifier = in.Bytes(in.Varint());
       c.tombstones.resize(in.Varint());
       for (ColumnTombstone& t : c.tombstones) {
-        t.start_micros = UnZigZag(in.Varint());
-        t.end_micros = UnZigZag(in.Varint());
+        t.start = GetRangeBound(in);
+        t.end = GetRangeBound(in);
         t.version = in.Varint();
       }
       c.cells.resize(in.Varint());
       for (CellData& cell : c.cells) {
-        cell.timestamp_micros = UnZigZag(in.Varint()) * 1000;
+        cell.timestamp = GetCellTimestamp(in);
         cell.version = in.Varint();
         cell.value = in.Bytes(in.Varint());
       }
@@ -296,20 +297,19 @@ void VisitLiveCells(std::string_view encoded, const Want& want,
         ts = large.data();
       }
       for (uint64_t t = 0; t < tombstones; ++t) {
-        ts[t].start_micros = UnZigZag(in.Varint());
-        ts[t].end_micros = UnZigZag(in.Varint());
+        ts[t].start = GetRangeBound(in);
+        ts[t].end = GetRangeBound(in);
         ts[t].version = in.Varint();
       }
       const uint64_t cells = in.Varint();
       for (uint64_t k = 0; k < cells; ++k) {
-        const int64_t timestamp = UnZigZag(in.Varint()) * 1000;
+        const Timestamp timestamp = GetCellTimestamp(in);
         const Version version = in.Varint();
         const std::string_view value = in.Bytes(in.Varint());
         bool covered = version < floor;
         for (uint64_t t = 0; !covered && t < tombstones; ++t) {
           covered = version < ts[t].version &&
-                    timestamp >= ts[t].start_micros &&
-                    (ts[t].end_micros == 0 || timestamp < ts[t].end_micros);
+                    InTimestampRange(timestamp, ts[t].start, ts[t].end);
         }
         if (!covered &&
             !visit(LiveCell{family_id, qualifier, timestamp, value})) {

@@ -19,21 +19,22 @@
 #include <vector>
 
 #include "base/prefetch.h"
+#include "cluster/timestamp.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster {
 
 struct CellData {
-  int64_t timestamp_micros;  // a multiple of 1000
+  Timestamp timestamp;  // at millisecond granularity
   Version version;
   std::string_view value;
 };
 
-// Covers cells of its column with start <= ts < end (end 0: unbounded) and
-// version < tombstone version.
+// Covers cells of its column with a timestamp in [start, end) (see
+// InTimestampRange) and version < tombstone version.
 struct ColumnTombstone {
-  int64_t start_micros;
-  int64_t end_micros;
+  Timestamp start;
+  Timestamp end;
   Version version;
 };
 
@@ -140,7 +141,8 @@ class RowRecord {
   // always when they share an allocation, else by comparing the bytes.
   bool SameRow(const RowRecord& other) const;
   // A record of `key` whose encoding of `encoded_size` bytes the caller then
-  // writes at *encoding: for edits made on encodings (cluster/internal/row_edits.h).
+  // writes at *encoding: for edits made on encodings
+  // (cluster/internal/row_edits.h).
   static RowRecord Uninitialized(std::string_view key, size_t encoded_size,
                                  char** encoding);
 
@@ -182,7 +184,7 @@ bool MayNeedCompaction(std::string_view encoded);
 struct LiveCell {
   uint32_t family_id;
   std::string_view qualifier;
-  int64_t timestamp_micros;
+  Timestamp timestamp;
   std::string_view value;
 };
 

@@ -38,9 +38,9 @@ size_t CompactionShares::Home(const void* allocation) const {
 }
 
 CompactionShares::Recorded CompactionShares::Find(const RowRecord& row,
-                                                  int64_t now_micros) const {
+                                                  Timestamp now) const {
   // A recorded row is shared at least with this table's own reference.
-  if (slots_.empty() || now_micros != now_micros_ || !row.shared()) return {};
+  if (slots_.empty() || now != now_ || !row.shared()) return {};
   const size_t mask = slots_.size() - 1;
   for (size_t i = Home(row.allocation());; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
@@ -70,11 +70,11 @@ void CompactionShares::Prefetch(const RowRecord& row, bool near) const {
 }
 
 void CompactionShares::Add(const RowRecord& row, uint32_t family_id,
-                           const GcRule& rule, int64_t now_micros,
+                           const GcRule& rule, Timestamp now,
                            const RowRecord& result) {
-  if (now_micros != now_micros_) {
+  if (now != now_) {
     Clear();
-    now_micros_ = now_micros;
+    now_ = now;
   }
   if ((used_ + 1) * 2 > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;

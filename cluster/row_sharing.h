@@ -32,6 +32,7 @@
 
 #include "cluster/gc_rule.h"
 #include "cluster/row_codec.h"
+#include "cluster/timestamp.h"
 
 namespace btsim::cluster {
 
@@ -92,16 +93,16 @@ class CompactionShares {
     uint32_t family_id = 0;
     const GcRule* rule = nullptr;
   };
-  Recorded Find(const RowRecord& row, int64_t now_micros) const;
+  Recorded Find(const RowRecord& row, Timestamp now) const;
   // Hints for a caller about to compact many rows: requests what Find(row,
   // ...) reads first, reading nothing of the row but its address; then,
   // once that has arrived (`near`), the result taking it writes to.
   void Prefetch(const RowRecord& row, bool near) const;
   // Records `result` as what compacting `row`, whose one column is in
-  // family `family_id`, with `rule` at `now_micros` gives (forgetting the
+  // family `family_id`, with `rule` at `now` gives (forgetting the
   // results of another moment). Only shared rows are worth recording.
   void Add(const RowRecord& row, uint32_t family_id, const GcRule& rule,
-           int64_t now_micros, const RowRecord& result);
+           Timestamp now, const RowRecord& result);
   // Forgets every result, dropping its references, and keeps room for
   // about as many results as this round had.
   void Clear();
@@ -122,7 +123,7 @@ class CompactionShares {
 
   std::vector<Slot> slots_;  // a power of two in size, at most half used
   size_t used_ = 0;
-  int64_t now_micros_ = 0;  // the moment of every result held
+  Timestamp now_;  // the moment of every result held
 };
 
 }  // namespace btsim::cluster

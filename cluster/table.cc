@@ -217,8 +217,8 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
                                std::to_string(set->value.size()) +
                                " bytes; the cell limit is 100 MiB");
       }
-      const int64_t ts = set->timestamp_micros;
-      if (ts != kServerTimestamp && (ts < 0 || ts % 1000 != 0)) {
+      const int64_t ts = Micros(set->timestamp);
+      if (set->timestamp != kServerTimestamp && (ts < 0 || ts % 1000 != 0)) {
         return InvalidArgument(
             Field(i, ".set_cell.timestamp_micros") + ": " + std::to_string(ts) +
             " is not a valid timestamp; use -1 (server time) or a "
@@ -232,11 +232,11 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
       BTSIM_RETURN_IF_ERROR(ValidQualifier(col->qualifier, [&] {
         return Field(i, ".delete_from_column.column_qualifier");
       }));
-      if (col->start_micros < 0 || col->end_micros < 0) {
+      if (col->start < Timestamp{} || col->end < Timestamp{}) {
         return InvalidArgument(Field(i, ".delete_from_column.time_range") +
                                ": timestamps must not be negative");
       }
-      if (col->end_micros != 0 && col->end_micros < col->start_micros) {
+      if (col->end != Timestamp{} && col->end < col->start) {
         return InvalidArgument(Field(i, ".delete_from_column.time_range") +
                                ": end_timestamp_micros is before "
                                "start_timestamp_micros");
@@ -304,8 +304,7 @@ Status Table::ApplyToRow(std::string_view key,
   RowSlot slot;
   Locate(key, probe, &ti, &slot);
   internal::WrittenRow written = internal::ApplyRequest(
-      key, slot.row,
-      {mutations, ids.ids(), commit.version, commit.server_time_micros},
+      key, slot.row, {mutations, ids.ids(), commit.version, commit.server_time},
       kMaxRowBytes);
   if (!written.row.valid()) return RowTooLarge(key, written.size);
   RowShare share;
@@ -315,7 +314,7 @@ Status Table::ApplyToRow(std::string_view key,
   tablets_[ti]->Put(slot, std::move(written.row), written.dirty);
   AfterWrite(ti);
   if (commit_hook_) {
-    commit_hook_(key, mutations, commit.server_time_micros, commit.version,
+    commit_hook_(key, mutations, commit.server_time, commit.version,
                  std::move(share));
   }
   return OkStatus();
@@ -422,7 +421,7 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
   // counter row may hold thousands of versions (one per millisecond).
   const RowRecord* record = FindRow(key);
   struct Current {
-    int64_t timestamp;
+    Timestamp timestamp;
     std::string value;
     bool present;
   };
@@ -434,7 +433,7 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
         current.try_emplace({rule.family, rule.qualifier}, Current{});
     Current& c = it->second;
     if (inserted) {
-      c.timestamp = commit.server_time_micros;
+      c.timestamp = commit.server_time;
       c.present = false;
       const std::optional<LiveCell> cell =
           record == nullptr
@@ -442,7 +441,7 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
               : NewestLiveCell(record->encoded(), FindFamily(rule.family)->id,
                                rule.qualifier);
       if (cell) {
-        c.timestamp = std::max(c.timestamp, cell->timestamp_micros);
+        c.timestamp = std::max(c.timestamp, cell->timestamp);
         c.value = std::string(cell->value);
         c.present = true;
       }

@@ -25,6 +25,7 @@
 #include "cluster/row_set.h"
 #include "cluster/row_sharing.h"
 #include "cluster/schema.h"
+#include "cluster/timestamp.h"
 #include "cluster/version.h"
 #include "sim/rng.h"
 
@@ -44,7 +45,7 @@ struct TableOptions {
 // erases the cells written earlier in the same request).
 struct CommitContext {
   Version version = 0;
-  int64_t server_time_micros = 0;  // a multiple of 1000
+  Timestamp server_time;  // at millisecond granularity
 };
 
 struct ReadOptions {
@@ -64,7 +65,7 @@ using RowVisitor =
 struct ModifiedCell {
   std::string family;
   std::string qualifier;
-  int64_t timestamp_micros;
+  Timestamp timestamp;
   std::string value;
 };
 
@@ -136,13 +137,13 @@ class Table {
 
   // ---- Replication ----
   // Called after every local row commit with the applied mutations (server
-  // timestamps, -1, not resolved yet: they mean `server_time_micros`), their
-  // version and what replicas may take instead of applying them
-  // (cluster/row_sharing.h; none unless a single mutation). Empty by
-  // default.
+  // timestamps, kServerTimestamp, not resolved yet: they mean
+  // `server_time`), their version and what replicas may take instead of
+  // applying them (cluster/row_sharing.h; none unless a single mutation).
+  // Empty by default.
   using CommitHook =
       std::function<void(std::string_view key, std::span<const Mutation>,
-                         int64_t server_time_micros, Version, RowShare)>;
+                         Timestamp server_time, Version, RowShare)>;
   void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
   // Applies row changes committed elsewhere (kMutateRow records of this
   // table), in order, calling applied(i) after records[i]: mutations on
@@ -169,10 +170,10 @@ class Table {
   // subject to an age-based GC rule; every row after a schema change):
   // drops cells hidden by tombstones, tombstones with version <=
   // `tombstone_horizon`, data of dropped families, and cells the GC rules
-  // delete at `now_micros`; then splits large tablets and merges small
-  // ones. With `shares` (may be null), results are shared with the other
-  // clusters compacting in the same round (cluster/row_sharing.h).
-  void Compact(int64_t now_micros, Version tombstone_horizon,
+  // delete at `now`; then splits large tablets and merges small ones. With
+  // `shares` (may be null), results are shared with the other clusters
+  // compacting in the same round (cluster/row_sharing.h).
+  void Compact(Timestamp now, Version tombstone_horizon,
                CompactionShares* shares = nullptr);
 
   // ---- Statistics ----
@@ -251,7 +252,7 @@ class Table {
   // What compaction does to `row`: nothing unless `every_row` or the row
   // may need it; `shares` and the rest as for Compact.
   internal::RowEdit CompactRow(const RowRecord& row, bool every_row,
-                               int64_t now_micros, Version tombstone_horizon,
+                               Timestamp now, Version tombstone_horizon,
                                CompactionShares* shares) const;
 
   std::string id_;

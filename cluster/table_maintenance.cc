@@ -97,9 +97,9 @@ void Table::ApplyReplicatedRow(const CommitRecord& record, size_t probe) {
   if (taken != nullptr) {
     tablet.Put(slot, taken->Share(), record.share.dirty());
   } else {
-    const int64_t micros = VersionMicros(version);
     internal::WrittenRow written = internal::ApplyRequest(
-        key, slot.row, {mutations, ids.ids(), version, micros - micros % 1000},
+        key, slot.row,
+        {mutations, ids.ids(), version, TruncateToMillis(VersionTime(version))},
         std::numeric_limits<int64_t>::max());
     tablet.Put(slot, std::move(written.row), written.dirty);
   }
@@ -192,7 +192,7 @@ bool HasAgeRule(const GcRule& rule) {
 
 }  // namespace
 
-void Table::Compact(int64_t now_micros, Version tombstone_horizon,
+void Table::Compact(Timestamp now, Version tombstone_horizon,
                     CompactionShares* shares) {
   bool age_rules = false;
   for (const auto& [name, entry] : families_) {
@@ -200,7 +200,7 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon,
   }
   const bool every_row = schema_dirty_ || age_rules;
   const RowEditor edit = [&](const RowRecord& row) {
-    return CompactRow(row, every_row, now_micros, tombstone_horizon, shares);
+    return CompactRow(row, every_row, now, tombstone_horizon, shares);
   };
   Tablet::Ahead ahead;
   if (shares != nullptr) {
@@ -218,13 +218,13 @@ void Table::Compact(int64_t now_micros, Version tombstone_horizon,
 }
 
 RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
-                          int64_t now_micros, Version tombstone_horizon,
+                          Timestamp now, Version tombstone_horizon,
                           CompactionShares* shares) const {
   RowEdit out;
   if (shares != nullptr) {
     // Another cluster compacted this very row version already: its result
     // is ours when our GC rule for the row's family is the same.
-    const CompactionShares::Recorded known = shares->Find(record, now_micros);
+    const CompactionShares::Recorded known = shares->Find(record, now);
     if (known.result != nullptr && known.family_id < families_by_id_.size() &&
         families_by_id_[known.family_id] != nullptr &&
         families_by_id_[known.family_id]->gc_rule == *known.rule) {
@@ -243,8 +243,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
     size_t keep = 0;
     bool newest_kept = true;  // the kept cells are the newest ones
     for (size_t k = 0; k < lone.cells; ++k) {
-      if (rule.Deletes(static_cast<int64_t>(k), lone.timestamp_micros[k],
-                       now_micros)) {
+      if (rule.Deletes(static_cast<int64_t>(k), lone.timestamps[k], now)) {
         continue;
       }
       newest_kept = newest_kept && keep == k;
@@ -256,8 +255,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
       } else if (keep < lone.cells) {
         out.replacement = KeepNewestCells(record, lone, keep);
         if (shares != nullptr && record.shared()) {
-          shares->Add(record, lone.family_id, rule, now_micros,
-                      out.replacement);
+          shares->Add(record, lone.family_id, rule, now, out.replacement);
         }
       }
       return out;
@@ -288,8 +286,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
           changed = true;
           continue;
         }
-        if (entry->gc_rule.Deletes(index++, cell.timestamp_micros,
-                                   now_micros)) {
+        if (entry->gc_rule.Deletes(index++, cell.timestamp, now)) {
           changed = true;
           continue;
         }

@@ -26,7 +26,7 @@ void Table::LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
       sorted = false;
     }
     out->push_back(
-        CellView{*family, c.qualifier, c.timestamp_micros, c.value, nullptr});
+        CellView{*family, c.qualifier, c.timestamp, c.value, nullptr});
   }
   if (!sorted) {
     std::stable_sort(out->begin(), out->end(),

@@ -499,9 +499,10 @@ std::map<std::string, sim::Time> Replicas::PendingSince(
   for (const LogEntry* entry :
        from->log.Read(after, std::numeric_limits<size_t>::max())) {
     // Entries are in commit order: the first of each table is its oldest.
-    oldest.try_emplace(entry->record.table,
-                       sim::Time(std::chrono::microseconds(
-                           cluster::VersionMicros(entry->record.version))));
+    oldest.try_emplace(
+        entry->record.table,
+        sim::Time(
+            cluster::VersionTime(entry->record.version).time_since_epoch()));
   }
   return oldest;
 }
@@ -510,7 +511,7 @@ Version Replicas::SafeHorizon(const Member& member) const {
   // Older entries may still arrive from each origin: the first one this
   // member has not applied bounds what its tombstones must keep covering.
   Version horizon =
-      cluster::MakeVersion(sim::MicrosSinceEpoch(scheduler_.Now()), 0);
+      cluster::MakeVersion(cluster::TimestampOf(scheduler_.Now()), 0);
   for (const auto& [origin, other] : members_) {
     if (origin == member.origin) continue;
     auto it = member.applied.find(origin);

@@ -65,11 +65,10 @@ struct AppliedInfo {
   // with nothing else running in between: a consumer may gather what it
   // does per entry and finish it here.
   bool last_of_batch = true;
-  // When the origin committed it: cluster::VersionMicros(record.version)
-  // in nanoseconds, so applied_at - committed_at is the replication delay.
+  // When the origin committed it (cluster::VersionTime(record.version)) in
+  // simulator time, so applied_at - committed_at is the replication delay.
   sim::Time committed_at() const {
-    return sim::Time(
-        std::chrono::microseconds(cluster::VersionMicros(record.version)));
+    return sim::Time(cluster::VersionTime(record.version).time_since_epoch());
   }
 };
 

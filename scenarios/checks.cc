@@ -67,7 +67,7 @@ std::string RowStateText(const RowState* state) {
 }
 
 bool SameRowState(const RowState& a, const RowState& b) {
-  return a.tag == b.tag && a.timestamp_micros == b.timestamp_micros &&
+  return a.tag == b.tag && a.timestamp == b.timestamp &&
          a.version == b.version && a.counter == b.counter;
 }
 
@@ -188,7 +188,7 @@ Measure Rpo(const Analysis& analysis, const Filter& filter) {
           if (history.final_state[c].id == event.cluster) continue;
           const RowState* state = analysis.State(analysis.RowOf(id), c);
           if (state != nullptr && !state->tag.empty() &&
-              !Newer(op.timestamp_micros, op.version, state->timestamp_micros,
+              !Newer(op.timestamp, op.version, state->timestamp,
                      state->version)) {
             elsewhere = true;
             break;

@@ -28,7 +28,7 @@
 // Definitions shared by every check:
 //   acknowledged write  a kWrite or kCheckAndMutate with ok() status and a
 //                       non-empty `written` tag; its order key is
-//                       (timestamp_micros, version), compared as in Newer().
+//                       (timestamp, version), compared as in Newer().
 //   read                a kReadRow with ok() status. What it saw is the write
 //                       whose tag it returned, found among all committed
 //                       writes (version != 0, acknowledged or not). "" (the

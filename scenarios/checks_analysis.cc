@@ -626,10 +626,9 @@ void Analysis::FindLostWrites() {
     if (DroppedAtOrAfter(row, op.committed)) continue;
     for (size_t c : surviving_) {
       const RowState* state = State(row, c);
-      const OrderKey have =
-          state == nullptr || state->tag.empty()
-              ? kNothing
-              : OrderKey{state->timestamp_micros, state->version};
+      const OrderKey have = state == nullptr || state->tag.empty()
+                                ? kNothing
+                                : OrderKey{state->timestamp, state->version};
       if (have < KeyOf(op)) lost_writes_.push_back({id, c});
     }
   }

@@ -31,14 +31,14 @@ using LookupMap = std::unordered_map<K, V>;  // btsim: order-independent
 // A write's position in last-writer-wins order: (timestamp, version),
 // compared lexicographically, which is what Newer() does.
 struct OrderKey {
-  int64_t ts = std::numeric_limits<int64_t>::min();
+  cluster::Timestamp ts = cluster::Timestamp::min();
   uint64_t version = 0;
   friend auto operator<=>(const OrderKey&, const OrderKey&) = default;
 };
 inline constexpr OrderKey kNothing{};  // older than every write
 
 inline OrderKey KeyOf(const Operation& op) {
-  return {op.timestamp_micros, op.version};
+  return {op.timestamp, op.version};
 }
 
 // Which operations an expectation selects; the default selects everything.

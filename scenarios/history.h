@@ -35,6 +35,7 @@
 
 #include "base/check.h"
 #include "base/status.h"
+#include "cluster/timestamp.h"
 #include "scenarios/name_pool.h"
 #include "sim/clock.h"
 
@@ -85,7 +86,7 @@ struct Operation {
   // tag written is written().
   sim::Duration committed{0};
   uint64_t log_position = 0;
-  int64_t timestamp_micros = 0;
+  cluster::Timestamp timestamp;
   uint64_t version = 0;
 
   // What only some types have, sharing one slot: each getter returns ""
@@ -211,7 +212,7 @@ struct CpuSample {
 // final state keeps it (its Names are in the History's pool).
 struct RowState {
   Name tag;  // empty when the row has no value cell
-  int64_t timestamp_micros = 0;
+  cluster::Timestamp timestamp;
   uint64_t version = 0;  // commit version of that cell
   int64_t counter = 0;   // 0 when absent
 };
@@ -293,8 +294,8 @@ struct History {
 };
 
 // Whether a write with (timestamp, version) a is newer than b.
-inline bool Newer(int64_t ts_a, uint64_t version_a, int64_t ts_b,
-                  uint64_t version_b) {
+inline bool Newer(cluster::Timestamp ts_a, uint64_t version_a,
+                  cluster::Timestamp ts_b, uint64_t version_b) {
   return ts_a != ts_b ? ts_a > ts_b : version_a > version_b;
 }
 

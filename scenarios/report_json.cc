@@ -179,7 +179,7 @@ void FillOperation(const Operation& op, v1::Operation& line) {
   if (!op.message.empty()) AssignJsonText(op.message, *line.mutable_message());
   if (!op.written().empty()) {
     AssignJsonText(op.written(), *line.mutable_written());
-    line.set_timestamp_micros(op.timestamp_micros);
+    line.set_timestamp_micros(cluster::Micros(op.timestamp));
   }
   switch (op.type) {
     case OpType::kReadRow:

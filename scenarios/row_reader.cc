@@ -41,7 +41,7 @@ RowRead RowStateOf(std::string_view family,
     if (cell.family != family) continue;
     if (!have_value && cell.qualifier == kValueColumn) {
       row.tag = TagOf(cell.value);
-      row.timestamp_micros = cell.timestamp_micros;
+      row.timestamp = cell.timestamp;
       have_value = true;
     } else if (!have_counter && cell.qualifier == kCounterColumn) {
       row.counter = DecodeCounter(cell.value);
@@ -88,7 +88,7 @@ void ReadFinalState(replication::Replicas& replicas,
     // tag and version from it later, in fill_written(): (row index, op).
     std::vector<std::pair<uint32_t, uint32_t>> written;
     auto append = [&](Name table, std::string_view key, const RowRead& read) {
-      RowState row{Name(), read.timestamp_micros, 0, read.counter};
+      RowState row{Name(), read.timestamp, 0, read.counter};
       if (!read.tag.empty()) {
         if (const uint32_t w = writer_of.Find(read.tag); w != kNoWriter) {
           written.emplace_back(static_cast<uint32_t>(state.rows.size()), w);

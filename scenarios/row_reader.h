@@ -26,7 +26,7 @@ namespace btsim::scenarios {
 // timestamp, and the counter (0 when absent).
 struct RowRead {
   std::string_view tag;
-  int64_t timestamp_micros = 0;
+  cluster::Timestamp timestamp;
   int64_t counter = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "scenarios/scenario_fields.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -138,7 +139,9 @@ cluster::GcRule ToGcRule(const v1::GcRule& rule) {
     case v1::GcRule::kMaxNumVersions:
       return cluster::GcRule::MaxVersions(rule.max_num_versions());
     case v1::GcRule::kMaxAge:
-      return cluster::GcRule::MaxAge(ToDuration(rule.max_age()).count() / 1000);
+      return cluster::GcRule::MaxAge(
+          std::chrono::duration_cast<std::chrono::microseconds>(
+              ToDuration(rule.max_age())));
     case v1::GcRule::kIntersection:
     case v1::GcRule::kUnion: {
       const bool is_union = rule.rule_case() == v1::GcRule::kUnion;

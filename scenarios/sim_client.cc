@@ -179,8 +179,8 @@ void SimClient::ScheduleArrival() {
 }
 
 cluster::Mutation SimClient::ValueWrite(const Operation& op) {
-  cluster::SetCell set{group_.family, std::string(kValueColumn),
-                       op.timestamp_micros, std::move(value_buffer_)};
+  cluster::SetCell set{group_.family, std::string(kValueColumn), op.timestamp,
+                       std::move(value_buffer_)};
   FillValue(op.written(), &set.value);
   return set;
 }
@@ -230,7 +230,7 @@ void SimClient::Issue(uint64_t loop_generation) {
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
     op.set_written(texts.Store(name_ + "/" + std::to_string(sequence_++)));
     // Bigtable timestamps are milliseconds, in microseconds.
-    op.timestamp_micros = sim::MicrosSinceEpoch(now) / 1'000 * 1'000;
+    op.timestamp = cluster::TruncateToMillis(cluster::TimestampOf(now));
   }
   const uint64_t index = op.id;
   std::vector<Operation>& ops = history.operations;

@@ -102,13 +102,12 @@ bool Visible(StepRun& run, cluster::Cluster& cluster, const Operation& op) {
   bool visible = false;
   // A newer timestamp supersedes the write; the same one is the same cell
   // (this write, or a later commit of it that won).
-  Status s =
-      ReadRowStates(cluster, op.table(), run.family_of[std::string(op.table())],
-                    &rows, [&](std::string_view, const RowRead& row) {
-                      visible = !row.tag.empty() &&
-                                row.timestamp_micros >= op.timestamp_micros;
-                      return true;
-                    });
+  Status s = ReadRowStates(
+      cluster, op.table(), run.family_of[std::string(op.table())], &rows,
+      [&](std::string_view, const RowRead& row) {
+        visible = !row.tag.empty() && row.timestamp >= op.timestamp;
+        return true;
+      });
   return s.ok() && visible;
 }
 

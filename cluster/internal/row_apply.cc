@@ -66,7 +66,7 @@ void NormalizeCells(ColumnData& column) {
   // ReadModifyWriteRow writes) only the last cell is out of place, and it
   // moves into place without a sort.
   auto out_of_order = [](const CellData& a, const CellData& b) {
-    return a.timestamp_micros <= b.timestamp_micros;
+    return a.timestamp <= b.timestamp;
   };
   if (std::adjacent_find(cells.begin(), cells.end(), out_of_order) ==
       cells.end()) {
@@ -77,9 +77,9 @@ void NormalizeCells(ColumnData& column) {
           cells.end() - 1) {
     const CellData last = cells.back();
     auto pos = std::lower_bound(
-        cells.begin(), cells.end() - 1, last.timestamp_micros,
-        [](const CellData& c, int64_t ts) { return c.timestamp_micros > ts; });
-    if (pos->timestamp_micros == last.timestamp_micros) {
+        cells.begin(), cells.end() - 1, last.timestamp,
+        [](const CellData& c, Timestamp ts) { return c.timestamp > ts; });
+    if (pos->timestamp == last.timestamp) {
       // Of one timestamp the newest version wins; the later one on a tie.
       if (last.version >= pos->version) *pos = last;
       cells.pop_back();
@@ -90,15 +90,13 @@ void NormalizeCells(ColumnData& column) {
   }
   std::stable_sort(cells.begin(), cells.end(),
                    [](const CellData& a, const CellData& b) {
-                     return a.timestamp_micros > b.timestamp_micros;
+                     return a.timestamp > b.timestamp;
                    });
   size_t out = 0;
   for (size_t i = 0; i < cells.size();) {
     size_t best = i;
     size_t j = i;
-    for (; j < cells.size() &&
-           cells[j].timestamp_micros == cells[i].timestamp_micros;
-         ++j) {
+    for (; j < cells.size() && cells[j].timestamp == cells[i].timestamp; ++j) {
       if (cells[j].version >= cells[best].version) best = j;
     }
     cells[out++] = cells[best];
@@ -107,10 +105,10 @@ void NormalizeCells(ColumnData& column) {
   cells.resize(out);
 }
 
-void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
+void AddColumnTombstone(ColumnData& column, Timestamp start, Timestamp end,
                         Version version) {
   for (ColumnTombstone& t : column.tombstones) {
-    if (t.start_micros == start && t.end_micros == end) {
+    if (t.start == start && t.end == end) {
       t.version = std::max(t.version, version);
       return;
     }
@@ -118,9 +116,8 @@ void AddColumnTombstone(ColumnData& column, int64_t start, int64_t end,
   column.tombstones.push_back(ColumnTombstone{start, end, version});
 }
 
-int64_t Resolved(int64_t timestamp_micros, const Request& request) {
-  return timestamp_micros == kServerTimestamp ? request.server_time_micros
-                                              : timestamp_micros;
+Timestamp Resolved(Timestamp timestamp, const Request& request) {
+  return timestamp == kServerTimestamp ? request.server_time : timestamp;
 }
 
 // Edits `row` by the request's mutations.
@@ -168,11 +165,11 @@ void Apply(const Request& request, RowData& row) {
   // mutations of this request wrote: the request then takes effect in
   // order, and a replica replaying the same list gets the same result.
   const Version version = request.version;
-  auto erase_same_request = [version](ColumnData& c, int64_t start,
-                                      int64_t end) {
+  auto erase_same_request = [version](ColumnData& c, Timestamp start,
+                                      Timestamp end) {
     std::erase_if(c.cells, [&](const CellData& cell) {
-      return cell.version == version && cell.timestamp_micros >= start &&
-             (end == 0 || cell.timestamp_micros < end);
+      return cell.version == version &&
+             InTimestampRange(cell.timestamp, start, end);
     });
   };
   std::vector<ColumnData*> appended;
@@ -180,21 +177,23 @@ void Apply(const Request& request, RowData& row) {
     const Mutation& m = mutations[i];
     if (const auto* set = std::get_if<SetCell>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), set->qualifier);
-      c.cells.push_back(CellData{Resolved(set->timestamp_micros, request),
-                                 version, set->value});
+      c.cells.push_back(
+          CellData{Resolved(set->timestamp, request), version, set->value});
       appended.push_back(&c);
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), col->qualifier);
-      AddColumnTombstone(c, col->start_micros, col->end_micros, version);
-      erase_same_request(c, col->start_micros, col->end_micros);
+      AddColumnTombstone(c, col->start, col->end, version);
+      erase_same_request(c, col->start, col->end);
     } else if (std::holds_alternative<DeleteFromFamily>(m)) {
       FamilyData& f = FindFamilyData(row, ids[i]);
       f.tombstone = std::max(f.tombstone, version);
-      for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
+      for (ColumnData& c : f.columns)
+        erase_same_request(c, Timestamp{}, Timestamp{});
     } else {
       row.tombstone = std::max(row.tombstone, version);
       for (FamilyData& f : row.families) {
-        for (ColumnData& c : f.columns) erase_same_request(c, 0, 0);
+        for (ColumnData& c : f.columns)
+          erase_same_request(c, Timestamp{}, Timestamp{});
       }
     }
   }
@@ -221,10 +220,9 @@ WrittenRow ApplyRequest(std::string_view key, const RowRecord* old,
                         const Request& request, int64_t max_bytes) {
   if (request.mutations.size() == 1) {
     if (const auto* set = std::get_if<SetCell>(&request.mutations[0])) {
-      RowRecord row =
-          WithCellWritten(key, old, request.family_ids[0], set->qualifier,
-                          Resolved(set->timestamp_micros, request),
-                          request.version, set->value);
+      RowRecord row = WithCellWritten(
+          key, old, request.family_ids[0], set->qualifier,
+          Resolved(set->timestamp, request), request.version, set->value);
       if (row.valid()) {
         WrittenRow out;
         out.size = row.encoded().size() + key.size();

@@ -17,6 +17,7 @@
 
 #include "cluster/mutation.h"
 #include "cluster/row_codec.h"
+#include "cluster/timestamp.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster::internal {
@@ -29,7 +30,7 @@ struct Request {
   std::span<const Mutation> mutations;
   std::span<const uint32_t> family_ids;  // one per mutation
   Version version = 0;
-  int64_t server_time_micros = 0;  // what kServerTimestamp resolves to
+  Timestamp server_time;  // what kServerTimestamp resolves to
 };
 
 // Request::family_ids, held without an allocation for the common request

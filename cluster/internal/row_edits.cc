@@ -7,20 +7,20 @@
 
 namespace btsim::cluster::internal {
 
+using encoding::GetCellTimestamp;
 using encoding::PtrSink;
 using encoding::PutCell;
 using encoding::PutVarint;
 using encoding::Reader;
 using encoding::SizeSink;
 using encoding::SkipColumnRest;
-using encoding::UnZigZag;
 
 namespace {
 
 // The encoding of a row holding one cell.
 template <typename Sink>
 void EncodeSingleCell(Sink& sink, uint32_t family_id,
-                      std::string_view qualifier, int64_t timestamp_micros,
+                      std::string_view qualifier, Timestamp timestamp,
                       Version version, std::string_view value) {
   PutVarint(sink, kNoVersion);  // row tombstone
   PutVarint(sink, 1);           // families
@@ -31,21 +31,19 @@ void EncodeSingleCell(Sink& sink, uint32_t family_id,
   sink.Bytes(qualifier);
   PutVarint(sink, 0);  // column tombstones
   PutVarint(sink, 1);  // cells
-  PutCell(sink, timestamp_micros, version, value);
+  PutCell(sink, timestamp, version, value);
 }
 
 // A row holding one cell and nothing else.
 RowRecord SingleCellRow(std::string_view key, uint32_t family_id,
-                        std::string_view qualifier, int64_t timestamp_micros,
+                        std::string_view qualifier, Timestamp timestamp,
                         Version version, std::string_view value) {
   SizeSink size;
-  EncodeSingleCell(size, family_id, qualifier, timestamp_micros, version,
-                   value);
+  EncodeSingleCell(size, family_id, qualifier, timestamp, version, value);
   char* at = nullptr;
   RowRecord out = RowRecord::Uninitialized(key, size.n, &at);
   PtrSink sink{at};
-  EncodeSingleCell(sink, family_id, qualifier, timestamp_micros, version,
-                   value);
+  EncodeSingleCell(sink, family_id, qualifier, timestamp, version, value);
   return out;
 }
 
@@ -119,7 +117,7 @@ RowRecord Spliced(const RowRecord& old, size_t from, size_t to,
 // and the cell is in a later millisecond than its newest cell; otherwise an
 // invalid record.
 RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
-                         std::string_view qualifier, int64_t timestamp_micros,
+                         std::string_view qualifier, Timestamp timestamp,
                          Version version, std::string_view value) {
   const std::string_view encoded = old.encoded();
   const std::optional<ColumnCells> column =
@@ -127,14 +125,14 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
   if (!column) return RowRecord();
   if (column->cells > 0) {
     Reader in(encoded.substr(column->cells_at));
-    if (timestamp_micros / 1000 <= UnZigZag(in.Varint())) {
+    if (timestamp <= GetCellTimestamp(in)) {
       return RowRecord();  // not newer than the newest cell
     }
   }
   // The old encoding with the cell count raised and the cell first.
   return Spliced(old, column->count_at, column->cells_at, [&](auto& sink) {
     PutVarint(sink, column->cells + 1);
-    PutCell(sink, timestamp_micros, version, value);
+    PutCell(sink, timestamp, version, value);
   });
 }
 
@@ -143,39 +141,38 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
 // invalid record.
 RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
                                  std::string_view qualifier,
-                                 int64_t timestamp_micros, Version version,
+                                 Timestamp timestamp, Version version,
                                  std::string_view value) {
   const std::string_view encoded = old.encoded();
   const std::optional<ColumnCells> column =
       FindColumnCells(encoded, family_id, qualifier);
   if (!column || column->cells == 0) return RowRecord();
   Reader in(encoded.substr(column->cells_at));
-  if (UnZigZag(in.Varint()) != timestamp_micros / 1000) return RowRecord();
+  if (GetCellTimestamp(in) != timestamp) return RowRecord();
   if (in.Varint() > version) return RowRecord();  // the old cell wins
   in.Bytes(in.Varint());
   const size_t first_end = static_cast<size_t>(in.pos() - encoded.data());
   // The old encoding with its first cell of the column rewritten.
-  return Spliced(old, column->cells_at, first_end, [&](auto& sink) {
-    PutCell(sink, timestamp_micros, version, value);
-  });
+  return Spliced(old, column->cells_at, first_end,
+                 [&](auto& sink) { PutCell(sink, timestamp, version, value); });
 }
 
 }  // namespace
 
 RowRecord WithCellWritten(std::string_view key, const RowRecord* old,
                           uint32_t family_id, std::string_view qualifier,
-                          int64_t timestamp_micros, Version version,
+                          Timestamp timestamp, Version version,
                           std::string_view value) {
-  if (timestamp_micros < 0 || timestamp_micros % 1000 != 0) return RowRecord();
+  const int64_t micros = Micros(timestamp);
+  if (micros < 0 || micros % 1000 != 0) return RowRecord();
   if (old == nullptr) {
-    return SingleCellRow(key, family_id, qualifier, timestamp_micros, version,
-                         value);
+    return SingleCellRow(key, family_id, qualifier, timestamp, version, value);
   }
-  RowRecord out = WithNewestCell(*old, family_id, qualifier, timestamp_micros,
-                                 version, value);
+  RowRecord out =
+      WithNewestCell(*old, family_id, qualifier, timestamp, version, value);
   if (out.valid()) return out;
-  return WithNewestCellReplaced(*old, family_id, qualifier, timestamp_micros,
-                                version, value);
+  return WithNewestCellReplaced(*old, family_id, qualifier, timestamp, version,
+                                value);
 }
 
 bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {
@@ -192,7 +189,7 @@ bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {
   out->cells = static_cast<size_t>(cells);
   out->cells_at = static_cast<size_t>(in.pos() - encoded.data());
   for (size_t k = 0; k < out->cells; ++k) {
-    out->timestamp_micros[k] = UnZigZag(in.Varint()) * 1000;
+    out->timestamps[k] = GetCellTimestamp(in);
     in.Varint();  // version
     in.Bytes(in.Varint());
     out->end[k] = static_cast<size_t>(in.pos() - encoded.data());

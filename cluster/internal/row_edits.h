@@ -11,22 +11,23 @@
 #include <string_view>
 
 #include "cluster/row_codec.h"
+#include "cluster/timestamp.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster::internal {
 
 // The row `old` (null: no row) with one cell written: family `family_id`,
-// `qualifier`, at `timestamp_micros`, committed at `version`, holding
-// `value`. Made on the encoding when the timestamp is a non-negative
-// multiple of 1000 and the write is one of the commonest: a row's first cell; a
-// cell in an existing column in a later millisecond than its newest cell (it
-// comes first); or that newest cell rewritten in its millisecond, by a version
-// no older than its own (of one timestamp the newest version wins; the later
-// write on a tie), as ReadModifyWriteRow writes a hot row. Otherwise an invalid
-// record.
+// `qualifier`, at `timestamp`, committed at `version`, holding `value`.
+// Made on the encoding when the timestamp is not before the epoch, at
+// millisecond granularity, and the write is one of the commonest: a row's first
+// cell; a cell in an existing column in a later millisecond than its newest
+// cell (it comes first); or that newest cell rewritten in its millisecond, by a
+// version no older than its own (of one timestamp the newest version wins; the
+// later write on a tie), as ReadModifyWriteRow writes a hot row. Otherwise an
+// invalid record.
 RowRecord WithCellWritten(std::string_view key, const RowRecord* old,
                           uint32_t family_id, std::string_view qualifier,
-                          int64_t timestamp_micros, Version version,
+                          Timestamp timestamp, Version version,
                           std::string_view value);
 
 // A row with no tombstone and one column (of one family) holding at most
@@ -36,7 +37,7 @@ struct LoneColumn {
   uint32_t family_id = 0;
   size_t cells = 0;
   // Cell k's timestamp (newest first), and where its encoding ends.
-  std::array<int64_t, kMaxCells> timestamp_micros{};
+  std::array<Timestamp, kMaxCells> timestamps{};
   std::array<size_t, kMaxCells> end{};
   size_t count_at = 0;  // where the cell count starts
   size_t cells_at = 0;  // where the first cell starts

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/check.h"
+#include "cluster/timestamp.h"
 #include "cluster/version.h"
 
 namespace btsim::cluster::internal::encoding {
@@ -48,10 +49,16 @@ inline int64_t UnZigZag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
+// A cell's timestamp is stored in milliseconds (it is at millisecond
+// granularity); the bounds of a column tombstone's range in microseconds.
 template <typename Sink>
-void PutCell(Sink& sink, int64_t timestamp_micros, Version version,
+void PutRangeBound(Sink& sink, Timestamp bound) {
+  PutVarint(sink, ZigZag(Micros(bound)));
+}
+template <typename Sink>
+void PutCell(Sink& sink, Timestamp timestamp, Version version,
              std::string_view value) {
-  PutVarint(sink, ZigZag(timestamp_micros / 1000));
+  PutVarint(sink, ZigZag(Micros(timestamp) / 1000));
   PutVarint(sink, version);
   PutVarint(sink, value.size());
   sink.Bytes(value);
@@ -91,6 +98,14 @@ class Reader {
   const char* p_;
   const char* end_;
 };
+
+// What PutRangeBound and PutCell wrote of a timestamp.
+inline Timestamp GetRangeBound(Reader& in) {
+  return TimestampFromMicros(UnZigZag(in.Varint()));
+}
+inline Timestamp GetCellTimestamp(Reader& in) {
+  return TimestampFromMicros(UnZigZag(in.Varint()) * 1000);
+}
 
 // A RowRecord's allocation starts with a header of this size (its
 // reference count and the key's and the encoding's lengths).

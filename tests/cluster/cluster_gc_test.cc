@@ -97,7 +97,7 @@ TEST_F(GcTest, MaxVersionsCountsOnlyLiveCells) {
 }
 
 TEST_F(GcTest, MaxAgeIsRelativeToTheClock) {
-  SetRule(GcRule::MaxAge(kHour));
+  SetRule(GcRule::MaxAge(std::chrono::hours(1)));
   PutAges("r", {30, 90, 120});
   cluster_.Compact();
   EXPECT_THAT(Values("r"), ElementsAre("30"));
@@ -112,7 +112,8 @@ TEST_F(GcTest, MaxAgeIsRelativeToTheClock) {
 }
 
 TEST_F(GcTest, UnionDeletesWhatEitherRuleDeletes) {
-  SetRule(GcRule::Union({GcRule::MaxVersions(2), GcRule::MaxAge(kHour)}));
+  SetRule(GcRule::Union(
+      {GcRule::MaxVersions(2), GcRule::MaxAge(std::chrono::hours(1))}));
   PutAges("young", {1, 2, 3});
   PutAges("old", {10, 70, 80});
   cluster_.Compact();
@@ -121,8 +122,8 @@ TEST_F(GcTest, UnionDeletesWhatEitherRuleDeletes) {
 }
 
 TEST_F(GcTest, IntersectionDeletesOnlyWhatBothRulesDelete) {
-  SetRule(
-      GcRule::Intersection({GcRule::MaxVersions(1), GcRule::MaxAge(kHour)}));
+  SetRule(GcRule::Intersection(
+      {GcRule::MaxVersions(1), GcRule::MaxAge(std::chrono::hours(1))}));
   PutAges("r", {10, 20, 120, 180});
   PutAges("lonely", {300});
   cluster_.Compact();
@@ -137,7 +138,8 @@ TEST_F(GcTest, NestedRules) {
   // are older than an hour.
   SetRule(GcRule::Union(
       {GcRule::MaxVersions(3),
-       GcRule::Intersection({GcRule::MaxVersions(1), GcRule::MaxAge(kHour)})}));
+       GcRule::Intersection(
+           {GcRule::MaxVersions(1), GcRule::MaxAge(std::chrono::hours(1))})}));
   PutAges("r", {100, 110, 120, 130});
   PutAges("s", {5, 10, 15, 90, 95});
   cluster_.Compact();

@@ -391,11 +391,12 @@ TEST(MutationListTest, HoldsOneMutationInlineAndMoreInOrder) {
   MutationList list;
   EXPECT_TRUE(list.empty());
   EXPECT_EQ(std::span<const Mutation>(list).size(), 0u);
-  list.push_back(SetCell{"cf", "a", 1, std::string(50, 'a')});
+  list.push_back(
+      SetCell{"cf", "a", TimestampFromMicros(1), std::string(50, 'a')});
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(ValueOf(list[0]), std::string(50, 'a'));
   list.push_back(DeleteFromFamily{"cf2"});
-  list.push_back(SetCell{"cf", "c", 3, "c"});
+  list.push_back(SetCell{"cf", "c", TimestampFromMicros(3), "c"});
   ASSERT_EQ(list.size(), 3u);
   const std::span<const Mutation> view = list;
   ASSERT_EQ(view.size(), 3u);
@@ -408,9 +409,10 @@ TEST(MutationListTest, HoldsOneMutationInlineAndMoreInOrder) {
 }
 
 TEST(MutationListTest, AssignCopyAndMove) {
-  const std::vector<Mutation> one = {SetCell{"cf", "q", 1, "v"}};
-  const std::vector<Mutation> two = {SetCell{"cf", "q", 1, "x"},
-                                     DeleteFromRow{}};
+  const std::vector<Mutation> one = {
+      SetCell{"cf", "q", TimestampFromMicros(1), "v"}};
+  const std::vector<Mutation> two = {
+      SetCell{"cf", "q", TimestampFromMicros(1), "x"}, DeleteFromRow{}};
   MutationList list;
   list.assign(two.begin(), two.end());
   ASSERT_EQ(list.size(), 2u);
@@ -460,10 +462,10 @@ TEST(MutationListTest, RowCommitRecordsCarryResolvedMutations) {
   const CommitRecord& first = outbox.records[0];
   EXPECT_EQ(first.row_key, "r1");
   ASSERT_EQ(first.mutations.size(), 1u);
-  EXPECT_EQ(std::get<SetCell>(first.mutations[0]).timestamp_micros,
+  EXPECT_EQ(Micros(std::get<SetCell>(first.mutations[0]).timestamp),
             kStartMicros);
   ASSERT_EQ(outbox.records[1].mutations.size(), 2u);
-  EXPECT_EQ(std::get<SetCell>(outbox.records[1].mutations[0]).timestamp_micros,
+  EXPECT_EQ(Micros(std::get<SetCell>(outbox.records[1].mutations[0]).timestamp),
             5000);
 
   // Applied elsewhere, they give the same row contents.

@@ -112,7 +112,7 @@ TEST_F(ClusterTest, TransactionsIgnoreDataOfADroppedFamily) {
   auto r = cluster_.ReadModifyWriteRow("t", "r", rules);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)[0].value, "+new");
-  EXPECT_EQ((*r)[0].timestamp_micros, kStartMicros);
+  EXPECT_EQ(Micros((*r)[0].timestamp), kStartMicros);
 }
 
 TEST_F(ClusterTest, TablesAreIndependent) {

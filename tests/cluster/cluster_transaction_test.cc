@@ -48,7 +48,7 @@ std::string BigEndian(int64_t v) {
 std::vector<Cell> ToCells(const std::vector<ModifiedCell>& modified) {
   std::vector<Cell> out;
   for (const ModifiedCell& m : modified) {
-    out.push_back(C(m.family, m.qualifier, m.timestamp_micros, m.value));
+    out.push_back(C(m.family, m.qualifier, Micros(m.timestamp), m.value));
   }
   return out;
 }

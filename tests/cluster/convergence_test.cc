@@ -96,8 +96,7 @@ class ReplicatedSet {
       for (const CommitRecord& r : q)
         horizon = std::min(horizon, r.version - 1);
     }
-    return std::min(horizon,
-                    MakeVersion(sim::NanosSinceEpoch(clock_.Now()) / 1000, 0));
+    return std::min(horizon, MakeVersion(TimestampOf(clock_.Now()), 0));
   }
 
   // Records collected with a share (before any was stripped).
@@ -130,9 +129,10 @@ Mutation RandomMutation(sim::Rng& rng) {
   const std::string qualifier = Pick(rng, kQualifiers, 3);
   const uint64_t kind = rng.Uniform(10);
   if (kind < 6) {
-    const int64_t ts = rng.Bernoulli(0.3)
-                           ? kServerTimestamp
-                           : static_cast<int64_t>(rng.Uniform(5)) * 1000;
+    const Timestamp ts =
+        rng.Bernoulli(0.3)
+            ? kServerTimestamp
+            : TimestampFromMicros(static_cast<int64_t>(rng.Uniform(5)) * 1000);
     return SetCell{family, qualifier, ts,
                    "v" + std::to_string(rng.Uniform(1000))};
   }
@@ -142,7 +142,8 @@ Mutation RandomMutation(sim::Rng& rng) {
         rng.Bernoulli(0.5)
             ? 0
             : start + static_cast<int64_t>(1 + rng.Uniform(3)) * 1000;
-    return DeleteFromColumn{family, qualifier, start, end};
+    return DeleteFromColumn{family, qualifier, TimestampFromMicros(start),
+                            TimestampFromMicros(end)};
   }
   if (kind < 9) return DeleteFromFamily{family};
   return DeleteFromRow{};
@@ -246,10 +247,10 @@ TEST(ConvergenceTest, SharedCompactionResultsChangeNoReplicasContents) {
     for (int i = 0; i < 3000; ++i) {
       // One column per row (the splice compaction shares).
       const uint64_t k = rng.Uniform(400);
-      const std::vector<Mutation> m = {
-          SetCell{k % 2 == 0 ? "a" : "b", "q",
-                  static_cast<int64_t>(rng.Uniform(50)) * 1000,
-                  "v" + std::to_string(i)}};
+      const std::vector<Mutation> m = {SetCell{
+          k % 2 == 0 ? "a" : "b", "q",
+          TimestampFromMicros(static_cast<int64_t>(rng.Uniform(50)) * 1000),
+          "v" + std::to_string(i)}};
       const int c = static_cast<int>(rng.Uniform(3));
       const std::string key = "k" + std::to_string(k);
       EXPECT_TRUE(set.cluster(c).MutateRow("t", key, m).ok());
@@ -279,7 +280,8 @@ TEST(ConvergenceTest, ContentsAreNotTriviallyEqual) {
   ASSERT_TRUE(set.cluster(0).CreateTable("t", family, {}).ok());
   sim::Rng rng(1);
   set.DeliverAll(rng);
-  const std::vector<Mutation> m = {SetCell{"a", "x", 1000, "v"}};
+  const std::vector<Mutation> m = {
+      SetCell{"a", "x", TimestampFromMicros(1000), "v"}};
   ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", m).ok());
   EXPECT_NE(set.Contents(0), set.Contents(1));
   set.DeliverAll(rng);
@@ -296,8 +298,10 @@ TEST(ConvergenceTest, ConcurrentWritesOfOneCellResolveByCommitTimeThenOrigin) {
   // Same clock reading on both clusters (fresh, so neither has used this
   // microsecond yet): the higher origin wins everywhere.
   set.clock().Advance(sim::Duration(1'000'000));
-  const std::vector<Mutation> from0 = {SetCell{"a", "x", 1000, "zero"}};
-  const std::vector<Mutation> from1 = {SetCell{"a", "x", 1000, "one"}};
+  const std::vector<Mutation> from0 = {
+      SetCell{"a", "x", TimestampFromMicros(1000), "zero"}};
+  const std::vector<Mutation> from1 = {
+      SetCell{"a", "x", TimestampFromMicros(1000), "one"}};
   ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", from0).ok());
   ASSERT_TRUE(set.cluster(1).MutateRow("t", "k", from1).ok());
   set.DeliverAll(rng);
@@ -322,14 +326,15 @@ TEST(ConvergenceTest, AWriteAfterSeeingAReplicatedOneWinsEvenIfItsClockLags) {
   // Cluster 0 commits many requests in one microsecond: its commit clock
   // runs ahead of the shared clock.
   for (int i = 0; i < 5000; ++i) {
-    const std::vector<Mutation> m = {
-        SetCell{"a", "x", 1000, "from0-" + std::to_string(i)}};
+    const std::vector<Mutation> m = {SetCell{
+        "a", "x", TimestampFromMicros(1000), "from0-" + std::to_string(i)}};
     ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", m).ok());
   }
   set.DeliverAll(rng);
   // Cluster 1 has seen cluster 0's last write; its own later write of the
   // same cell must win everywhere.
-  const std::vector<Mutation> m = {SetCell{"a", "x", 1000, "from1-later"}};
+  const std::vector<Mutation> m = {
+      SetCell{"a", "x", TimestampFromMicros(1000), "from1-later"}};
   ASSERT_TRUE(set.cluster(1).MutateRow("t", "k", m).ok());
   set.DeliverAll(rng);
   for (int c = 0; c < 2; ++c) {
@@ -350,7 +355,8 @@ TEST(ConvergenceTest, DropRowRangeCoversOlderWritesArrivingLater) {
   sim::Rng rng(1);
   set.DeliverAll(rng);
   // c2 writes, then c0 drops the range before c2's write reaches anyone.
-  const std::vector<Mutation> m = {SetCell{"a", "x", 1000, "old"}};
+  const std::vector<Mutation> m = {
+      SetCell{"a", "x", TimestampFromMicros(1000), "old"}};
   ASSERT_TRUE(set.cluster(2).MutateRow("t", "p1", m).ok());
   set.clock().Advance(sim::Duration(1'000'000));  // the drop is 1 ms later
   ASSERT_TRUE(set.cluster(0).DropRowRange("t", "p").ok());

@@ -19,6 +19,7 @@
 #include "cluster/cluster.h"
 #include "cluster/mutation.h"
 #include "cluster/table.h"
+#include "cluster/timestamp.h"
 #include "sim/clock.h"
 #include "sim/rng.h"
 
@@ -28,7 +29,7 @@ namespace btsim::cluster::test_util {
 inline constexpr sim::Time kStartTime{sim::Duration(1'700'000'000'000'000'000)};
 inline constexpr int64_t kStartMicros = 1'700'000'000'000'000;
 
-// An owned copy of one output cell.
+// An owned copy of one output cell; `ts` in microseconds since the epoch.
 struct Cell {
   std::string family;
   std::string qualifier;
@@ -63,7 +64,7 @@ inline Row CopyRow(std::string_view key, std::span<const CellView> cells) {
   Row row{std::string(key), {}};
   for (const CellView& c : cells) {
     row.cells.push_back(Cell{std::string(c.family), std::string(c.qualifier),
-                             c.timestamp_micros, std::string(c.value),
+                             Micros(c.timestamp), std::string(c.value),
                              c.label ? *c.label : std::string()});
   }
   return row;
@@ -86,13 +87,21 @@ inline std::vector<std::string> Keys(const std::vector<Row>& rows) {
   return out;
 }
 
-inline Mutation Set(std::string family, std::string qualifier, int64_t ts,
+// Mutations, with timestamps in microseconds since the epoch as on the wire
+// (or kServerTimestamp).
+inline Mutation Set(std::string family, std::string qualifier, Timestamp ts,
                     std::string value) {
   return SetCell{std::move(family), std::move(qualifier), ts, std::move(value)};
 }
+inline Mutation Set(std::string family, std::string qualifier, int64_t ts,
+                    std::string value) {
+  return Set(std::move(family), std::move(qualifier), TimestampFromMicros(ts),
+             std::move(value));
+}
 inline Mutation DelCol(std::string family, std::string qualifier,
                        int64_t start = 0, int64_t end = 0) {
-  return DeleteFromColumn{std::move(family), std::move(qualifier), start, end};
+  return DeleteFromColumn{std::move(family), std::move(qualifier),
+                          TimestampFromMicros(start), TimestampFromMicros(end)};
 }
 inline Mutation DelFam(std::string family) {
   return DeleteFromFamily{std::move(family)};
@@ -139,6 +148,11 @@ class ClusterTest : public ::testing::Test {
   // Writes one cell; fails the test on error.
   void Put(std::string_view key, std::string family, std::string qualifier,
            int64_t ts, std::string value, std::string_view table = "t") {
+    Put(key, std::move(family), std::move(qualifier), TimestampFromMicros(ts),
+        std::move(value), table);
+  }
+  void Put(std::string_view key, std::string family, std::string qualifier,
+           Timestamp ts, std::string value, std::string_view table = "t") {
     Status s = Mutate(
         key,
         {Set(std::move(family), std::move(qualifier), ts, std::move(value))},

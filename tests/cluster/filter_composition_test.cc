@@ -73,9 +73,10 @@ TEST(FilterTest, InterleaveOfTwoPassAllDuplicatesEveryCell) {
 }
 
 TEST(FilterTest, InterleaveMergesIntoCanonicalOrder) {
-  Filter f = Filter::Interleave(List(Ok(Filter::FamilyNameRegex("B")),
-                                     Ok(Filter::ValueRegex("a1")),
-                                     Ok(Filter::TimestampRange(3000, 0))));
+  Filter f = Filter::Interleave(
+      List(Ok(Filter::FamilyNameRegex("B")), Ok(Filter::ValueRegex("a1")),
+           Ok(Filter::TimestampRange(TimestampFromMicros(3000),
+                                     TimestampFromMicros(0)))));
   EXPECT_THAT(Eval(f, Sample()),
               ElementsAre("A:A@3000=a3", "A:A@1000=a1", "B:A@5000=ba5",
                           "B:A@5000=ba5", "B:C@4000=", "B:C@4000="));

@@ -203,30 +203,53 @@ TEST(FilterTest, ColumnRangeFamilyMustMatchExactly) {
 }
 
 TEST(FilterTest, TimestampRangeIsHalfOpen) {
-  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(2000, 4000)), Sample()),
+  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(TimestampFromMicros(2000),
+                                             TimestampFromMicros(4000))),
+                   Sample()),
               ElementsAre("A:A@3000=a3", "A:B@2000=b2"));
 }
 
 TEST(FilterTest, TimestampRangeEndZeroIsUnbounded) {
-  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(4000, 0)), Sample()),
+  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(TimestampFromMicros(4000),
+                                             TimestampFromMicros(0))),
+                   Sample()),
               ElementsAre("B:A@5000=ba5", "B:C@4000="));
-  EXPECT_EQ(Eval(Ok(Filter::TimestampRange(0, 0)), Sample()), kAll);
+  EXPECT_EQ(Eval(Ok(Filter::TimestampRange(TimestampFromMicros(0),
+                                           TimestampFromMicros(0))),
+                 Sample()),
+            kAll);
 }
 
 TEST(FilterTest, TimestampRangeInvertedOrEmptyMatchesNothing) {
-  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(4000, 2000)), Sample()),
+  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(TimestampFromMicros(4000),
+                                             TimestampFromMicros(2000))),
+                   Sample()),
               IsEmpty());
-  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(3000, 3000)), Sample()),
+  EXPECT_THAT(Eval(Ok(Filter::TimestampRange(TimestampFromMicros(3000),
+                                             TimestampFromMicros(3000))),
+                   Sample()),
               IsEmpty());
 }
 
 TEST(FilterTest, TimestampRangeValidation) {
-  ExpectInvalid(Filter::TimestampRange(-1000, 0), "timestamp_range_filter");
-  ExpectInvalid(Filter::TimestampRange(0, -1000), "timestamp_range_filter");
-  ExpectInvalid(Filter::TimestampRange(1500, 0), "multiple of 1000");
-  ExpectInvalid(Filter::TimestampRange(1000, 2001), "multiple of 1000");
-  ExpectInvalid(Filter::TimestampRange(1000, 2001), "timestamp_range_filter");
-  EXPECT_TRUE(Filter::TimestampRange(1000, 2000).ok());
+  ExpectInvalid(Filter::TimestampRange(TimestampFromMicros(-1000),
+                                       TimestampFromMicros(0)),
+                "timestamp_range_filter");
+  ExpectInvalid(Filter::TimestampRange(TimestampFromMicros(0),
+                                       TimestampFromMicros(-1000)),
+                "timestamp_range_filter");
+  ExpectInvalid(
+      Filter::TimestampRange(TimestampFromMicros(1500), TimestampFromMicros(0)),
+      "multiple of 1000");
+  ExpectInvalid(Filter::TimestampRange(TimestampFromMicros(1000),
+                                       TimestampFromMicros(2001)),
+                "multiple of 1000");
+  ExpectInvalid(Filter::TimestampRange(TimestampFromMicros(1000),
+                                       TimestampFromMicros(2001)),
+                "timestamp_range_filter");
+  EXPECT_TRUE(Filter::TimestampRange(TimestampFromMicros(1000),
+                                     TimestampFromMicros(2000))
+                  .ok());
 }
 
 TEST(FilterTest, ValueRange) {

@@ -59,8 +59,10 @@ TEST(FilterTest, ChainOfSimpleFiltersDoesNotAllocate) {
   }
   Filter f = Filter::Chain(List(
       Ok(Filter::FamilyNameRegex("A|B")), Ok(Filter::ColumnQualifierRegex(".")),
-      Ok(Filter::TimestampRange(1000, 0)), Ok(Filter::CellsPerColumnLimit(1)),
-      Filter::StripValue(), Filter::ApplyLabel("x")));
+      Ok(Filter::TimestampRange(TimestampFromMicros(1000),
+                                TimestampFromMicros(0))),
+      Ok(Filter::CellsPerColumnLimit(1)), Filter::StripValue(),
+      Filter::ApplyLabel("x")));
   sim::Rng rng(1);
   std::vector<CellView> out;
   out.reserve(64);

@@ -24,7 +24,7 @@ namespace btsim::cluster::filter_test_util {
 struct TestCell {
   std::string family;
   std::string qualifier;
-  int64_t timestamp_micros;
+  int64_t timestamp_micros;  // since the epoch
   std::string value;
 };
 
@@ -34,8 +34,9 @@ class Row {
   Row(std::string key, std::vector<TestCell> cells)
       : key_(std::move(key)), cells_(std::move(cells)) {
     for (const TestCell& c : cells_) {
-      views_.push_back(
-          CellView{c.family, c.qualifier, c.timestamp_micros, c.value});
+      views_.push_back(CellView{c.family, c.qualifier,
+                                TimestampFromMicros(c.timestamp_micros),
+                                c.value});
     }
   }
   Row(const Row&) = delete;
@@ -52,7 +53,7 @@ class Row {
 
 inline std::string Render(const CellView& c) {
   std::string s = std::string(c.family) + ":" + std::string(c.qualifier) + "@" +
-                  std::to_string(c.timestamp_micros) + "=" +
+                  std::to_string(Micros(c.timestamp)) + "=" +
                   std::string(c.value);
   if (c.label != nullptr) s += "[" + *c.label + "]";
   return s;

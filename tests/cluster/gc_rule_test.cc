@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 
 namespace btsim::cluster {
@@ -10,22 +11,25 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kMs = 1000;
-constexpr int64_t kHour = 3'600'000'000;
-constexpr int64_t kDay = 24 * kHour;
-constexpr int64_t kNow = 1'700'000'000'000'000;
+using std::chrono::microseconds;
+
+constexpr microseconds kMs = std::chrono::milliseconds(1);
+constexpr microseconds kHour = std::chrono::hours(1);
+constexpr microseconds kDay = 24 * kHour;
+constexpr Timestamp kEpoch{};
+constexpr Timestamp kNow = TimestampFromMicros(1'700'000'000'000'000);
 
 TEST(GcRuleTest, NoneKeepsEverything) {
   const GcRule rule = GcRule::None();
   EXPECT_EQ(rule.kind, GcRule::Kind::kNone);
   EXPECT_FALSE(rule.Deletes(0, kNow, kNow));
-  EXPECT_FALSE(rule.Deletes(1'000'000, 0, kNow));
+  EXPECT_FALSE(rule.Deletes(1'000'000, kEpoch, kNow));
 }
 
 TEST(GcRuleTest, MaxVersionsKeepsTheNewestN) {
   const GcRule rule = GcRule::MaxVersions(2);
-  EXPECT_FALSE(rule.Deletes(0, 0, kNow));
-  EXPECT_FALSE(rule.Deletes(1, 0, kNow));
+  EXPECT_FALSE(rule.Deletes(0, kEpoch, kNow));
+  EXPECT_FALSE(rule.Deletes(1, kEpoch, kNow));
   EXPECT_TRUE(rule.Deletes(2, kNow, kNow));
   EXPECT_TRUE(rule.Deletes(100, kNow, kNow));
 }
@@ -35,7 +39,7 @@ TEST(GcRuleTest, MaxAgeDeletesOnlyCellsOlderThanTheAge) {
   EXPECT_FALSE(rule.Deletes(5, kNow, kNow));
   EXPECT_FALSE(rule.Deletes(5, kNow - kHour, kNow));  // exactly the age: kept
   EXPECT_TRUE(rule.Deletes(0, kNow - kHour - kMs, kNow));
-  EXPECT_TRUE(rule.Deletes(0, 0, kNow));
+  EXPECT_TRUE(rule.Deletes(0, kEpoch, kNow));
   EXPECT_FALSE(rule.Deletes(0, kNow + kDay, kNow));  // future cells stay
 }
 
@@ -59,8 +63,8 @@ TEST(GcRuleTest, IntersectionDeletesOnlyWhenEveryRuleDoes) {
 
 TEST(GcRuleTest, EmptyUnionAndIntersectionKeepEverything) {
   for (const GcRule& rule : {GcRule::Union({}), GcRule::Intersection({})}) {
-    EXPECT_FALSE(rule.Deletes(0, 0, kNow));
-    EXPECT_FALSE(rule.Deletes(1'000, 0, kNow));
+    EXPECT_FALSE(rule.Deletes(0, kEpoch, kNow));
+    EXPECT_FALSE(rule.Deletes(1'000, kEpoch, kNow));
     EXPECT_TRUE(rule.Validate("gc_rule").ok());
   }
 }
@@ -71,7 +75,7 @@ TEST(GcRuleTest, NestedRules) {
   const GcRule rule = GcRule::Union(
       {GcRule::MaxVersions(3),
        GcRule::Intersection({GcRule::MaxVersions(1), GcRule::MaxAge(kDay)})});
-  EXPECT_FALSE(rule.Deletes(0, 0, kNow));               // newest always kept
+  EXPECT_FALSE(rule.Deletes(0, kEpoch, kNow));          // newest always kept
   EXPECT_FALSE(rule.Deletes(1, kNow, kNow));            // recent second
   EXPECT_TRUE(rule.Deletes(1, kNow - 2 * kDay, kNow));  // old second
   EXPECT_TRUE(rule.Deletes(3, kNow, kNow));             // fourth
@@ -97,9 +101,9 @@ TEST(GcRuleTest, ValidateRejectsMaxVersionsBelowOneNamingTheField) {
 }
 
 TEST(GcRuleTest, ValidateRejectsMaxAgeBelowOneMillisecondNamingTheField) {
-  for (int64_t age : {int64_t{0}, int64_t{-kMs}, int64_t{999}}) {
+  for (microseconds age : {microseconds(0), -kMs, microseconds(999)}) {
     Status s = GcRule::MaxAge(age).Validate("gc_rule");
-    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << age;
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << age.count();
     EXPECT_THAT(s.message(), HasSubstr("gc_rule.max_age"));
   }
 }
@@ -120,10 +124,10 @@ TEST(GcRuleTest, ToStringFormatsEveryKind) {
   EXPECT_EQ(GcRule::MaxVersions(2).ToString(), "versions() > 2");
   EXPECT_EQ(GcRule::MaxAge(kDay).ToString(), "age() > 1d");
   EXPECT_EQ(GcRule::MaxAge(2 * kHour).ToString(), "age() > 2h");
-  EXPECT_EQ(GcRule::MaxAge(90 * 60'000'000LL).ToString(), "age() > 90m");
-  EXPECT_EQ(GcRule::MaxAge(30'000'000).ToString(), "age() > 30s");
+  EXPECT_EQ(GcRule::MaxAge(std::chrono::minutes(90)).ToString(), "age() > 90m");
+  EXPECT_EQ(GcRule::MaxAge(std::chrono::seconds(30)).ToString(), "age() > 30s");
   EXPECT_EQ(GcRule::MaxAge(1500 * kMs).ToString(), "age() > 1500ms");
-  EXPECT_EQ(GcRule::MaxAge(1500).ToString(), "age() > 1500us");
+  EXPECT_EQ(GcRule::MaxAge(microseconds(1500)).ToString(), "age() > 1500us");
   EXPECT_EQ(
       GcRule::Union({GcRule::MaxVersions(2), GcRule::MaxAge(kDay)}).ToString(),
       "(versions() > 2 || age() > 1d)");
@@ -137,7 +141,7 @@ TEST(GcRuleTest, ToStringFormatsEveryKind) {
 TEST(GcRuleTest, EqualityIsStructural) {
   EXPECT_EQ(GcRule::MaxVersions(2), GcRule::MaxVersions(2));
   EXPECT_NE(GcRule::MaxVersions(2), GcRule::MaxVersions(3));
-  EXPECT_NE(GcRule::MaxVersions(2), GcRule::MaxAge(2));
+  EXPECT_NE(GcRule::MaxVersions(2), GcRule::MaxAge(microseconds(2)));
   EXPECT_EQ(GcRule::Union({GcRule::MaxAge(kMs)}),
             GcRule::Union({GcRule::MaxAge(kMs)}));
   EXPECT_NE(GcRule::Union({GcRule::MaxAge(kMs)}),

@@ -44,15 +44,16 @@ class Model {
   void Apply(std::string_view key, const Mutation& m) {
     RowModel& row = rows_[std::string(key)];
     if (const auto* set = std::get_if<SetCell>(&m)) {
-      row[set->family][set->qualifier][set->timestamp_micros] = set->value;
+      row[set->family][set->qualifier][Micros(set->timestamp)] = set->value;
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
       auto f = row.find(col->family);
       if (f != row.end()) {
         auto c = f->second.find(col->qualifier);
         if (c != f->second.end()) {
           std::erase_if(c->second, [&](const auto& cell) {
-            return cell.first >= col->start_micros &&
-                   (col->end_micros == 0 || cell.first < col->end_micros);
+            const int64_t start = Micros(col->start);
+            const int64_t end = Micros(col->end);
+            return cell.first >= start && (end == 0 || cell.first < end);
           });
         }
       }
@@ -171,7 +172,9 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
   Mutation RandomMutation() {
     const uint64_t kind = rng_.Uniform(20);
     if (kind < 11) {
-      const int64_t ts = rng_.Bernoulli(0.05) ? kServerTimestamp : RandomTs();
+      const Timestamp ts = rng_.Bernoulli(0.05)
+                               ? kServerTimestamp
+                               : TimestampFromMicros(RandomTs());
       return SetCell{Pick(kFamilies), Pick(kQualifiers), ts,
                      "v" + std::to_string(rng_.Uniform(1000))};
     }
@@ -179,7 +182,9 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
       const int64_t start = RandomTs();
       const int64_t end =
           rng_.Bernoulli(0.3) ? 0 : start + int64_t(rng_.Uniform(4)) * 1000;
-      return DeleteFromColumn{Pick(kFamilies), Pick(kQualifiers), start, end};
+      return DeleteFromColumn{Pick(kFamilies), Pick(kQualifiers),
+                              TimestampFromMicros(start),
+                              TimestampFromMicros(end)};
     }
     if (kind < 19) return DeleteFromFamily{Pick(kFamilies)};
     return DeleteFromRow{};
@@ -197,8 +202,8 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
     const int64_t now = NowMicros();
     for (Mutation m : ms) {
       if (auto* set = std::get_if<SetCell>(&m)) {
-        if (set->timestamp_micros == kServerTimestamp) {
-          set->timestamp_micros = now - now % 1000;
+        if (set->timestamp == kServerTimestamp) {
+          set->timestamp = TimestampFromMicros(now - now % 1000);
         }
       }
       model_.Apply(key, m);
@@ -224,7 +229,8 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
       const int bad =
           rng_.Bernoulli(0.3) ? static_cast<int>(rng_.Uniform(n)) : -1;
       if (bad >= 0) {
-        entries[bad].mutations.push_back(SetCell{"a", "x", 1, "bad"});
+        entries[bad].mutations.push_back(
+            SetCell{"a", "x", TimestampFromMicros(1), "bad"});
       }
       Result<std::vector<Status>> r = cluster_.MutateRows("t", entries);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -243,7 +249,7 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
       const std::string key = RandomKey();
       std::vector<Mutation> ms = RandomMutations();
       if (rng_.Bernoulli(0.5)) {
-        ms.push_back(SetCell{"b", "y", 1500, "bad"});
+        ms.push_back(SetCell{"b", "y", TimestampFromMicros(1500), "bad"});
       } else {
         ms.push_back(DeleteFromFamily{"nope"});
       }
@@ -263,9 +269,10 @@ class ModelTest : public ::testing::TestWithParam<uint64_t> {
           cluster_.ReadModifyWriteRow("t", key, rules);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       ASSERT_EQ(r->size(), 1u);
-      EXPECT_EQ((*r)[0].timestamp_micros, ts);
+      EXPECT_EQ(Micros((*r)[0].timestamp), ts);
       EXPECT_EQ((*r)[0].value, value);
-      ApplyToModel(key, {SetCell{family, qualifier, ts, value}});
+      ApplyToModel(
+          key, {SetCell{family, qualifier, TimestampFromMicros(ts), value}});
     } else if (op < 96) {
       const std::string key = RandomKey();
       const std::vector<Mutation> if_true = RandomMutations();

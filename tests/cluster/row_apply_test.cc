@@ -57,7 +57,7 @@ class RequestMaker {
       const char* q = kQualifiers[rng_.Uniform(4)];
       const uint64_t kind = n == 1 && rng_.Bernoulli(0.8) ? 0 : rng_.Uniform(8);
       if (kind <= 3) {
-        r.mutations.push_back(SetCell{f.name, q, Timestamp(), Value()});
+        r.mutations.push_back(SetCell{f.name, q, RandomTimestamp(), Value()});
         r.family_ids.push_back(f.id);
       } else if (kind <= 5) {
         // A range: from 0 or a millisecond, to the end (0) or later.
@@ -66,7 +66,8 @@ class RequestMaker {
         const int64_t end = rng_.Bernoulli(0.3)
                                 ? 0
                                 : start + 1000 * int64_t(1 + rng_.Uniform(4));
-        r.mutations.push_back(DeleteFromColumn{f.name, q, start, end});
+        r.mutations.push_back(DeleteFromColumn{
+            f.name, q, TimestampFromMicros(start), TimestampFromMicros(end)});
         r.family_ids.push_back(f.id);
       } else if (kind == 6) {
         r.mutations.push_back(DeleteFromFamily{f.name});
@@ -81,9 +82,10 @@ class RequestMaker {
 
  private:
   // Server time, or a millisecond from a few (so that cells collide).
-  int64_t Timestamp() {
+  Timestamp RandomTimestamp() {
     if (rng_.Bernoulli(0.5)) return kServerTimestamp;
-    return 1000 * int64_t(rng_.Uniform(rng_.Bernoulli(0.9) ? 10 : 100000));
+    return TimestampFromMicros(
+        1000 * int64_t(rng_.Uniform(rng_.Bernoulli(0.9) ? 10 : 100000)));
   }
   std::string Value() {
     static const std::string kLong(300, 'v');
@@ -113,7 +115,7 @@ TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
     // older (a replicated change arriving late) or repeated (entries of one
     // batch commit at one version).
     int64_t micros = 1'000'000;
-    Version version = MakeVersion(micros, 1);
+    Version version = MakeVersion(TimestampFromMicros(micros), 1);
     for (int step = 0; step < 1500; ++step) {
       const size_t which = rng.Uniform(rows.size());
       RowPair& row = rows[which];
@@ -125,18 +127,20 @@ TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
       const uint64_t when = rng.Uniform(10);
       if (when < 7) {
         micros += 1 + static_cast<int64_t>(rng.Uniform(3000));
-        version = MakeVersion(micros, static_cast<uint32_t>(rng.Uniform(3)));
+        version = MakeVersion(TimestampFromMicros(micros),
+                              static_cast<uint32_t>(rng.Uniform(3)));
       }
       const Version commit_version =
-          when == 9 ? MakeVersion(micros - 5000, 2) : version;
+          when == 9 ? MakeVersion(TimestampFromMicros(micros - 5000), 2)
+                    : version;
       const RandomRequest r = maker.Next();
       const Request request{r.mutations, r.family_ids, commit_version,
-                            VersionMicros(commit_version) / 1000 * 1000};
+                            TruncateToMillis(VersionTime(commit_version))};
       if (r.mutations.size() == 1) {
         if (const auto* set = std::get_if<SetCell>(&r.mutations[0])) {
-          const int64_t ts = set->timestamp_micros == kServerTimestamp
-                                 ? request.server_time_micros
-                                 : set->timestamp_micros;
+          const Timestamp ts = set->timestamp == kServerTimestamp
+                                   ? request.server_time
+                                   : set->timestamp;
           fast +=
               WithCellWritten(key, OrNull(row.fast), r.family_ids[0],
                               set->qualifier, ts, commit_version, set->value)
@@ -169,14 +173,17 @@ TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
 }
 
 TEST(RowApplyTest, BothPathsRefuseARowOverTheLimitAlike) {
-  const std::vector<Mutation> first = {SetCell{"cf", "q", 1000, "small"}};
+  const std::vector<Mutation> first = {
+      SetCell{"cf", "q", TimestampFromMicros(1000), "small"}};
   const std::vector<uint32_t> ids = {0};
-  const Request one{first, ids, MakeVersion(1000, 0), 1000};
+  const Request one{first, ids, MakeVersion(TimestampFromMicros(1000), 0),
+                    TimestampFromMicros(1000)};
   const WrittenRow row = ApplyMutations("k", nullptr, one, kNoLimit);
   ASSERT_TRUE(row.row.valid());
   const std::vector<Mutation> big = {
-      SetCell{"cf", "q", 2000, std::string(1000, 'b')}};
-  const Request grow{big, ids, MakeVersion(2000, 0), 2000};
+      SetCell{"cf", "q", TimestampFromMicros(2000), std::string(1000, 'b')}};
+  const Request grow{big, ids, MakeVersion(TimestampFromMicros(2000), 0),
+                     TimestampFromMicros(2000)};
   for (int64_t limit : {int64_t{100}, int64_t{1000}}) {
     const WrittenRow a = ApplyRequest("k", &row.row, grow, limit);
     const WrittenRow b = ApplyMutations("k", &row.row, grow, limit);

@@ -39,13 +39,13 @@ void ExpectSameRow(const RowData& a, const RowData& b) {
       EXPECT_EQ(ca.qualifier, cb.qualifier);
       ASSERT_EQ(ca.tombstones.size(), cb.tombstones.size());
       for (size_t t = 0; t < ca.tombstones.size(); ++t) {
-        EXPECT_EQ(ca.tombstones[t].start_micros, cb.tombstones[t].start_micros);
-        EXPECT_EQ(ca.tombstones[t].end_micros, cb.tombstones[t].end_micros);
+        EXPECT_EQ(ca.tombstones[t].start, cb.tombstones[t].start);
+        EXPECT_EQ(ca.tombstones[t].end, cb.tombstones[t].end);
         EXPECT_EQ(ca.tombstones[t].version, cb.tombstones[t].version);
       }
       ASSERT_EQ(ca.cells.size(), cb.cells.size());
       for (size_t k = 0; k < ca.cells.size(); ++k) {
-        EXPECT_EQ(ca.cells[k].timestamp_micros, cb.cells[k].timestamp_micros);
+        EXPECT_EQ(ca.cells[k].timestamp, cb.cells[k].timestamp);
         EXPECT_EQ(ca.cells[k].version, cb.cells[k].version);
         EXPECT_EQ(ca.cells[k].value, cb.cells[k].value);
       }
@@ -79,27 +79,35 @@ TEST(RowCodecTest, EmptyRowRoundTrips) {
 
 TEST(RowCodecTest, RowWithOnlyATombstoneIsNotEmpty) {
   RowData row;
-  row.tombstone = MakeVersion(5, 1);
+  row.tombstone = MakeVersion(TimestampFromMicros(5), 1);
   EXPECT_FALSE(row.empty());
   std::string storage;
-  EXPECT_EQ(RoundTrip(row, &storage).tombstone, MakeVersion(5, 1));
+  EXPECT_EQ(RoundTrip(row, &storage).tombstone,
+            MakeVersion(TimestampFromMicros(5), 1));
 }
 
 TEST(RowCodecTest, RoundTripPreservesEveryField) {
-  const Version big = MakeVersion(1'700'000'000'000'000, 3);
+  const Version big =
+      MakeVersion(TimestampFromMicros(1'700'000'000'000'000), 3);
   RowData row;
   row.tombstone = big;
   row.families.push_back(FamilyData{
       0,
       big + 256,
       {ColumnData{"a",
-                  {ColumnTombstone{0, 0, big + 512},
-                   ColumnTombstone{3000, 9000, big + 768}},
-                  {CellData{1'700'000'000'000'000, big + 1024, "newest"},
-                   CellData{5000, big + 1, "older"}, CellData{0, 7, "zero"}}},
-       ColumnData{"b", {}, {CellData{1000, 1, "x"}}}}});
+                  {ColumnTombstone{TimestampFromMicros(0),
+                                   TimestampFromMicros(0), big + 512},
+                   ColumnTombstone{TimestampFromMicros(3000),
+                                   TimestampFromMicros(9000), big + 768}},
+                  {CellData{TimestampFromMicros(1'700'000'000'000'000),
+                            big + 1024, "newest"},
+                   CellData{TimestampFromMicros(5000), big + 1, "older"},
+                   CellData{TimestampFromMicros(0), 7, "zero"}}},
+       ColumnData{"b", {}, {CellData{TimestampFromMicros(1000), 1, "x"}}}}});
   row.families.push_back(FamilyData{
-      7, kNoVersion, {ColumnData{"q", {}, {CellData{2000, 9, ""}}}}});
+      7,
+      kNoVersion,
+      {ColumnData{"q", {}, {CellData{TimestampFromMicros(2000), 9, ""}}}}});
   std::string storage;
   RowData back = RoundTrip(row, &storage);
   ExpectSameRow(row, back);
@@ -111,11 +119,14 @@ TEST(RowCodecTest, BinaryQualifiersAndValuesWithNulBytesRoundTrip) {
   const std::string value("\0\0\xfe\0v\0", 6);
   const std::string empty_qualifier;
   RowData row;
-  row.families.push_back(
-      FamilyData{1,
-                 kNoVersion,
-                 {ColumnData{empty_qualifier, {}, {CellData{1000, 1, value}}},
-                  ColumnData{qualifier, {}, {CellData{2000, 2, ""}}}}});
+  row.families.push_back(FamilyData{
+      1,
+      kNoVersion,
+      {ColumnData{empty_qualifier,
+                  {},
+                  {CellData{TimestampFromMicros(1000), 1, value}}},
+       ColumnData{
+           qualifier, {}, {CellData{TimestampFromMicros(2000), 2, ""}}}}});
   std::string storage;
   RowData back = RoundTrip(row, &storage);
   ASSERT_EQ(back.families.size(), 1u);
@@ -135,7 +146,8 @@ TEST(RowCodecTest, ManyVersionsRoundTripInOrder) {
   FamilyData family{2, kNoVersion, {ColumnData{"col", {}, {}}}};
   for (int i = 0; i < 2000; ++i) {
     family.columns[0].cells.push_back(
-        CellData{(2000 - i) * int64_t{1000}, MakeVersion(i, 0), values[i]});
+        CellData{TimestampFromMicros((2000 - i) * int64_t{1000}),
+                 MakeVersion(TimestampFromMicros(i), 0), values[i]});
   }
   row.families.push_back(family);
   std::string storage;
@@ -144,15 +156,17 @@ TEST(RowCodecTest, ManyVersionsRoundTripInOrder) {
   std::vector<LiveCell> live;
   AppendLiveCells(storage, &live);
   ASSERT_EQ(live.size(), 2000u);
-  EXPECT_EQ(live.front().timestamp_micros, 2'000'000);
-  EXPECT_EQ(live.back().timestamp_micros, 1000);
+  EXPECT_EQ(Micros(live.front().timestamp), 2'000'000);
+  EXPECT_EQ(Micros(live.back().timestamp), 1000);
   EXPECT_EQ(live.back().value, "v1999");
 }
 
 TEST(RowCodecTest, EncodeRowAppendsToExistingBytes) {
   RowData row;
   row.families.push_back(FamilyData{
-      0, kNoVersion, {ColumnData{"c", {}, {CellData{1000, 1, "v"}}}}});
+      0,
+      kNoVersion,
+      {ColumnData{"c", {}, {CellData{TimestampFromMicros(1000), 1, "v"}}}}});
   std::string storage = "prefix";
   EncodeRow(row, &storage);
   EXPECT_EQ(storage.substr(0, 6), "prefix");
@@ -164,7 +178,10 @@ TEST(RowCodecTest, RowRecordHoldsBinaryKeyAndEncoding) {
   const std::string key("k\0\xff", 3);
   RowData row;
   row.families.push_back(FamilyData{
-      0, kNoVersion, {ColumnData{"c", {}, {CellData{1000, 1, "value"}}}}});
+      0,
+      kNoVersion,
+      {ColumnData{
+          "c", {}, {CellData{TimestampFromMicros(1000), 1, "value"}}}}});
   RowRecord record(key, row);
   ASSERT_TRUE(record.valid());
   EXPECT_EQ(record.key(), key);
@@ -181,7 +198,9 @@ TEST(RowCodecTest, RowRecordOutlivesTheRowDataItWasBuiltFrom) {
     std::string value(1000, 'x');
     RowData row;
     row.families.push_back(FamilyData{
-        0, kNoVersion, {ColumnData{"c", {}, {CellData{0, 1, value}}}}});
+        0,
+        kNoVersion,
+        {ColumnData{"c", {}, {CellData{TimestampFromMicros(0), 1, value}}}}});
     record = RowRecord("key", row);
   }
   // The prefetches change nothing (a long record, an invalid one).
@@ -236,9 +255,12 @@ RowData ThreeFamilies() {
     f.columns.push_back(
         ColumnData{"c",
                    {},
-                   {CellData{3000, MakeVersion(30, 0), "new"},
-                    CellData{2000, MakeVersion(20, 0), "mid"},
-                    CellData{1000, MakeVersion(10, 0), "old"}}});
+                   {CellData{TimestampFromMicros(3000),
+                             MakeVersion(TimestampFromMicros(30), 0), "new"},
+                    CellData{TimestampFromMicros(2000),
+                             MakeVersion(TimestampFromMicros(20), 0), "mid"},
+                    CellData{TimestampFromMicros(1000),
+                             MakeVersion(TimestampFromMicros(10), 0), "old"}}});
     row.families.push_back(std::move(f));
   }
   return row;
@@ -255,8 +277,11 @@ TEST(RowCodecTest, MayNeedCompactionOnlyWithTombstonesOrVersions) {
   for (uint32_t id : {0u, 3u}) {
     FamilyData f{id, kNoVersion, {}};
     for (const char* q : {"a", "b"}) {
-      f.columns.push_back(
-          ColumnData{q, {}, {CellData{1000, MakeVersion(1, 0), "value"}}});
+      f.columns.push_back(ColumnData{
+          q,
+          {},
+          {CellData{TimestampFromMicros(1000),
+                    MakeVersion(TimestampFromMicros(1), 0), "value"}}});
     }
     single.families.push_back(std::move(f));
   }
@@ -265,14 +290,16 @@ TEST(RowCodecTest, MayNeedCompactionOnlyWithTombstonesOrVersions) {
   check(ThreeFamilies(), true);  // three versions per column
 
   RowData row_tombstone = single;
-  row_tombstone.tombstone = MakeVersion(5, 0);
+  row_tombstone.tombstone = MakeVersion(TimestampFromMicros(5), 0);
   check(row_tombstone, true);
   RowData family_tombstone = single;
-  family_tombstone.families[1].tombstone = MakeVersion(5, 0);
+  family_tombstone.families[1].tombstone =
+      MakeVersion(TimestampFromMicros(5), 0);
   check(family_tombstone, true);
   RowData column_tombstone = single;
   column_tombstone.families[1].columns[1].tombstones.push_back(
-      ColumnTombstone{0, 0, MakeVersion(5, 0)});
+      ColumnTombstone{TimestampFromMicros(0), TimestampFromMicros(0),
+                      MakeVersion(TimestampFromMicros(5), 0)});
   check(column_tombstone, true);
 }
 
@@ -283,13 +310,14 @@ TEST(RowCodecTest, AppendLiveCellsWithoutTombstonesReturnsAllInStorageOrder) {
   for (size_t i = 0; i < live.size(); ++i) {
     EXPECT_EQ(live[i].family_id, i / 3);
     EXPECT_EQ(live[i].qualifier, "c");
-    EXPECT_EQ(live[i].timestamp_micros, 3000 - 1000 * int64_t(i % 3));
+    EXPECT_EQ(Micros(live[i].timestamp), 3000 - 1000 * int64_t(i % 3));
   }
 }
 
 TEST(RowCodecTest, AppendLiveCellsHonoursRowTombstone) {
   RowData row = ThreeFamilies();
-  row.tombstone = MakeVersion(20, 0);  // hides only version 10 (strictly older)
+  row.tombstone = MakeVersion(TimestampFromMicros(20),
+                              0);  // hides only version 10 (strictly older)
   std::string storage;
   std::vector<LiveCell> live = Live(row, &storage);
   ASSERT_EQ(live.size(), 6u);
@@ -298,7 +326,7 @@ TEST(RowCodecTest, AppendLiveCellsHonoursRowTombstone) {
 
 TEST(RowCodecTest, AppendLiveCellsHonoursFamilyTombstone) {
   RowData row = ThreeFamilies();
-  row.families[1].tombstone = MakeVersion(31, 0);
+  row.families[1].tombstone = MakeVersion(TimestampFromMicros(31), 0);
   std::string storage;
   std::vector<LiveCell> live = Live(row, &storage);
   ASSERT_EQ(live.size(), 6u);
@@ -309,13 +337,16 @@ TEST(RowCodecTest, AppendLiveCellsHonoursColumnTombstoneRangeAndVersion) {
   RowData row = ThreeFamilies();
   // [2000, 3000): covers only the 2000 cell (start inclusive, end exclusive).
   row.families[0].columns[0].tombstones.push_back(
-      ColumnTombstone{2000, 3000, MakeVersion(40, 0)});
+      ColumnTombstone{TimestampFromMicros(2000), TimestampFromMicros(3000),
+                      MakeVersion(TimestampFromMicros(40), 0)});
   // Unbounded end, but an older version than every cell: covers nothing.
   row.families[1].columns[0].tombstones.push_back(
-      ColumnTombstone{0, 0, MakeVersion(5, 0)});
+      ColumnTombstone{TimestampFromMicros(0), TimestampFromMicros(0),
+                      MakeVersion(TimestampFromMicros(5), 0)});
   // Unbounded end from 2000 at a version between the cells': covers "mid".
   row.families[2].columns[0].tombstones.push_back(
-      ColumnTombstone{2000, 0, MakeVersion(25, 0)});
+      ColumnTombstone{TimestampFromMicros(2000), TimestampFromMicros(0),
+                      MakeVersion(TimestampFromMicros(25), 0)});
   std::string storage;
   std::vector<LiveCell> live = Live(row, &storage);
   std::vector<std::pair<uint32_t, std::string>> got;
@@ -334,20 +365,24 @@ TEST(RowCodecTest, AppendLiveCellsHandlesManyColumnTombstones) {
   FamilyData f{0, kNoVersion, {ColumnData{"c", {}, {}}}};
   for (int i = 9; i >= 0; --i) {
     f.columns[0].cells.push_back(
-        CellData{i * int64_t{1000}, MakeVersion(1, 0), "v"});
+        CellData{TimestampFromMicros(i * int64_t{1000}),
+                 MakeVersion(TimestampFromMicros(1), 0), "v"});
   }
   // Six tombstones (more than the inline buffer), each covering one even ts.
   for (int i = 0; i < 10; i += 2) {
-    f.columns[0].tombstones.push_back(ColumnTombstone{
-        i * int64_t{1000}, i * int64_t{1000} + 1000, MakeVersion(2, 0)});
+    f.columns[0].tombstones.push_back(
+        ColumnTombstone{TimestampFromMicros(i * int64_t{1000}),
+                        TimestampFromMicros(i * int64_t{1000} + 1000),
+                        MakeVersion(TimestampFromMicros(2), 0)});
   }
   f.columns[0].tombstones.push_back(
-      ColumnTombstone{100000, 0, MakeVersion(2, 0)});
+      ColumnTombstone{TimestampFromMicros(100000), TimestampFromMicros(0),
+                      MakeVersion(TimestampFromMicros(2), 0)});
   row.families.push_back(f);
   std::string storage;
   std::vector<LiveCell> live = Live(row, &storage);
   std::vector<int64_t> ts;
-  for (const LiveCell& c : live) ts.push_back(c.timestamp_micros);
+  for (const LiveCell& c : live) ts.push_back(Micros(c.timestamp));
   EXPECT_EQ(ts, (std::vector<int64_t>{9000, 7000, 5000, 3000, 1000}));
 }
 
@@ -372,12 +407,14 @@ RowData RandomRow(sim::Rng& rng) {
         const int64_t start = int64_t(rng.Uniform(6)) * 1000;
         const int64_t end =
             rng.Bernoulli(0.3) ? 0 : start + int64_t(rng.Uniform(4)) * 1000;
-        cd.tombstones.push_back(ColumnTombstone{start, end, rng.Uniform(50)});
+        cd.tombstones.push_back(ColumnTombstone{TimestampFromMicros(start),
+                                                TimestampFromMicros(end),
+                                                rng.Uniform(50)});
       }
       for (int64_t ts = 5000; ts >= 0; ts -= 1000) {
         if (rng.Bernoulli(0.5)) {
-          cd.cells.push_back(
-              CellData{ts, rng.Uniform(50), kValues[rng.Uniform(4)]});
+          cd.cells.push_back(CellData{TimestampFromMicros(ts), rng.Uniform(50),
+                                      kValues[rng.Uniform(4)]});
         }
       }
       fd.columns.push_back(std::move(cd));
@@ -397,7 +434,7 @@ TEST(RowCodecTest, IsCoveredAgreesWithAppendLiveCellsOnRandomRows) {
         for (const CellData& cell : c.cells) {
           if (!IsCovered(row, f, c, cell)) {
             expected.push_back(
-                LiveCell{f.id, c.qualifier, cell.timestamp_micros, cell.value});
+                LiveCell{f.id, c.qualifier, cell.timestamp, cell.value});
           }
         }
       }
@@ -408,7 +445,7 @@ TEST(RowCodecTest, IsCoveredAgreesWithAppendLiveCellsOnRandomRows) {
     for (size_t i = 0; i < live.size(); ++i) {
       EXPECT_EQ(live[i].family_id, expected[i].family_id);
       EXPECT_EQ(live[i].qualifier, expected[i].qualifier);
-      EXPECT_EQ(live[i].timestamp_micros, expected[i].timestamp_micros);
+      EXPECT_EQ(live[i].timestamp, expected[i].timestamp);
       EXPECT_EQ(live[i].value, expected[i].value);
     }
   }
@@ -434,7 +471,7 @@ TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
       auto& cells = row.families[0].columns[0].cells;
       cells.clear();
       for (int64_t ts = 200'000; ts > 0; ts -= 1000) {
-        cells.push_back(CellData{ts, 1, "x"});
+        cells.push_back(CellData{TimestampFromMicros(ts), 1, "x"});
       }
     }
     const bool absent = rng.Bernoulli(0.1);
@@ -458,18 +495,19 @@ TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
     // often the newest cell's, sometimes off the millisecond grid.
     int64_t ts = static_cast<int64_t>(rng.Uniform(10)) * 1000 +
                  (rng.Bernoulli(0.1) ? 999'000 : 0);
-    if (newest != nullptr && rng.Bernoulli(0.4)) ts = newest->timestamp_micros;
+    if (newest != nullptr && rng.Bernoulli(0.4)) ts = Micros(newest->timestamp);
     if (rng.Bernoulli(0.05)) ts += 1;
     const Version version = rng.Uniform(60);
     const std::string_view value = NewValue(rng, long_value);
-    const RowRecord got = WithCellWritten(
-        "key", absent ? nullptr : &old, family, qualifier, ts, version, value);
+    const RowRecord got =
+        WithCellWritten("key", absent ? nullptr : &old, family, qualifier,
+                        TimestampFromMicros(ts), version, value);
 
     const bool on_grid = ts % 1000 == 0;
     const bool prepend = column != nullptr &&
-                         (newest == nullptr || ts > newest->timestamp_micros);
+                         (newest == nullptr || ts > Micros(newest->timestamp));
     const bool same_millisecond =
-        newest != nullptr && ts == newest->timestamp_micros;
+        newest != nullptr && ts == Micros(newest->timestamp);
     if (on_grid && same_millisecond && version < newest->version) ++older_lost;
     const bool replace = same_millisecond && version >= newest->version;
     const bool applies = on_grid && (absent || prepend || replace);
@@ -478,7 +516,7 @@ TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
       ++declined;
       continue;
     }
-    const CellData cell{ts, version, value};
+    const CellData cell{TimestampFromMicros(ts), version, value};
     if (absent) {
       ++created;
       edited.families.push_back(
@@ -502,7 +540,9 @@ TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
   EXPECT_GT(older_lost, 20);
   EXPECT_GT(declined, 1000);
   // A negative timestamp is left to the general path.
-  EXPECT_FALSE(WithCellWritten("k", nullptr, 0, "q", -5000, 2, "y").valid());
+  EXPECT_FALSE(
+      WithCellWritten("k", nullptr, 0, "q", TimestampFromMicros(-5000), 2, "y")
+          .valid());
 }
 
 TEST(RowCodecTest, NewestLiveCellIsTheFirstLiveCellOfItsColumn) {
@@ -542,7 +582,7 @@ TEST(RowCodecTest, NewestLiveCellIsTheFirstLiveCellOfItsColumn) {
         ++found;
         EXPECT_EQ(got->family_id, family);
         EXPECT_EQ(got->qualifier, qualifier);
-        EXPECT_EQ(got->timestamp_micros, first->timestamp_micros);
+        EXPECT_EQ(got->timestamp, first->timestamp);
         EXPECT_EQ(got->value, first->value);
       }
     }
@@ -562,20 +602,25 @@ RowData MostlyLoneColumnRow(sim::Rng& rng) {
                  rng.Bernoulli(0.05) ? Version{4} : kNoVersion,
                  {ColumnData{"q", {}, {}}}});
   ColumnData& c = row.families[0].columns[0];
-  if (rng.Bernoulli(0.05)) c.tombstones.push_back(ColumnTombstone{0, 0, 5});
+  if (rng.Bernoulli(0.05))
+    c.tombstones.push_back(
+        ColumnTombstone{TimestampFromMicros(0), TimestampFromMicros(0), 5});
   const int cells = static_cast<int>(rng.Uniform(11));
   for (int k = 0; k < cells; ++k) {
     c.cells.push_back(CellData{
-        (cells - k) * 1000 + 1'000'000'000, rng.Uniform(1000),
+        TimestampFromMicros((cells - k) * 1000 + 1'000'000'000),
+        rng.Uniform(1000),
         rng.Bernoulli(0.3) ? std::string_view(kLong) : std::string_view("v")});
   }
   if (rng.Bernoulli(0.05)) {
-    row.families[0].columns.push_back(ColumnData{"r", {}, {{1000, 1, "w"}}});
+    row.families[0].columns.push_back(
+        ColumnData{"r", {}, {{TimestampFromMicros(1000), 1, "w"}}});
   }
   if (rng.Bernoulli(0.05)) {
-    row.families.push_back(FamilyData{row.families[0].id + 1,
-                                      kNoVersion,
-                                      {ColumnData{"q", {}, {{1000, 1, "w"}}}}});
+    row.families.push_back(FamilyData{
+        row.families[0].id + 1,
+        kNoVersion,
+        {ColumnData{"q", {}, {{TimestampFromMicros(1000), 1, "w"}}}}});
   }
   return row;
 }
@@ -603,7 +648,7 @@ TEST(RowEditsTest, KeepNewestCellsIsDecodeTrimEncodeByteForByte) {
     EXPECT_EQ(column.family_id, row.families[0].id);
     ASSERT_EQ(column.cells, c.cells.size());
     for (size_t k = 0; k < column.cells; ++k) {
-      EXPECT_EQ(column.timestamp_micros[k], c.cells[k].timestamp_micros);
+      EXPECT_EQ(column.timestamps[k], c.cells[k].timestamp);
     }
     for (size_t keep = 1; keep < column.cells; ++keep) {
       RowData expected_row = row;
@@ -623,9 +668,12 @@ TEST(RowEditsTest, KeepNewestCellsIsDecodeTrimEncodeByteForByte) {
 TEST(RowCodecTest, IsCoveredUsesStrictlyOlderVersions) {
   RowData row;
   FamilyData f{0, kNoVersion, {}};
-  ColumnData c{"c", {ColumnTombstone{0, 0, 100}}, {}};
-  const CellData same{1000, 100, "v"};
-  const CellData older{1000, 99, "v"};
+  ColumnData c{
+      "c",
+      {ColumnTombstone{TimestampFromMicros(0), TimestampFromMicros(0), 100}},
+      {}};
+  const CellData same{TimestampFromMicros(1000), 100, "v"};
+  const CellData older{TimestampFromMicros(1000), 99, "v"};
   EXPECT_FALSE(IsCovered(row, f, c, same));
   EXPECT_TRUE(IsCovered(row, f, c, older));
   ColumnData none{"c", {}, {}};

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,7 +37,10 @@ RowData OneCell(std::string_view value) {
   RowData row;
   FamilyData family{0, kNoVersion, {}};
   family.columns.push_back(
-      ColumnData{"q", {}, {CellData{1000, MakeVersion(1, 1), value}}});
+      ColumnData{"q",
+                 {},
+                 {CellData{TimestampFromMicros(1000),
+                           MakeVersion(TimestampFromMicros(1), 1), value}}});
   row.families.push_back(std::move(family));
   return row;
 }
@@ -100,8 +104,8 @@ TEST(RowRecordShareTest, SameRowComparesBytesWhenNotShared) {
 
 RowData TwoCells() {
   RowData row = OneCell("new");
-  row.families[0].columns[0].cells.push_back(
-      CellData{0, MakeVersion(0, 1), "old"});
+  row.families[0].columns[0].cells.push_back(CellData{
+      TimestampFromMicros(0), MakeVersion(TimestampFromMicros(0), 1), "old"});
   return row;
 }
 
@@ -138,17 +142,18 @@ TEST(CompactionSharesTest, FindsAResultForTheSameAllocationAndTime) {
   const RowRecord row("key", TwoCells());
   const RowRecord result("key", OneCell("new"));
   const GcRule one = GcRule::MaxVersions(1);
-  EXPECT_EQ(shares.Find(row, 5).result, nullptr);
-  shares.Add(row, 3, one, 5, result);
-  const CompactionShares::Recorded found = shares.Find(row.Share(), 5);
+  EXPECT_EQ(shares.Find(row, TimestampFromMicros(5)).result, nullptr);
+  shares.Add(row, 3, one, TimestampFromMicros(5), result);
+  const CompactionShares::Recorded found =
+      shares.Find(row.Share(), TimestampFromMicros(5));
   ASSERT_NE(found.result, nullptr);
   EXPECT_EQ(found.result->allocation(), result.allocation());
   // With what the caller needs to tell whether its compaction is the same.
   EXPECT_EQ(found.family_id, 3u);
   EXPECT_EQ(found.rule, &one);
   // Anything else is not the same compaction.
-  EXPECT_EQ(shares.Find(row, 6).result, nullptr);
-  EXPECT_EQ(shares.Find(row.Clone(), 5).result, nullptr);
+  EXPECT_EQ(shares.Find(row, TimestampFromMicros(6)).result, nullptr);
+  EXPECT_EQ(shares.Find(row.Clone(), TimestampFromMicros(5)).result, nullptr);
 }
 
 TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
@@ -162,31 +167,34 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
     // Neither hint changes anything, even when the table is empty.
     shares.Prefetch(rows.back(), false);
     shares.Prefetch(rows.back(), true);
-    shares.Add(rows.back(), 0, one, 5, results.back());
+    shares.Add(rows.back(), 0, one, TimestampFromMicros(5), results.back());
   }
   for (int i = 0; i < 5000; ++i) {
     shares.Prefetch(rows[(i + 8) % 5000], false);
     shares.Prefetch(rows[(i + 4) % 5000], true);
-    const RowRecord* found = shares.Find(rows[i], 5).result;
+    const RowRecord* found =
+        shares.Find(rows[i], TimestampFromMicros(5)).result;
     ASSERT_NE(found, nullptr) << i;
     EXPECT_EQ(found->allocation(), results[i].allocation()) << i;
   }
   // A row with no result, shared or not.
   const RowRecord unrecorded("key", TwoCells());
   shares.Prefetch(unrecorded, true);
-  EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
+  EXPECT_EQ(shares.Find(unrecorded, TimestampFromMicros(5)).result, nullptr);
   const RowRecord unrecorded_copy = unrecorded.Share();
-  EXPECT_EQ(shares.Find(unrecorded, 5).result, nullptr);
+  EXPECT_EQ(shares.Find(unrecorded, TimestampFromMicros(5)).result, nullptr);
   // Recording a row again replaces its result.
   const RowRecord other("key7", OneCell("other"));
-  shares.Add(rows[7], 1, one, 5, other);
-  EXPECT_EQ(shares.Find(rows[7], 5).result->allocation(), other.allocation());
-  EXPECT_EQ(shares.Find(rows[7], 5).family_id, 1u);
+  shares.Add(rows[7], 1, one, TimestampFromMicros(5), other);
+  EXPECT_EQ(shares.Find(rows[7], TimestampFromMicros(5)).result->allocation(),
+            other.allocation());
+  EXPECT_EQ(shares.Find(rows[7], TimestampFromMicros(5)).family_id, 1u);
   // A result of another time forgets every result of this one.
-  shares.Add(rows[8], 0, one, 6, other);
-  EXPECT_EQ(shares.Find(rows[8], 6).result->allocation(), other.allocation());
-  EXPECT_EQ(shares.Find(rows[8], 5).result, nullptr);
-  EXPECT_EQ(shares.Find(rows[7], 6).result, nullptr);
+  shares.Add(rows[8], 0, one, TimestampFromMicros(6), other);
+  EXPECT_EQ(shares.Find(rows[8], TimestampFromMicros(6)).result->allocation(),
+            other.allocation());
+  EXPECT_EQ(shares.Find(rows[8], TimestampFromMicros(5)).result, nullptr);
+  EXPECT_EQ(shares.Find(rows[7], TimestampFromMicros(6)).result, nullptr);
   EXPECT_FALSE(rows[7].shared());  // its reference dropped
 }
 
@@ -197,7 +205,8 @@ TEST(CompactionSharesTest, KeepsItsRowsAlive) {
   {
     const RowRecord row("key", TwoCells());
     address = row.allocation();
-    shares.Add(row, 0, one, 5, RowRecord("key", OneCell("new")));
+    shares.Add(row, 0, one, TimestampFromMicros(5),
+               RowRecord("key", OneCell("new")));
     EXPECT_TRUE(row.shared());
   }
   // The row is gone from its holder but not freed, so no new row can take
@@ -212,25 +221,28 @@ TEST(CompactionSharesTest, ClearForgetsEveryResultAndDropsItsReferences) {
   std::vector<RowRecord> rows;
   for (int i = 0; i < 5000; ++i) {
     rows.emplace_back("key" + std::to_string(i), TwoCells());
-    shares.Add(rows.back(), 0, one, 5, RowRecord("key", OneCell("new")));
+    shares.Add(rows.back(), 0, one, TimestampFromMicros(5),
+               RowRecord("key", OneCell("new")));
     ASSERT_TRUE(rows.back().shared());
   }
   shares.Clear();
   for (const RowRecord& row : rows) {
     EXPECT_FALSE(row.shared());  // only the holder's reference is left
-    EXPECT_EQ(shares.Find(row, 5).result, nullptr);
+    EXPECT_EQ(shares.Find(row, TimestampFromMicros(5)).result, nullptr);
   }
   // The next rounds, smaller (the table shrinks) and empty, work alike.
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 10; ++i) {
-      shares.Add(rows[i], 0, one, 6 + round, rows[i + 1]);
+      shares.Add(rows[i], 0, one, TimestampFromMicros(6 + round), rows[i + 1]);
     }
     for (int i = 0; i < 10; ++i) {
-      const RowRecord* found = shares.Find(rows[i], 6 + round).result;
+      const RowRecord* found =
+          shares.Find(rows[i], TimestampFromMicros(6 + round)).result;
       ASSERT_NE(found, nullptr);
       EXPECT_EQ(found->allocation(), rows[i + 1].allocation());
     }
-    EXPECT_EQ(shares.Find(rows[20], 6 + round).result, nullptr);
+    EXPECT_EQ(shares.Find(rows[20], TimestampFromMicros(6 + round)).result,
+              nullptr);
     shares.Clear();
     shares.Clear();
     EXPECT_FALSE(rows[0].shared());
@@ -246,7 +258,7 @@ class ReplicaTest : public ::testing::Test {
     BTSIM_CHECK(origin_.ModifyColumnFamilies(mods).ok());
     BTSIM_CHECK(replica_.ModifyColumnFamilies(mods).ok());
     origin_.set_commit_hook(
-        [this](std::string_view, std::span<const Mutation>, int64_t, Version,
+        [this](std::string_view, std::span<const Mutation>, Timestamp, Version,
                RowShare share) { last_share_ = std::move(share); });
   }
 
@@ -254,7 +266,11 @@ class ReplicaTest : public ::testing::Test {
   Version Commit(std::vector<Mutation> m) {
     const Version v = next_;
     next_ += Version{1} << kOriginBits;
-    BTSIM_CHECK(origin_.MutateRow("k", m, CommitContext{v, kNowMicros}).ok());
+    BTSIM_CHECK(
+        origin_
+            .MutateRow("k", m,
+                       CommitContext{v, TimestampFromMicros(kNowMicros)})
+            .ok());
     return v;
   }
 
@@ -285,7 +301,7 @@ class ReplicaTest : public ::testing::Test {
   Table origin_{"t", {}, {}};
   Table replica_{"t", {}, {}};
   RowShare last_share_;
-  Version next_ = MakeVersion(kNowMicros, 1);
+  Version next_ = MakeVersion(TimestampFromMicros(kNowMicros), 1);
 };
 
 TEST_F(ReplicaTest, OnlySingleMutationCommitsCarryAShare) {
@@ -309,7 +325,7 @@ TEST_F(ReplicaTest, AReplicaHoldingTheOriginsRowTakesTheOriginsResult) {
 TEST_F(ReplicaTest, AReplicaWhoseRowDiffersAppliesTheMutationsItself) {
   // The replica already holds a cell the origin has not seen.
   const std::vector<Mutation> own = {Set("cf", "z", 5000, "replica's own")};
-  Deliver(replica_, "k", own, MakeVersion(kNowMicros, 2));
+  Deliver(replica_, "k", own, MakeVersion(TimestampFromMicros(kNowMicros), 2));
   DeliverMarked(replica_, {Set("cf", "q", 1000, "a")});
   const std::vector<Cell> cells = ReadK(replica_);
   ASSERT_EQ(cells.size(), 2u);
@@ -353,7 +369,7 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   // A result recorded for their row (a marker, so that taking it shows)
   // under a rule equal to the origin's, for "cf" (id 0 in every table).
   CompactionShares shares;
-  const int64_t now = kNowMicros + 1000;
+  const Timestamp now = TimestampFromMicros(kNowMicros + 1000);
   const GcRule origin_rule = GcRule::MaxVersions(1);
   shares.Add(last_share_.after(), 0, origin_rule, now,
              RowRecord("k", OneCell("from the share")));
@@ -366,7 +382,8 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   // At another time the result is not the same compaction.
   shares.Add(last_share_.after(), 0, origin_rule, now,
              RowRecord("k", OneCell("from the share")));
-  origin_.Compact(now + 1000, MakeVersion(now + 1000, 0), &shares);
+  const Timestamp later = now + std::chrono::milliseconds(1);
+  origin_.Compact(later, MakeVersion(later, 0), &shares);
   ASSERT_EQ(ReadK(origin_).size(), 1u);
   EXPECT_EQ(ReadK(origin_)[0].value, "b");
 }
@@ -379,10 +396,12 @@ TEST_F(ReplicaTest, ARowDeletedOnTheReplicaDoesNotMatchTheOriginsRow) {
   // The replica drops the row and compacts it away; then the origin, which
   // has not seen the drop, writes the row again.
   const std::vector<Mutation> drop = {DelRow()};
-  Deliver(replica_, "k", drop, MakeVersion(kNowMicros + 1, 2));
-  replica_.Compact(kNowMicros + 2, MakeVersion(kNowMicros + 2, 0));
+  Deliver(replica_, "k", drop,
+          MakeVersion(TimestampFromMicros(kNowMicros + 1), 2));
+  replica_.Compact(TimestampFromMicros(kNowMicros + 2),
+                   MakeVersion(TimestampFromMicros(kNowMicros + 2), 0));
   EXPECT_TRUE(ReadK(replica_).empty());
-  next_ = MakeVersion(kNowMicros + 10, 1);
+  next_ = MakeVersion(TimestampFromMicros(kNowMicros + 10), 1);
   DeliverMarked(replica_, {Set("cf", "q", 2000, "b")});
   const std::vector<Cell> cells = ReadK(replica_);
   ASSERT_EQ(cells.size(), 1u);
@@ -400,7 +419,11 @@ TEST_F(ReplicaTest, ReplicasHoldingTheSameRowsHaveTheSameContents) {
     const std::string key = "row" + std::to_string(1000 + i);
     const Version v = next_;
     next_ += Version{1} << kOriginBits;
-    ASSERT_TRUE(origin_.MutateRow(key, m, CommitContext{v, kNowMicros}).ok());
+    ASSERT_TRUE(
+        origin_
+            .MutateRow(key, m,
+                       CommitContext{v, TimestampFromMicros(kNowMicros)})
+            .ok());
     Deliver(replica_, key, m, v, last_share_);
     Deliver(split, key, m, v, last_share_);
   }

@@ -31,6 +31,7 @@ using test_util::Row;
 using test_util::Set;
 
 inline constexpr int64_t kNowMicros = 1'700'000'000'000'000;
+inline constexpr Timestamp kNow = TimestampFromMicros(kNowMicros);
 
 // Drives a Table directly, handing out commit versions like a Cluster would.
 class TableTest : public ::testing::Test {
@@ -43,7 +44,7 @@ class TableTest : public ::testing::Test {
   }
 
   CommitContext Commit(size_t n = 1) {
-    CommitContext c{next_version_, kNowMicros};
+    CommitContext c{next_version_, kNow};
     next_version_ += static_cast<Version>(std::max<size_t>(n, 1))
                      << kOriginBits;
     return c;
@@ -95,11 +96,11 @@ class TableTest : public ::testing::Test {
     return table_.ModifyColumnFamilies(mods);
   }
 
-  void CompactAll() { table_.Compact(kNowMicros, last_version()); }
+  void CompactAll() { table_.Compact(kNow, last_version()); }
 
   Table table_;
   sim::Rng rng_{7};
-  Version next_version_ = MakeVersion(kNowMicros, 0);
+  Version next_version_ = MakeVersion(kNow, 0);
 };
 
 inline std::string Key(int i) {

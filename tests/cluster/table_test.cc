@@ -53,14 +53,15 @@ TEST_F(TableTest, FamiliesAreListedByNameWithTheirRules) {
 TEST_F(TableTest, ModifyColumnFamiliesAppliesCreateUpdateDropInOrder) {
   ASSERT_TRUE(
       Modify({CreateFamily("a"), UpdateFamily("a", GcRule::MaxVersions(1)),
-              DropFamily("cf"), CreateFamily("cf", GcRule::MaxAge(1000))})
+              DropFamily("cf"),
+              CreateFamily("cf", GcRule::MaxAge(std::chrono::milliseconds(1)))})
           .ok());
   std::vector<ColumnFamily> families = table_.Families();
   ASSERT_EQ(families.size(), 2u);
   EXPECT_EQ(families[0].name, "a");
   EXPECT_EQ(families[0].gc_rule, GcRule::MaxVersions(1));
   EXPECT_EQ(families[1].name, "cf");
-  EXPECT_EQ(families[1].gc_rule, GcRule::MaxAge(1000));
+  EXPECT_EQ(families[1].gc_rule, GcRule::MaxAge(std::chrono::milliseconds(1)));
 }
 
 TEST_F(TableTest, ModifyColumnFamiliesIsAtomic) {
@@ -96,7 +97,8 @@ TEST_F(TableTest, ModifyColumnFamiliesErrorsNameTheModification) {
               HasSubstr("modifications[1].update.gc_rule.max_num_versions"));
   EXPECT_FALSE(table_.HasFamily("y"));
 
-  Status bad_create = Modify({CreateFamily("z", GcRule::MaxAge(0))});
+  Status bad_create =
+      Modify({CreateFamily("z", GcRule::MaxAge(std::chrono::microseconds(0)))});
   EXPECT_THAT(bad_create.message(),
               HasSubstr("modifications[0].create.gc_rule.max_age"));
 }
@@ -206,8 +208,10 @@ TEST_F(TableTest, MutateRowRejectsAnEmptyMutationList) {
 
 TEST_F(TableTest, SameCellFromAnOlderVersionLosesLastWriterWins) {
   // Replication may deliver writes out of order: the newer commit wins.
-  const CommitContext newer{MakeVersion(kNowMicros + 10, 1), kNowMicros};
-  const CommitContext older{MakeVersion(kNowMicros + 5, 2), kNowMicros};
+  const CommitContext newer{
+      MakeVersion(kNow + std::chrono::microseconds(10), 1), kNow};
+  const CommitContext older{MakeVersion(kNow + std::chrono::microseconds(5), 2),
+                            kNow};
   std::vector<Mutation> a = {Set("cf", "q", 1000, "newer")};
   std::vector<Mutation> b = {Set("cf", "q", 1000, "older")};
   ASSERT_TRUE(table_.MutateRow("r", a, newer).ok());
@@ -216,8 +220,8 @@ TEST_F(TableTest, SameCellFromAnOlderVersionLosesLastWriterWins) {
 }
 
 TEST_F(TableTest, EqualCommitTimeTieBrokenByOrigin) {
-  const CommitContext origin1{MakeVersion(kNowMicros, 1), kNowMicros};
-  const CommitContext origin2{MakeVersion(kNowMicros, 2), kNowMicros};
+  const CommitContext origin1{MakeVersion(kNow, 1), kNow};
+  const CommitContext origin2{MakeVersion(kNow, 2), kNow};
   std::vector<Mutation> a = {Set("cf", "q", 1000, "from2")};
   std::vector<Mutation> b = {Set("cf", "q", 1000, "from1")};
   ASSERT_TRUE(table_.MutateRow("r", a, origin2).ok());
@@ -226,9 +230,12 @@ TEST_F(TableTest, EqualCommitTimeTieBrokenByOrigin) {
 }
 
 TEST_F(TableTest, DeleteArrivingLateCoversOnlyOlderCommits) {
-  const CommitContext early{MakeVersion(kNowMicros + 1, 1), kNowMicros};
-  const CommitContext del{MakeVersion(kNowMicros + 2, 2), kNowMicros};
-  const CommitContext late{MakeVersion(kNowMicros + 3, 1), kNowMicros};
+  const CommitContext early{MakeVersion(kNow + std::chrono::microseconds(1), 1),
+                            kNow};
+  const CommitContext del{MakeVersion(kNow + std::chrono::microseconds(2), 2),
+                          kNow};
+  const CommitContext late{MakeVersion(kNow + std::chrono::microseconds(3), 1),
+                           kNow};
   std::vector<Mutation> w1 = {Set("cf", "a", 1000, "early")};
   std::vector<Mutation> w2 = {Set("cf", "b", 1000, "late")};
   std::vector<Mutation> d = {DelRow()};
@@ -243,7 +250,7 @@ TEST_F(TableTest, HotRowReadModifyWriteRewritesItsNewestCellInOneMillisecond) {
       "cf", "n", ReadModifyWriteRule::Kind::kIncrement, "", 1};
   auto increment = [&](int64_t server_micros) {
     CommitContext commit = Commit();
-    commit.server_time_micros = server_micros;
+    commit.server_time = TimestampFromMicros(server_micros);
     auto r = table_.ReadModifyWriteRow("r", {&add_one, 1}, commit);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   };
@@ -354,17 +361,17 @@ TEST_F(TableTest, CompactionKeepsTombstonesNewerThanTheHorizon) {
   Put("r", "old", "q", 1000);
   const Version horizon = last_version();
   ASSERT_TRUE(Mutate("r", {DelCol("cf", "q")}).ok());
-  table_.Compact(kNowMicros, horizon);
+  table_.Compact(kNow, horizon);
   EXPECT_THAT(ReadRow("r"), IsEmpty());
   EXPECT_EQ(table_.Stats().rows, 1);  // the tombstone is still stored
   // A write replicated from a peer with a commit older than the delete stays
   // hidden because the tombstone survived.
   std::vector<Mutation> stale = {Set("cf", "q", 2000, "stale")};
-  ASSERT_TRUE(table_
-                  .MutateRow("r", stale,
-                             CommitContext{horizon - (1 << kOriginBits) + 5,
-                                           kNowMicros})
-                  .ok());
+  ASSERT_TRUE(
+      table_
+          .MutateRow("r", stale,
+                     CommitContext{horizon - (1 << kOriginBits) + 5, kNow})
+          .ok());
   EXPECT_THAT(ReadRow("r"), IsEmpty());
   CompactAll();
   EXPECT_EQ(table_.Stats().rows, 0);
@@ -384,23 +391,27 @@ TEST_F(TableTest, CompactionRemovesEmptyRowsAndCoveredBytes) {
 }
 
 TEST_F(TableTest, CompactionAppliesGcRuleAtTheGivenTime) {
-  ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxAge(60'000'000))}).ok());
+  ASSERT_TRUE(
+      Modify({UpdateFamily("cf", GcRule::MaxAge(std::chrono::minutes(1)))})
+          .ok());
   Put("r", "old", "q", kNowMicros - 120'000'000);
   Put("r", "new", "q", kNowMicros - 30'000'000);
-  table_.Compact(kNowMicros - 60'000'000, last_version());
+  table_.Compact(kNow - std::chrono::minutes(1), last_version());
   EXPECT_EQ(ReadRow("r").size(), 2u);  // nothing old enough yet
-  table_.Compact(kNowMicros, last_version());
+  table_.Compact(kNow, last_version());
   EXPECT_THAT(ReadRow("r"),
               ElementsAre(Cell{"cf", "q", kNowMicros - 30'000'000, "new", ""}));
 }
 
 TEST_F(TableTest, CompactionRemovesARowWhoseOnlyColumnAgedOut) {
-  ASSERT_TRUE(Modify({UpdateFamily("cf", GcRule::MaxAge(60'000'000))}).ok());
+  ASSERT_TRUE(
+      Modify({UpdateFamily("cf", GcRule::MaxAge(std::chrono::minutes(1)))})
+          .ok());
   Put("gone", "a", "q", kNowMicros - 120'000'000);
   Put("gone", "b", "q", kNowMicros - 90'000'000);
   Put("kept", "c", "q", kNowMicros - 90'000'000);
   Put("kept", "d", "q", kNowMicros - 10'000'000);
-  table_.Compact(kNowMicros, last_version());
+  table_.Compact(kNow, last_version());
   EXPECT_THAT(ReadRow("gone"), IsEmpty());
   EXPECT_THAT(ReadRow("kept"),
               ElementsAre(Cell{"cf", "q", kNowMicros - 10'000'000, "d", ""}));
@@ -428,7 +439,7 @@ TEST_F(TableTest, TombstoneKeptAboveTheHorizonGoesOnceTheHorizonPassesIt) {
   Put("r", "old", "q", 1000);
   const Version horizon = last_version();
   ASSERT_TRUE(Mutate("r", {DelCol("cf", "q")}).ok());
-  table_.Compact(kNowMicros, horizon);
+  table_.Compact(kNow, horizon);
   EXPECT_EQ(table_.Stats().rows, 2);  // the tombstone is still stored
   CompactAll();                       // "r" was not written again
   EXPECT_EQ(table_.Stats().rows, 1);
@@ -488,8 +499,8 @@ TEST_F(TableTest, CompactingCandidatesMatchesCompactingEveryRow) {
     versions.push_back(last_version());
     const Version horizon = versions[versions.size() / 2];
     std::unique_ptr<Table> every_row = table.Clone();
-    table.Compact(kNowMicros, horizon);
-    every_row->Compact(kNowMicros, horizon);
+    table.Compact(kNow, horizon);
+    every_row->Compact(kNow, horizon);
     ASSERT_EQ(Contents(table), Contents(*every_row)) << "step " << step;
     const TableStats a = table.Stats();
     const TableStats b = every_row->Stats();

@@ -380,10 +380,10 @@ RowRecord SizedRow(const std::string& key, size_t size) {
   row.families.push_back(FamilyData{
       0,
       kNoVersion,
-      {ColumnData{
-          "c",
-          {},
-          {CellData{1000, 1, std::string_view(kValue).substr(0, size)}}}}});
+      {ColumnData{"c",
+                  {},
+                  {CellData{TimestampFromMicros(1000), 1,
+                            std::string_view(kValue).substr(0, size)}}}}});
   return RowRecord(key, row);
 }
 

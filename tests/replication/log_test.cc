@@ -179,7 +179,8 @@ TEST(ReplicationLogTest, AtReturnsTheEntryAtAPosition) {
 TEST(ReplicationLogTest, RecordsRoundTripWithTheirMutations) {
   ReplicationLog log;
   cluster::CommitRecord r = Record(1);
-  r.mutations.push_back(cluster::SetCell{"cf", "q", 7, std::string(50, 'v')});
+  r.mutations.push_back(cluster::SetCell{
+      "cf", "q", cluster::TimestampFromMicros(7000), std::string(50, 'v')});
   r.mutations.push_back(cluster::DeleteFromFamily{"cf2"});
   log.Append(std::move(r));
   cluster::CommitRecord schema;
@@ -192,7 +193,7 @@ TEST(ReplicationLogTest, RecordsRoundTripWithTheirMutations) {
   const auto& set = std::get<cluster::SetCell>(row.mutations[0]);
   EXPECT_EQ(set.family, "cf");
   EXPECT_EQ(set.qualifier, "q");
-  EXPECT_EQ(set.timestamp_micros, 7);
+  EXPECT_EQ(cluster::Micros(set.timestamp), 7000);
   EXPECT_EQ(set.value, std::string(50, 'v'));
   EXPECT_EQ(std::get<cluster::DeleteFromFamily>(row.mutations[1]).family,
             "cf2");

@@ -217,9 +217,8 @@ class RandomWorld {
     const std::string qualifier = kQualifiers[rng_.Uniform(3)];
     const uint64_t kind = rng_.Uniform(10);
     if (kind < 6) {
-      const int64_t ts = rng_.Bernoulli(0.3)
-                             ? cluster::kServerTimestamp
-                             : static_cast<int64_t>(rng_.Uniform(5)) * 1000;
+      const cluster::Timestamp ts =
+          rng_.Bernoulli(0.3) ? cluster::kServerTimestamp : RandomMillisecond();
       return SetCell{family, qualifier, ts,
                      "v" + std::to_string(rng_.Uniform(1000))};
     }
@@ -229,10 +228,18 @@ class RandomWorld {
           rng_.Bernoulli(0.5)
               ? 0
               : start + static_cast<int64_t>(1 + rng_.Uniform(3)) * 1000;
-      return DeleteFromColumn{family, qualifier, start, end};
+      return DeleteFromColumn{family, qualifier,
+                              cluster::TimestampFromMicros(start),
+                              cluster::TimestampFromMicros(end)};
     }
     if (kind < 9) return DeleteFromFamily{family};
     return DeleteFromRow{};
+  }
+
+  // One of the first five milliseconds since the epoch.
+  cluster::Timestamp RandomMillisecond() {
+    return cluster::TimestampFromMicros(static_cast<int64_t>(rng_.Uniform(5)) *
+                                        1000);
   }
 
   void Write() {
@@ -241,9 +248,8 @@ class RandomWorld {
     std::vector<Mutation> mutations;
     if (options_.unique_rows) {
       key = "w" + std::to_string(writes_);
-      const int64_t ts = rng_.Bernoulli(0.5)
-                             ? cluster::kServerTimestamp
-                             : static_cast<int64_t>(rng_.Uniform(5)) * 1000;
+      const cluster::Timestamp ts =
+          rng_.Bernoulli(0.5) ? cluster::kServerTimestamp : RandomMillisecond();
       mutations.push_back(SetCell{"a", "x", ts, key});
       written_.emplace_back(id, key);
     } else {

@@ -422,14 +422,15 @@ TEST_F(ReplicasTest, SchemaChangesReplicate) {
   const std::vector<FamilyModification> mods = {
       CreateFamily("c"),
       FamilyModification{"a", FamilyModification::Kind::kUpdate,
-                         GcRule::MaxAge(3'600'000'000)},
+                         GcRule::MaxAge(std::chrono::hours(1))},
       FamilyModification{"b", FamilyModification::Kind::kDrop, {}}};
   ASSERT_TRUE(C("c2").ModifyColumnFamilies("s", mods).ok());
   RunUntilIdle();
   const auto expected = FamiliesOf(C("c2"), "s");
   ASSERT_EQ(expected.size(), 2u);
   EXPECT_EQ(expected[0].first, "a");
-  EXPECT_EQ(expected[0].second, GcRule::MaxAge(3'600'000'000).ToString());
+  EXPECT_EQ(expected[0].second,
+            GcRule::MaxAge(std::chrono::hours(1)).ToString());
   EXPECT_EQ(expected[1].first, "c");
   EXPECT_EQ(FamiliesOf(C("c1"), "s"), expected);
   EXPECT_EQ(FamiliesOf(C("c3"), "s"), expected);
@@ -450,7 +451,8 @@ TEST_F(ReplicasTest, GcRuleChangeReplicatesAndCompactionAppliesItEverywhere) {
   CreateTable("c1");
   RunUntilIdle();
   for (int ts = 1; ts <= 3; ++ts)
-    Write("c1", "r", "v" + std::to_string(ts), ts * 1000);
+    Write("c1", "r", "v" + std::to_string(ts),
+          cluster::TimestampFromMicros(ts * 1000));
   RunUntilIdle();
   EXPECT_EQ(ReadAll(C("c2"))["r"].size(), 3u);
   const std::vector<FamilyModification> mods = {FamilyModification{
@@ -472,13 +474,14 @@ TEST_F(ReplicasTest, DeletesAndDropRowRangeReplicate) {
   CreateTable("c1");
   RunUntilIdle();
   for (const char* row : {"a1", "a2", "b1", "b2", "c1"}) Write("c1", row, "v");
-  Mutate("c1", "c1", {SetCell{"cf2", "x", 5000, "w"}});
+  Mutate("c1", "c1",
+         {SetCell{"cf2", "x", cluster::TimestampFromMicros(5000), "w"}});
   RunUntilIdle();
   ASSERT_THAT(Keys(ReadAll(C("c2"))),
               ElementsAre("a1", "a2", "b1", "b2", "c1"));
   ASSERT_TRUE(C("c2").DropRowRange("t", "a").ok());
   Mutate("c2", "b1", {DeleteFromRow{}});
-  Mutate("c2", "b2", {DeleteFromColumn{"cf", "q", 0, 0}});
+  Mutate("c2", "b2", {DeleteFromColumn{"cf", "q", {}, {}}});
   Mutate("c2", "c1", {DeleteFromFamily{"cf"}});
   EXPECT_EQ(ReadAll(C("c1")).size(), 5u);
   RunUntilIdle();
@@ -514,14 +517,14 @@ TEST_F(ReplicasTest, ConcurrentWritesOfOneCellResolveTheSameEverywhere) {
   RunUntilIdle();
   // Same virtual instant, same cell: the higher origin (c2) wins.
   RunFor(milliseconds(1));
-  Write("c1", "r", "from-c1", 1000);
-  Write("c2", "r", "from-c2", 1000);
+  Write("c1", "r", "from-c1", cluster::TimestampFromMicros(1000));
+  Write("c2", "r", "from-c2", cluster::TimestampFromMicros(1000));
   RunUntilIdle();
   EXPECT_EQ(Get("c1", "r"), "from-c2");
   EXPECT_EQ(Get("c2", "r"), "from-c2");
   // A later commit wins regardless of origin.
   RunFor(milliseconds(1));
-  Write("c1", "r", "later", 1000);
+  Write("c1", "r", "later", cluster::TimestampFromMicros(1000));
   RunUntilIdle();
   EXPECT_EQ(Get("c1", "r"), "later");
   EXPECT_EQ(Get("c2", "r"), "later");

@@ -78,7 +78,8 @@ inline Rows ReadAll(cluster::Cluster& c, std::string_view table = "t") {
         std::vector<Cell>& out = rows[std::string(key)];
         for (const cluster::CellView& v : cells) {
           out.push_back(Cell{std::string(v.family), std::string(v.qualifier),
-                             v.timestamp_micros, std::string(v.value)});
+                             cluster::Micros(v.timestamp),
+                             std::string(v.value)});
         }
         return true;
       });
@@ -160,8 +161,9 @@ class ReplicasTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
 
+  // Writes cf:q of `row` on cluster `id`, at `ts` (server time when unset).
   void Write(std::string_view id, std::string_view row, std::string value,
-             int64_t ts = cluster::kServerTimestamp) {
+             cluster::Timestamp ts = cluster::kServerTimestamp) {
     Mutate(id, row, {SetCell{"cf", "q", ts, std::move(value)}});
   }
 

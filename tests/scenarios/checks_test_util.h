@@ -71,7 +71,8 @@ class Builder {
     Operation& op =
         Op(OpType::kWrite, client, row, invoke_ms, complete_ms, cluster, code);
     op.set_written(history_.names->Store(tag));
-    op.timestamp_micros = ts >= 0 ? ts : invoke_ms * 1000;
+    op.timestamp =
+        cluster::TimestampFromMicros(ts >= 0 ? ts : invoke_ms * 1000);
     op.version = ++version_;
     op.committed = Ms((invoke_ms + complete_ms) / 2);
     return op;
@@ -119,7 +120,7 @@ class Builder {
     const Operation& op = history_.operations[id];
     RowState& state = cluster.rows[{op.table(), op.row}];
     state.tag = op.written();
-    state.timestamp_micros = op.timestamp_micros;
+    state.timestamp = op.timestamp;
     state.version = op.version;
   }
 

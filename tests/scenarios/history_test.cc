@@ -16,7 +16,8 @@ TEST(RowStatesTest, KeepsKeysInOrderWhicheverWayRowsArrive) {
     return RowStates::Key{names.Intern(table), names.Store(row)};
   };
   RowStates rows;
-  rows.Append(key("a", "r1"), RowState{names.Store("x/1"), 5, 7, 0});
+  rows.Append(key("a", "r1"), RowState{names.Store("x/1"),
+                                       cluster::TimestampFromMicros(5), 7, 0});
   rows.Append(key("a", "r3"), RowState{});
   rows.Append(key("b", "r0"), RowState{});
   rows[key("a", "r2")].counter = 4;  // between existing keys
@@ -57,7 +58,8 @@ TEST(RowsOfTest, FollowsSameAs) {
   history.final_state.push_back({"c1", "d", {}, std::nullopt});
   history.final_state[0].rows.Append(
       {history.names->Intern("t"), history.names->Store("r")},
-      RowState{history.names->Store("w/1"), 1, 1, 0});
+      RowState{history.names->Store("w/1"), cluster::TimestampFromMicros(1), 1,
+               0});
   history.final_state.push_back({"c2", "d", {}, 0});
   EXPECT_EQ(&RowsOf(history, 1), &history.final_state[0].rows);
   EXPECT_EQ(&RowsOf(history, 0), &history.final_state[0].rows);

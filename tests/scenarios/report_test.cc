@@ -89,8 +89,8 @@ std::vector<std::string> HistoryLines(const History& history) {
 
 TEST(HistoryJsonlTest, EachLineCarriesTheFieldsOfItsOperation) {
   Builder b;
-  b.Write("w-0", "row\xff\"1", "w-0/0", 0, 2, "c1").timestamp_micros =
-      1'767'225'600'001'000;
+  b.Write("w-0", "row\xff\"1", "w-0/0", 0, 2, "c1").timestamp =
+      cluster::TimestampFromMicros(1'767'225'600'001'000);
   b.Read("r-0", "row2", "", 3, 5, "c2");
   b.Op(OpType::kScan, "r-0", "a", 6, 9, "c2").set_rows(12);
   b.Increment("i-0", "hot", 11, 7, 10, "c1");

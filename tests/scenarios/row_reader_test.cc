@@ -30,7 +30,7 @@ struct OwnedRead {
 };
 
 OwnedRead Own(const RowRead& read) {
-  return {std::string(read.tag), read.timestamp_micros, read.counter};
+  return {std::string(read.tag), cluster::Micros(read.timestamp), read.counter};
 }
 
 std::string BigEndian(int64_t v) {
@@ -46,16 +46,16 @@ TEST(RowStateOfTest, NewestValueAndCounterOfTheFamily) {
   const std::string older_counter = BigEndian(40);
   // Canonical order: families, then qualifiers ascending, newest first.
   const std::vector<CellView> cells = {
-      {"a", "v", 900, "a/9|xx", nullptr},
-      {"cf", "n", 800, counter, nullptr},
-      {"cf", "n", 700, older_counter, nullptr},
-      {"cf", "v", 500, "w-1/2|pad", nullptr},
-      {"cf", "v", 400, "w-1/1|pad", nullptr},
-      {"z", "n", 900, BigEndian(7), nullptr},
+      {"a", "v", cluster::TimestampFromMicros(900), "a/9|xx", nullptr},
+      {"cf", "n", cluster::TimestampFromMicros(800), counter, nullptr},
+      {"cf", "n", cluster::TimestampFromMicros(700), older_counter, nullptr},
+      {"cf", "v", cluster::TimestampFromMicros(500), "w-1/2|pad", nullptr},
+      {"cf", "v", cluster::TimestampFromMicros(400), "w-1/1|pad", nullptr},
+      {"z", "n", cluster::TimestampFromMicros(900), BigEndian(7), nullptr},
   };
   const RowRead row = RowStateOf("cf", cells);
   EXPECT_EQ(row.tag, "w-1/2");
-  EXPECT_EQ(row.timestamp_micros, 500);
+  EXPECT_EQ(cluster::Micros(row.timestamp), 500);
   EXPECT_EQ(row.counter, 41);
 
   const RowRead other = RowStateOf("a", cells);
@@ -64,7 +64,7 @@ TEST(RowStateOfTest, NewestValueAndCounterOfTheFamily) {
 
   const RowRead none = RowStateOf("missing", cells);
   EXPECT_EQ(none.tag, "");
-  EXPECT_EQ(none.timestamp_micros, 0);
+  EXPECT_EQ(none.timestamp, cluster::Timestamp{});
   EXPECT_EQ(none.counter, 0);
 }
 
@@ -84,7 +84,7 @@ std::vector<std::pair<std::string, OwnedRead>> ReadThroughFilter(
                      if (cell.family != family) continue;
                      if (cell.qualifier == kValueColumn) {
                        row.tag = std::string(TagOf(cell.value));
-                       row.timestamp_micros = cell.timestamp_micros;
+                       row.timestamp_micros = cluster::Micros(cell.timestamp);
                      } else if (cell.qualifier == kCounterColumn) {
                        row.counter = DecodeCounter(cell.value);
                      }
@@ -106,8 +106,8 @@ TEST(ReadRowStatesTest, SeesWhatANewestCellPerColumnReadSees) {
   auto set = [&](const std::string& key, const std::string& family,
                  const std::string& qualifier, int64_t ts,
                  const std::string& value) {
-    const std::vector<cluster::Mutation> m = {
-        cluster::SetCell{family, qualifier, ts, value}};
+    const std::vector<cluster::Mutation> m = {cluster::SetCell{
+        family, qualifier, cluster::TimestampFromMicros(ts), value}};
     ASSERT_TRUE(c.MutateRow("t", key, m).ok());
   };
   set("r1", "cf", "v", 2000, "w-0/2|p");
