@@ -33,6 +33,24 @@ inline size_t CommonPrefixLength(std::string_view a, std::string_view b) {
 }
 
 // Index of the first key >= `key` (`upper` false) or > `key` (`upper`
+// true) among keys [first, last) of the list, whose heads all tie with
+// `key`'s: the keys themselves are compared.
+template <typename KeyAt>
+size_t TiedBound(size_t first, size_t last, std::string_view key, bool upper,
+                 const KeyAt& key_at) {
+  while (first < last) {
+    const size_t mid = first + (last - first) / 2;
+    const std::string_view k = key_at(mid);
+    if (upper ? !LessBytes(key, k) : LessBytes(k, key)) {
+      first = mid + 1;
+    } else {
+      last = mid;
+    }
+  }
+  return first;
+}
+
+// Index of the first key >= `key` (`upper` false) or > `key` (`upper`
 // true) in the list described above.
 template <typename KeyAt>
 size_t HeadsBound(std::span<const uint64_t> heads, std::string_view prefix,
@@ -48,18 +66,8 @@ size_t HeadsBound(std::span<const uint64_t> heads, std::string_view prefix,
   if (hi != heads.end() && *hi == head) {
     hi = std::upper_bound(hi + 1, heads.end(), head);
   }
-  size_t first = static_cast<size_t>(lo - heads.begin());
-  size_t last = static_cast<size_t>(hi - heads.begin());
-  while (first < last) {
-    const size_t mid = first + (last - first) / 2;
-    const std::string_view k = key_at(mid);
-    if (upper ? !LessBytes(key, k) : LessBytes(k, key)) {
-      first = mid + 1;
-    } else {
-      last = mid;
-    }
-  }
-  return first;
+  return TiedBound(static_cast<size_t>(lo - heads.begin()),
+                   static_cast<size_t>(hi - heads.begin()), key, upper, key_at);
 }
 
 }  // namespace btsim::cluster::internal

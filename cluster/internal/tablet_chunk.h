@@ -135,21 +135,13 @@ struct alignas(64) Tablet::Chunk {
   // Index of the first row with key >= key (`upper` false) or > key.
   size_t Bound(std::string_view key, bool upper) const {
     const std::optional<uint64_t> head = HeadOf(key);
-    size_t first = HeadBound(key, head);
+    const size_t first = HeadBound(key, head);
     if (!head || first == size || heads[first] != *head) return first;
     // Rows whose heads tie with the key's: compare the keys themselves.
-    size_t last = static_cast<size_t>(
+    const size_t last = static_cast<size_t>(
         std::upper_bound(heads + first, heads + size, *head) - heads);
-    while (first < last) {
-      const size_t mid = first + (last - first) / 2;
-      const std::string_view k = rows[mid].key();
-      if (upper ? !LessBytes(key, k) : LessBytes(k, key)) {
-        first = mid + 1;
-      } else {
-        last = mid;
-      }
-    }
-    return first;
+    return TiedBound(first, last, key, upper,
+                     [&](size_t i) { return rows[i].key(); });
   }
 };
 

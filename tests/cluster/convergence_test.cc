@@ -306,13 +306,14 @@ TEST(ConvergenceTest, ConcurrentWritesOfOneCellResolveByCommitTimeThenOrigin) {
   ASSERT_TRUE(set.cluster(1).MutateRow("t", "k", from1).ok());
   set.DeliverAll(rng);
   EXPECT_EQ(set.Contents(0), set.Contents(1));
-  sim::Rng unused(0);
   std::string value;
   ASSERT_TRUE((*set.cluster(0).GetTable("t"))->HasFamily("a"));
-  (void)set.cluster(0).ReadRows("t", ReadOptions{}, [&](auto, auto cells) {
-    value = std::string(cells[0].value);
-    return true;
-  });
+  const Status read =
+      set.cluster(0).ReadRows("t", ReadOptions{}, [&](auto, auto cells) {
+        value = std::string(cells[0].value);
+        return true;
+      });
+  ASSERT_TRUE(read.ok()) << read.ToString();
   EXPECT_EQ(value, "one");
 }
 
