@@ -27,6 +27,9 @@
 
 namespace {
 
+// `btsim serve`'s exit code for a bad flag (parser or value check).
+constexpr int kServeUsageError = 2;
+
 // Serves until SIGINT or SIGTERM. With `metrics_port` >= 0 (0: a free
 // port), also serves Prometheus metrics at http://HOST:PORT/metrics.
 int RunServe(btsim::api::ServerOptions options, int metrics_port) {
@@ -167,11 +170,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    // `btsim ctl` documents exit code 2 for usage errors.
+    // Every subcommand documents exit code 2 for usage errors.
     if (code != 0 && ctl->parsed()) return btsim::cli::kCtlUsageError;
     if (code != 0 && run->parsed()) return btsim::cli::kRunInvalid;
     if (code != 0 && sweep->parsed()) return btsim::cli::kSweepInvalid;
     if (code != 0 && load->parsed()) return btsim::cli::kLoadUsageError;
+    if (code != 0 && serve->parsed()) return kServeUsageError;
     return code;
   }
 
@@ -185,19 +189,19 @@ int main(int argc, char** argv) {
     if (!interval.ok()) {
       std::fprintf(stderr, "--compaction-interval: %s\n",
                    interval.status().message().c_str());
-      return 2;
+      return kServeUsageError;
     }
     serve_options.compaction_interval = *interval;
     if (!config_path.empty()) {
       if (!clusters.empty()) {
         std::fprintf(stderr, "--config cannot be combined with --clusters\n");
-        return 2;
+        return kServeUsageError;
       }
       auto loaded = btsim::scenarios::LoadInstanceConfig(config_path);
       if (!loaded.ok()) {
         std::fprintf(stderr, "--config: %s\n",
                      loaded.status().message().c_str());
-        return 2;
+        return kServeUsageError;
       }
       // --client-zone on the command line wins over the file.
       std::string client_zone = serve_options.instance.client_zone;
@@ -210,7 +214,7 @@ int main(int argc, char** argv) {
       auto parsed = btsim::cli::ParseClusters(clusters);
       if (!parsed.ok()) {
         std::fprintf(stderr, "%s\n", parsed.status().message().c_str());
-        return 2;
+        return kServeUsageError;
       }
       serve_options.instance.clusters = *parsed;
     }
@@ -219,7 +223,7 @@ int main(int argc, char** argv) {
       if (!latency.ok()) {
         std::fprintf(stderr, "--replication-latency: %s\n",
                      latency.status().message().c_str());
-        return 2;
+        return kServeUsageError;
       }
       serve_options.instance.replication_latency = *latency;
       // It overrides the whole latency model of a --config file, including
@@ -242,7 +246,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n",
                      config_path.empty() ? "--clusters" : "--config",
                      checked.status().message().c_str());
-        return 2;
+        return kServeUsageError;
       }
     }
     return RunServe(serve_options, metrics_port);
