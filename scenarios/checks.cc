@@ -35,7 +35,14 @@ constexpr size_t kExamples = 5;  // examples named in a detail
 struct Measure {
   double value = 0;
   std::string detail;
+  // A distribution or ratio over an empty selection: the expectation fails.
+  bool no_samples = false;
 };
+
+// What a distribution or ratio measures when nothing was selected.
+Measure NoSamples(std::string detail = "no samples") {
+  return {0, std::move(detail), true};
+}
 
 std::string Join(const std::vector<std::string>& parts,
                  const std::string& separator = "; ") {
@@ -401,7 +408,7 @@ Measure Latency(const History& history, const Filter& filter,
       latencies.push_back(op.complete - op.invoke);
     }
   }
-  if (latencies.empty()) return {0, "no samples"};
+  if (latencies.empty()) return NoSamples();
   const size_t n = latencies.size();
   const Duration value =
       checks_internal::Percentile(std::move(latencies), percentile);
@@ -423,7 +430,7 @@ Measure Staleness(const Analysis& analysis, const Filter& filter,
       if (worst == nullptr || read.staleness > worst->staleness) worst = &read;
     }
   }
-  if (values.empty()) return {0, "no samples"};
+  if (values.empty()) return NoSamples();
   const size_t n = values.size();
   const Duration value =
       checks_internal::Percentile(std::move(values), percentile);
@@ -452,7 +459,7 @@ Measure KStale(const Analysis& analysis, const Filter& filter,
       if (worst == nullptr || read.k_stale > worst->k_stale) worst = &read;
     }
   }
-  if (values.empty()) return {0, "no samples"};
+  if (values.empty()) return NoSamples();
   const size_t n = values.size();
   const int64_t value =
       checks_internal::Percentile(std::move(values), percentile);
@@ -511,9 +518,9 @@ Measure FailbackTime(const History& history, const Filter& filter) {
               " moved clients idle after the repair";
   }
   if (worst == nullptr) {
-    return {0, failbacks.empty()
-                   ? "no client was moved off its home cluster by a fault"
-                   : counts};
+    return NoSamples(failbacks.empty()
+                         ? "no client was moved off its home cluster by a fault"
+                         : counts);
   }
   const double value = worst->never ? kInfinity : Seconds(worst->length);
   const std::string repair = "the repair at " + FormatSeconds(worst->repaired);
@@ -566,7 +573,7 @@ Measure HottestCpu(const History& history, const Filter& filter) {
     }
     if (worst == nullptr || sample.hottest > worst->hottest) worst = &sample;
   }
-  if (worst == nullptr) return {0, "no samples"};
+  if (worst == nullptr) return NoSamples();
   return {worst->hottest, worst->cluster + " at " + FormatSeconds(worst->at)};
 }
 
@@ -591,7 +598,7 @@ Measure Visibility(const Analysis& analysis, const Filter& filter, Duration t) {
     ++samples;
     visible += !(read->key < checks_internal::KeyOf(op));
   }
-  if (samples == 0) return {0, "no samples"};
+  if (samples == 0) return NoSamples();
   return {static_cast<double>(visible) / static_cast<double>(samples),
           std::to_string(visible) + " of " + std::to_string(samples) +
               " writes seen by the first read " + FormatSeconds(t) +
@@ -775,6 +782,10 @@ std::vector<ExpectationResult> EvaluateOn(
       default:
         error = error.empty() ? "no bound" : error;
         break;
+    }
+    if (error.empty() && measure.no_samples) {
+      error = measure.detail == "no samples" ? measure.detail
+                                             : "no samples: " + measure.detail;
     }
     if (!error.empty()) {
       result.pass = false;

@@ -129,7 +129,8 @@
 //     invoked nothing at or after the repair (they stopped, or the run ended:
 //     e.g. a repair by kSettle, when clients stop), give no sample (the detail
 //     counts them). The value is the longest time to fail back over the
-//     samples, 0 when none. Filters as for RTO_SECONDS. ComputeFailbacks lists
+//     samples, 0 when none ("no samples"). Filters as for RTO_SECONDS.
+//     ComputeFailbacks lists
 //     every moved client.
 //   failovers (FAILOVERS): History::failovers; filters: app_profile
 //     (`profile`), cluster (`to`), window on `at`; client selects the
@@ -166,9 +167,11 @@
 // Bounds: "<= X" passes when value <= X (an infinite value fails), ">= X"
 // when value >= X. A percentile (0 or absent: 99) outside (0, 100] fails
 // with a detail saying so; so does a missing bound or METRIC_UNSPECIFIED.
-// Empty selections measure 0 ("no samples" in the detail for
-// LATENCY_SECONDS, STALENESS_SECONDS, K_STALENESS and T_VISIBILITY) and
-// pass only when the bound holds for 0.
+// Distributions and ratios over an empty selection (LATENCY_SECONDS,
+// STALENESS_SECONDS, K_STALENESS, T_VISIBILITY, FAILBACK_SECONDS,
+// HOTTEST_NODE_CPU) measure 0 with a detail starting "no samples", and
+// their expectations fail whatever the bound: nothing was measured. Counts
+// (errors, violations, lost writes, ...) over an empty selection are 0.
 #ifndef BTSIM_SCENARIOS_CHECKS_H_
 #define BTSIM_SCENARIOS_CHECKS_H_
 

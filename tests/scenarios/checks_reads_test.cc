@@ -134,7 +134,7 @@ TEST(StalenessTest, NoSamplesAndBadPercentile) {
       Eval(b.history(), "metric: STALENESS_SECONDS at_most: 1");
   EXPECT_EQ(none.value, 0);
   EXPECT_EQ(none.detail, "no samples");
-  EXPECT_TRUE(none.pass);
+  EXPECT_FALSE(none.pass);  // nothing was measured, whatever the bound
   ExpectationResult bad =
       Eval(b.history(), "metric: STALENESS_SECONDS percentile: 101 at_most: 1");
   EXPECT_FALSE(bad.pass);
@@ -215,7 +215,7 @@ TEST(KStalenessTest, PercentileMetricWithFilters) {
   ExpectationResult none =
       Eval(b.history(), "metric: K_STALENESS client: 'nobody' at_most: 0");
   EXPECT_EQ(none.detail, "no samples");
-  EXPECT_TRUE(none.pass);
+  EXPECT_FALSE(none.pass);
   ExpectationResult bad =
       Eval(b.history(), "metric: K_STALENESS percentile: 101 at_most: 1");
   EXPECT_FALSE(bad.pass);

@@ -453,8 +453,9 @@ TEST(FailbackTest, TimeFromRepairToFirstSuccessOnHome) {
   ExpectationResult b_only =
       Eval(b.history(), "metric: FAILBACK_SECONDS client: 'b-0' at_most: 0");
   EXPECT_EQ(b_only.value, 0);
-  EXPECT_TRUE(b_only.pass);
-  EXPECT_THAT(b_only.detail, HasSubstr("no client was moved"));
+  EXPECT_FALSE(b_only.pass);  // no samples
+  EXPECT_EQ(b_only.detail,
+            "no samples: no client was moved off its home cluster by a fault");
   EXPECT_EQ(
       Eval(b.history(), "metric: FAILBACK_SECONDS cluster: 'c2' at_most: 0")
           .value,
@@ -497,7 +498,8 @@ TEST(FailbackTest, ClientThatNeverLeftHasNoSample) {
   ExpectationResult result =
       Eval(b.history(), "metric: FAILBACK_SECONDS at_most: 0");
   EXPECT_EQ(result.value, 0);
-  EXPECT_TRUE(result.pass);
+  EXPECT_FALSE(result.pass);
+  EXPECT_THAT(result.detail, HasSubstr("no samples: "));
 }
 
 TEST(FailbackTest, UnrelatedFaultWhileAwayIsNotAMove) {
@@ -687,6 +689,29 @@ TEST(HottestCpuTest, MaxOverSelectedSamples) {
                         "seconds: 2 } at_most: 0.8")
                        .value,
                    0.5);
+  const ExpectationResult none =
+      Eval(b.history(), "metric: HOTTEST_NODE_CPU cluster: 'c9' at_most: 0.8");
+  EXPECT_FALSE(none.pass);
+  EXPECT_EQ(none.detail, "no samples");
+}
+
+// "p99 latency <= 10 ms" when every request failed measured nothing: it
+// fails rather than passing on an empty selection.
+TEST(NoSamplesTest, LatencyOfOnlyFailedRequestsFails) {
+  Builder b;
+  b.Op(OpType::kReadRow, "a-0", "r", 1'000, 1'005, "c1",
+       StatusCode::kUnavailable);
+  b.Op(OpType::kReadRow, "a-0", "r", 2'000, 2'005, "c1",
+       StatusCode::kDeadlineExceeded);
+  const ExpectationResult p99 =
+      Eval(b.history(), "metric: LATENCY_SECONDS at_most: 0.01");
+  EXPECT_FALSE(p99.pass);
+  EXPECT_EQ(p99.detail, "no samples");
+  // A count over the same selection is a measurement: 0 successes.
+  const ExpectationResult successes =
+      Eval(b.history(), "metric: SUCCESSES at_most: 0");
+  EXPECT_TRUE(successes.pass);
+  EXPECT_EQ(successes.value, 0);
 }
 
 // A write acknowledged at 10 ms on c1; reads of its row on c2 at 10 ms
