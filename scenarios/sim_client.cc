@@ -382,16 +382,24 @@ void SimClient::Arrive(uint32_t m) {
     scheduler.RunAfter(messages_[m].back, [this, m] { DeliverReply(m); });
     return;
   }
+  // The cluster executes every attempt that reaches it, but only the
+  // operation's current attempt may record what it returned: the client
+  // has given up on the others (timed out or superseded), and so has
+  // finished operations. Their writes still commit.
+  const Attempt& attempt = attempts_[messages_[m].attempt];
+  const bool current = !attempt.done && attempt.token == messages_[m].token;
+  Operation abandoned;
+  Operation& result = current ? op : (abandoned = op);
   sim::Time done = scheduler.Now();
-  Status status = Execute(**cluster, op, &done);
+  Status status = Execute(**cluster, op, result, &done);
   // Reported when it executes, with the time its node will take.
   report.code = status.code();
   report.latency = done - scheduler.Now();
   if (status.ok()) {
     if (op.type == OpType::kReadRow) {
-      report.returned_rows = op.read().empty() ? 0 : 1;
+      report.returned_rows = result.read().empty() ? 0 : 1;
     } else if (op.type == OpType::kScan) {
-      report.returned_rows = op.rows();
+      report.returned_rows = result.rows();
     } else {
       report.modified_rows = 1;
     }
@@ -405,7 +413,7 @@ void SimClient::Arrive(uint32_t m) {
 }
 
 Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
-                          sim::Time* done) {
+                          Operation& result, sim::Time* done) {
   instance::Instance& instance = *context_.instance;
   const std::string& family = group_.family;
   const std::string_view cluster_id = op.cluster;
@@ -417,13 +425,13 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     case OpType::kReadRow: {
       cluster::RowSet rows;
       rows.AddKey(op.row.str());
-      op.set_read(Name());
-      Status s =
-          ReadRowStates(cluster, op.table(), family, &rows,
-                        [&](std::string_view, const RowRead& row) {
-                          op.set_read(context_.history->names->Store(row.tag));
-                          return true;
-                        });
+      result.set_read(Name());
+      Status s = ReadRowStates(
+          cluster, op.table(), family, &rows,
+          [&](std::string_view, const RowRead& row) {
+            result.set_read(context_.history->names->Store(row.tag));
+            return true;
+          });
       charge(cluster::OpKind::kRead, 1);
       return s;
     }
@@ -449,7 +457,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
             }
             return ++count < limit;
           });
-      op.set_rows(count);
+      result.set_rows(count);
       charge(cluster::OpKind::kRead, 1);
       charge(cluster::OpKind::kScanBytes, bytes);
       return s;
@@ -489,7 +497,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       charge(cluster::OpKind::kWrite, 1);
       if (!cells.ok()) return cells.status();
       for (const cluster::ModifiedCell& cell : *cells) {
-        op.set_counter(DecodeCounter(cell.value));
+        result.set_counter(DecodeCounter(cell.value));
       }
       Committed(cluster_id, cluster, op);
       return OkStatus();

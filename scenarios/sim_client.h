@@ -118,7 +118,10 @@ class SimClient {
   void Issue(uint64_t loop_generation);
   void RunAttempt(uint32_t slot);
   void Finish(uint32_t slot, Status s);
-  Status Execute(cluster::Cluster& cluster, Operation& op, sim::Time* done);
+  // Executes `op` on `cluster` (a write commits and records it in `op`);
+  // what it returns goes to `result` (`op`, or a copy nobody reads).
+  Status Execute(cluster::Cluster& cluster, Operation& op, Operation& result,
+                 sim::Time* done);
   // Records the commit of `op`'s write on `cluster_id`.
   void Committed(std::string_view cluster_id, const cluster::Cluster& cluster,
                  Operation& op);

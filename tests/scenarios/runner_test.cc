@@ -427,6 +427,81 @@ TEST(RunnerTest, DeadlineExceededAcrossRegions) {
   }
 }
 
+// Requests to one cluster over a heavy-tailed link, with attempts that time
+// out after 2 ms: an abandoned attempt often reaches the cluster after a
+// later attempt, or after its operation finished. It still executes (its
+// write commits), but only the current attempt records a result, so no read
+// returns a value written after it completed.
+TEST(RunnerTest, OnlyTheCurrentAttemptRecordsAResult) {
+  auto loaded =
+      ParseScenario(R"pb(
+                      duration { seconds: 10 }
+                      instance {
+                        clusters { id: "c1" zone: "us-east1-b" nodes: 3 }
+                        links {
+                          same_region {
+                            log_normal {
+                              median { nanos: 1000000 }
+                              sigma: 1.5
+                            }
+                          }
+                        }
+                      }
+                      tables {
+                        id: "t"
+                        families { name: "cf" }
+                      }
+                      clients {
+                        name: "app"
+                        zone: "us-east1-c"
+                        deadline { seconds: 1 }
+                        retry {
+                          attempt_timeout { nanos: 2000000 }
+                          initial_backoff { nanos: 500000 }
+                        }
+                        workload {
+                          mix { read_row: 1 write: 1 }
+                          keys {
+                            uniform {}
+                            entities: 3
+                          }
+                          ops_per_second: 300
+                        }
+                      }
+                      expectations {
+                        name: "one cluster: reads are monotonic"
+                        metric: MONOTONIC_READ_VIOLATIONS
+                        at_most: 0
+                      }
+                    )pb",
+                    "stale.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto outcome = RunScenario(*loaded, RunOptions{});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  const History& history = outcome->history;
+  std::map<std::string, const Operation*> writer_of;
+  int retried = 0;
+  for (const Operation& op : history.operations) {
+    if (op.type == OpType::kWrite) writer_of[op.written().str()] = &op;
+    retried += op.attempts > 1 ? 1 : 0;
+  }
+  int reads = 0;
+  for (const Operation& op : history.operations) {
+    if (op.type != OpType::kReadRow || !op.ok() || op.read().empty()) continue;
+    const auto writer = writer_of.find(op.read().str());
+    ASSERT_NE(writer, writer_of.end()) << op.read().str();
+    EXPECT_LE(writer->second->invoke, op.complete)
+        << "read " << op.id << " returned " << op.read().str();
+    ++reads;
+  }
+  EXPECT_GT(reads, 500);
+  EXPECT_GT(retried, 300);  // the case arises often
+  ASSERT_EQ(outcome->expectations.size(), 1u);
+  EXPECT_TRUE(outcome->expectations[0].pass)
+      << outcome->expectations[0].value << ": "
+      << outcome->expectations[0].detail;
+}
+
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   const RunOutcome o = Play(R"pb(
     clients {
