@@ -181,6 +181,7 @@ void FillOperation(const Operation& op, v1::Operation& line) {
     AssignJsonText(op.written(), *line.mutable_written());
     line.set_timestamp_micros(cluster::Micros(op.timestamp));
   }
+  if (op.version != 0) line.set_committed(MsSeconds(op.committed));
   switch (op.type) {
     case OpType::kReadRow:
       AssignJsonText(op.read(), *line.mutable_read());

@@ -100,14 +100,16 @@ TEST(HistoryJsonlTest, EachLineCarriesTheFieldsOfItsOperation) {
   Operation& in_flight =
       b.Op(OpType::kWrite, "w-0", "r", 13, 13, "c1", StatusCode::kUnknown);
   in_flight.attempts = 0;
+  // Timed out, but its write committed (at 17 ms): the line says when.
+  b.Write("w-0", "r", "w-0/1", 14, 20, "c1", StatusCode::kDeadlineExceeded);
   const std::vector<std::string> lines = HistoryLines(b.history());
-  ASSERT_EQ(lines.size(), 6u);
+  ASSERT_EQ(lines.size(), 7u);
   EXPECT_EQ(lines[0],
             "{\"id\":0,\"invoke\":0,\"complete\":0.002,\"client\":\"w-0\","
             "\"profile\":\"default\",\"cluster\":\"c1\",\"table\":\"t\","
             "\"row\":\"row\xc3\xbf\\\"1\",\"op\":\"write\",\"status\":\"OK\","
             "\"attempts\":1,\"written\":\"w-0/0\","
-            "\"timestamp_micros\":\"1767225600001000\"}");
+            "\"timestamp_micros\":\"1767225600001000\",\"committed\":0.001}");
   EXPECT_EQ(lines[1],
             "{\"id\":1,\"invoke\":0.003,\"complete\":0.005,\"client\":\"r-0\","
             "\"profile\":\"default\",\"cluster\":\"c2\",\"table\":\"t\","
@@ -118,7 +120,8 @@ TEST(HistoryJsonlTest, EachLineCarriesTheFieldsOfItsOperation) {
             std::string::npos)
       << lines[2];
   EXPECT_NE(lines[3].find("\"op\":\"read_modify_write\",\"status\":\"OK\","
-                          "\"attempts\":1,\"counter\":\"11\"}"),
+                          "\"attempts\":1,\"counter\":\"11\","
+                          "\"committed\":0.008}"),
             std::string::npos)
       << lines[3];
   EXPECT_NE(lines[4].find("\"cluster\":\"\",\"table\":\"t\",\"row\":\"hot\","
@@ -130,6 +133,11 @@ TEST(HistoryJsonlTest, EachLineCarriesTheFieldsOfItsOperation) {
   EXPECT_NE(lines[5].find("\"status\":\"UNKNOWN\",\"attempts\":0}"),
             std::string::npos)
       << lines[5];
+  EXPECT_NE(lines[6].find("\"status\":\"DEADLINE_EXCEEDED\""),
+            std::string::npos)
+      << lines[6];
+  EXPECT_NE(lines[6].find("\"committed\":0.017}"), std::string::npos)
+      << lines[6];
 }
 
 TEST(HistoryJsonlTest, TimesAreRoundedToTheMillisecondAsPrintfRounds) {

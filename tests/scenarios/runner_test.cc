@@ -421,10 +421,18 @@ TEST(RunnerTest, DeadlineExceededAcrossRegions) {
     }
   )pb");
   ASSERT_FALSE(o.history.operations.empty());
+  size_t committed = 0;
   for (const Operation& op : o.history.operations) {
     EXPECT_EQ(op.code, StatusCode::kDeadlineExceeded);
     EXPECT_EQ(op.complete - op.invoke, milliseconds(5));
+    // The request still reached its cluster, after the client gave up, and
+    // the history says when its write committed.
+    if (op.version != 0) {
+      ++committed;
+      EXPECT_GT(op.committed, op.complete);
+    }
   }
+  EXPECT_GT(committed, o.history.operations.size() * 9 / 10);
 }
 
 // Requests to one cluster over a heavy-tailed link, with attempts that time
