@@ -165,8 +165,9 @@ Measure Rpo(const Analysis& analysis, const Filter& filter) {
   int64_t total = 0;
   std::vector<std::string> parts;
   for (const Event& event : history.events) {
-    if (event.kind != EventKind::kClusterDown &&
-        event.kind != EventKind::kRemoveCluster) {
+    if ((event.kind != EventKind::kClusterDown &&
+         event.kind != EventKind::kRemoveCluster) ||
+        event.refused) {
       continue;
     }
     int64_t count = 0;

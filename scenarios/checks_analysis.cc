@@ -23,9 +23,11 @@ bool IsAckedWrite(const Operation& op) {
   return IsWriteType(op.type) && op.ok() && !op.written().empty();
 }
 
-bool IsFault(EventKind kind) {
-  return kind == EventKind::kClusterDown || kind == EventKind::kPartition ||
-         kind == EventKind::kNodeFailure || kind == EventKind::kRemoveCluster;
+bool IsFault(const Event& event) {
+  const EventKind kind = event.kind;
+  return !event.refused &&
+         (kind == EventKind::kClusterDown || kind == EventKind::kPartition ||
+          kind == EventKind::kNodeFailure || kind == EventKind::kRemoveCluster);
 }
 
 uint64_t Group(uint32_t high, int32_t row) {
@@ -272,6 +274,7 @@ void Analysis::IndexRows() {
   // Surviving clusters: not removed for good.
   std::map<std::string, bool> removed;
   for (const Event& event : history_.events) {
+    if (event.refused) continue;
     if (event.kind == EventKind::kRemoveCluster) removed[event.cluster] = true;
     if (event.kind == EventKind::kAddCluster) removed[event.cluster] = false;
   }
@@ -360,7 +363,7 @@ void Analysis::IndexDrops() {
   }
   bool any_drop = false;
   for (const Event& event : history_.events) {
-    any_drop |= event.kind == EventKind::kDropRowRange;
+    any_drop |= event.kind == EventKind::kDropRowRange && !event.refused;
   }
   if (!any_drop) return;
   auto key = [this](int32_t r) {
@@ -370,7 +373,7 @@ void Analysis::IndexDrops() {
   auto less = [&](int32_t a, int32_t b) { return key(a) < key(b); };
   std::sort(sorted.begin(), sorted.end(), less);
   for (const Event& event : history_.events) {
-    if (event.kind != EventKind::kDropRowRange) continue;
+    if (event.kind != EventKind::kDropRowRange || event.refused) continue;
     const std::string& prefix = event.detail;
     auto it =
         std::partition_point(sorted.begin(), sorted.end(), [&](int32_t r) {
@@ -666,7 +669,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
     std::sort(client.failures.begin(), client.failures.end());
     for (size_t e = 0; e < history.events.size(); ++e) {
       const Event& event = history.events[e];
-      if (!IsFault(event.kind) || !filter.InWindow(event.at)) continue;
+      if (!IsFault(event) || !filter.InWindow(event.at)) continue;
       if (!filter.cluster.empty() && event.cluster != filter.cluster &&
           event.peer != filter.cluster) {
         continue;
@@ -760,7 +763,7 @@ std::vector<Failback> FindFailbacks(const History& history,
   std::vector<Failback> failbacks;
   for (size_t e = 0; e < events.size(); ++e) {
     const Event& event = events[e];
-    if (!IsFault(event.kind) || !filter.InWindow(event.at)) continue;
+    if (!IsFault(event) || !filter.InWindow(event.at)) continue;
     if (!filter.cluster.empty() && event.cluster != filter.cluster &&
         event.peer != filter.cluster) {
       continue;

@@ -174,6 +174,9 @@ struct Event {
   std::string peer;     // the other cluster of a partition / heal / link
   std::string table;    // drop_row_range / set_gc_rule / token wait
   std::string detail;   // prefix of a drop, client name, profile id, ...
+  // The step was refused (its label ends "(refused: REASON)") and changed
+  // nothing: the checkers treat it as if it had not happened.
+  bool refused = false;
   // kTokenWait: when the check said consistent. kHeal, kClusterUp,
   // kAddCluster, kPartition, kClusterDown: when every cluster had applied
   // everything committed (anywhere) before the event. -1: never (within the

@@ -153,6 +153,7 @@ void Describe(Event& event, std::string text) {
 void Refused(Event& event, const Status& status) {
   BTSIM_CHECK(!status.ok());
   event.label += " (refused: " + status.message() + ")";
+  event.refused = true;
 }
 
 }  // namespace btsim::scenarios

@@ -219,6 +219,33 @@ TEST(LostWritesTest, DropBeforeCommitDoesNotExcuse) {
   EXPECT_EQ(RunCheck(b.history(), "lost_writes").value, 1);
 }
 
+// A refused DropRowRange (another was still replicating) dropped nothing:
+// the writes under its prefix that are missing are lost writes.
+TEST(LostWritesTest, RefusedDropRowRangeDoesNotExcuse) {
+  Builder b;
+  b.Write("w-0", "user1", "w-0/1", 0, 10);
+  b.Cluster("c1");
+  Event& drop = b.AddEvent(EventKind::kDropRowRange, 20, "c1");
+  drop.table = "t";
+  drop.detail = "user";
+  drop.refused = true;
+  const CheckValue check = RunCheck(b.history(), "lost_writes");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("t/user1"));
+}
+
+// A refused fault step changed nothing: it starts no outage.
+TEST(RtoTest, RefusedFaultIsNotAFault) {
+  Builder b;
+  b.AddEvent(EventKind::kClusterDown, 10, "c1").refused = true;
+  b.Write("w-0", "r", "w-0/1", 20, 30, "c1", StatusCode::kUnavailable);
+  b.Write("w-0", "r", "w-0/2", 40, 50);
+  EXPECT_EQ(Eval(b.history(), "metric: RTO_SECONDS at_most: 0").value, 0);
+  b.history().events[0].refused = false;
+  EXPECT_DOUBLE_EQ(Eval(b.history(), "metric: RTO_SECONDS at_most: 0").value,
+                   0.04);
+}
+
 TEST(RpoTest, CountsRecordedAcknowledgedWritesOnce) {
   Builder b;
   b.Write("w-0", "r", "w-0/1", 0, 10);                                   // 0

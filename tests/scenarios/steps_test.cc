@@ -246,14 +246,18 @@ TEST(StepsTest, AStepTheInstanceRefusesSaysSoInItsEvent) {
   const auto drops = EventsOf(p.outcome, EventKind::kDropRowRange);
   ASSERT_EQ(drops.size(), 2u);
   EXPECT_EQ(drops[0]->label, "drop rows of t");
+  EXPECT_FALSE(drops[0]->refused);
   EXPECT_THAT(drops[1]->label,
               HasSubstr("(refused: A DropRowRange operation is already "
                         "ongoing)"));
+  EXPECT_TRUE(drops[1]->refused);  // the checkers ignore it
+  EXPECT_TRUE(recovered[0]->refused);
   // What the instance did is not marked.
   for (EventKind kind : {EventKind::kNodeFailure, EventKind::kRemoveCluster,
                          EventKind::kClusterDown, EventKind::kClusterUp}) {
     for (const Event* e : EventsOf(p.outcome, kind)) {
       EXPECT_THAT(e->label, Not(HasSubstr("refused"))) << e->label;
+      EXPECT_FALSE(e->refused) << e->label;
     }
   }
 }
