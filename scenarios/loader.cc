@@ -12,6 +12,7 @@
 
 #include "appprofile/app_profile.h"
 #include "cluster/cluster.h"
+#include "scenarios/offered_load.h"
 #include "scenarios/scenario_fields.h"
 #include "scenarios/steps.h"
 
@@ -488,6 +489,7 @@ Status Validator::Run(const LoadedConfig& instance) {
     BTSIM_RETURN_IF_ERROR(
         ValidateStep(s_.timeline(i), Indexed("timeline", i), scope_));
   }
+  BTSIM_RETURN_IF_ERROR(CheckOfferedLoad(s_, duration_, order, at));
 
   // Expectations.
   std::set<std::string> names;

@@ -89,6 +89,43 @@ TEST(LoaderTest, MissingProfileNamesLineAndField) {
             "'nope'");
 }
 
+// 1,000 clients at 10^6 operations per second each: every field is legal,
+// but the run could not hold its operations in memory.
+TEST(LoaderTest, ImpossibleOfferedLoadIsRefusedNamingTheRate) {
+  auto loaded = Parse(
+      Replace(Replace(kValid, "ops_per_second: 10", "ops_per_second: 1000000"),
+              "name: \"app\"", "name: \"app\" count: 1000"));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(loaded.status().message(),
+              StartsWith("s.textproto:15: clients[0].workload.ops_per_second: "
+                         "the open-loop clients would offer about "
+                         "10000000000 operations in 10 s"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("20000000"));
+}
+
+// The projection follows the timeline: the same rate for one second, then
+// stopped, fits; raised by change_workload, it does not, and the step's
+// field is named.
+TEST(LoaderTest, OfferedLoadFollowsStartStopAndChangeWorkload) {
+  const std::string fast =
+      Replace(kValid, "ops_per_second: 10", "ops_per_second: 1000000");
+  auto stopped = Parse(Replace(
+      fast, "timeline { at { seconds: 5 } cluster_down { cluster: \"c2\" } }",
+      "timeline { at { seconds: 1 } stop_client { client: \"app\" } }"));
+  EXPECT_TRUE(stopped.ok()) << stopped.status().message();
+  auto raised = Parse(
+      Replace(Replace(kValid, "name: \"app\"", "name: \"app\" count: 5"),
+              "timeline { at { seconds: 5 } cluster_down { cluster: \"c2\" } }",
+              "timeline { at { seconds: 5 } change_workload { client: \"app\" "
+              "workload { mix { write: 1 } keys { uniform {} } "
+              "ops_per_second: 1000000 } } }"));
+  ASSERT_FALSE(raised.ok());
+  EXPECT_THAT(raised.status().message(),
+              HasSubstr("timeline[0].change_workload.workload.ops_per_second: "
+                        "the open-loop clients would offer about 25000250 "));
+}
+
 TEST(LoaderTest, MissingClusterInTimelineNamesLine) {
   auto loaded = Parse(Replace(kValid, "cluster_down { cluster: \"c2\" }",
                               "cluster_down { cluster: \"c9\" }"));
