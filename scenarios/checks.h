@@ -95,7 +95,9 @@
 //   token_violations (TOKEN_VIOLATIONS): the sum of Event::violations over
 //     kTokenWait events (filter: window on `at`).
 //   rto_seconds (RTO_SECONDS): faults are kClusterDown, kPartition,
-//     kNodeFailure and kRemoveCluster events. For a client and a fault at F,
+//     kLatency, kNodeFailure and kRemoveCluster events that were not
+//     refused (a latency change counts: its errors, e.g. DEADLINE_EXCEEDED,
+//     are an outage like any other). For a client and a fault at F,
 //     the outage ends when the first successful operation of the client
 //     invoked at or after F completes; it counts only if an operation of the
 //     client failed (completed with an error) in [F, that end]. A client with
@@ -107,7 +109,7 @@
 //     faults whose `cluster` or `peer` is that cluster; the window applies
 //     to the fault time.
 //   (FAILBACK_SECONDS): time to fail back. For a client and a fault at F
-//     (the faults above), the client's home is the cluster
+//     (the faults above except kLatency), the client's home is the cluster
 //     (Operation::cluster) that served its last successful operation
 //     invoked before F; no home, no sample. The fault's repair is the first
 //     later event that undoes it: kClusterUp of the same cluster for

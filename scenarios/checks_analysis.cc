@@ -23,11 +23,19 @@ bool IsAckedWrite(const Operation& op) {
   return IsWriteType(op.type) && op.ok() && !op.written().empty();
 }
 
+// A fault that takes clusters (or the way to them) away, for failback.
 bool IsFault(const Event& event) {
   const EventKind kind = event.kind;
   return !event.refused &&
          (kind == EventKind::kClusterDown || kind == EventKind::kPartition ||
           kind == EventKind::kNodeFailure || kind == EventKind::kRemoveCluster);
+}
+
+// What may start an outage (RTO): a fault, or a latency change (its
+// DEADLINE_EXCEEDED errors are an outage like any other).
+bool MayCauseOutage(const Event& event) {
+  return IsFault(event) ||
+         (event.kind == EventKind::kLatency && !event.refused);
 }
 
 uint64_t Group(uint32_t high, int32_t row) {
@@ -96,12 +104,13 @@ class Fenwick {
 // The event that repairs fault `events[fault]`: the first later kClusterUp
 // (kClusterDown), kHeal of the same pair in either order (kPartition),
 // kNodeRecovery (kNodeFailure) of the same cluster, or kSettle; nullopt
-// when none (always for kRemoveCluster).
+// when none (always for kRemoveCluster). Refused events repair nothing.
 std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
   const Event& f = events[fault];
   if (f.kind == EventKind::kRemoveCluster) return std::nullopt;
   for (size_t e = fault + 1; e < events.size(); ++e) {
     const Event& r = events[e];
+    if (r.refused) continue;
     if (r.kind == EventKind::kSettle) return e;
     switch (f.kind) {
       case EventKind::kClusterDown:
@@ -669,7 +678,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
     std::sort(client.failures.begin(), client.failures.end());
     for (size_t e = 0; e < history.events.size(); ++e) {
       const Event& event = history.events[e];
-      if (!IsFault(event) || !filter.InWindow(event.at)) continue;
+      if (!MayCauseOutage(event) || !filter.InWindow(event.at)) continue;
       if (!filter.cluster.empty() && event.cluster != filter.cluster &&
           event.peer != filter.cluster) {
         continue;

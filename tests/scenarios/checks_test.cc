@@ -246,6 +246,21 @@ TEST(RtoTest, RefusedFaultIsNotAFault) {
                    0.04);
 }
 
+// A latency change that makes requests miss their deadlines is an outage:
+// from the change to the first success after the errors.
+TEST(RtoTest, LatencyChangeThatCausesDeadlinesIsAnOutage) {
+  Builder b;
+  Event& slow = b.AddEvent(EventKind::kLatency, 10, "c1", "c2");
+  slow.label = "latency c1 <-> c2";
+  b.Write("w-0", "r", "w-0/1", 20, 30, "c2", StatusCode::kDeadlineExceeded);
+  b.Write("w-0", "r", "w-0/2", 40, 60, "c2");
+  const ExpectationResult rto =
+      Eval(b.history(), "metric: RTO_SECONDS at_most: 0");
+  EXPECT_DOUBLE_EQ(rto.value, 0.05);
+  EXPECT_FALSE(rto.pass);
+  EXPECT_THAT(rto.detail, HasSubstr("DEADLINE_EXCEEDED"));
+}
+
 TEST(RpoTest, CountsRecordedAcknowledgedWritesOnce) {
   Builder b;
   b.Write("w-0", "r", "w-0/1", 0, 10);                                   // 0
