@@ -5,7 +5,8 @@
 //                        (detail: the first differing (cluster, table, row))
 //   lost_writes          acknowledged writes neither present nor superseded
 //                        in some cluster at the end (writes under a later
-//                        DropRowRange prefix are excused)
+//                        DropRowRange prefix, and cells a max_age GC rule
+//                        may have removed, are excused)
 //   rpo_writes           acknowledged writes that, when a cluster went down,
 //                        had committed there and been applied nowhere else
 //   read_your_writes_violations, monotonic_read_violations
@@ -41,6 +42,15 @@
 //                       D: a read completing at or after D counts as having
 //                       seen at least the newest such write (its effective
 //                       key), and those writes are never reported lost.
+//   expiry              the earliest time E at which the GC rule of the
+//                       write's table (History::gc_rules) deletes its cell
+//                       as its column's newest: a max_age part (alone, in
+//                       a union, or in an intersection without a
+//                       max_num_versions part) older than the cell while
+//                       that rule is in force. Like a DropRowRange at E for
+//                       that write: a read completing at or after E counts
+//                       as having seen it (compaction may have removed
+//                       it), and it is not lost when E <= History::ended.
 //   surviving clusters  final_state minus clusters whose last
 //                       kAddCluster/kRemoveCluster event is a kRemoveCluster.
 //   "X before Y"        X's time <= Y's time (virtual time is exact; a
@@ -78,8 +88,8 @@
 //     cluster's final RowState for (table, row) is older than the write
 //     (neither present nor superseded), unless a DropRowRange covering the
 //     row happened at or after the write committed. Counted once per write;
-//     the detail names the first few (client, row, tag, cluster). Values
-//     expired by garbage collection are not excused.
+//     the detail names the first few (client, row, tag, cluster). Writes
+//     whose expiry is at or before History::ended are not lost.
 //   rpo_writes (RPO_WRITES): distinct acknowledged operations listed in
 //     Event::unreplicated_ops of kClusterDown / kRemoveCluster events. When
 //     an event has no such list (std::nullopt) a lower bound is used for

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <span>
@@ -206,6 +207,7 @@ Analysis::Analysis(const History& history)
     : history_(history), tags_(history.operations) {
   IndexRows();
   IndexDrops();
+  IndexExpiries();
   AnalyzeReads();
   FindLostWrites();
 }
@@ -436,12 +438,109 @@ const RowState* Analysis::State(int32_t row, size_t cluster) const {
 
 OrderKey Analysis::Effective(int32_t row, OrderKey seen,
                              Duration complete) const {
-  auto it = drops_.find(row);
-  if (it == drops_.end()) return seen;
-  const auto& at = it->second.at;
-  auto k = std::upper_bound(at.begin(), at.end(), complete) - at.begin();
-  if (k == 0) return seen;
-  return std::max(seen, it->second.floor[k - 1]);
+  OrderKey out = seen;
+  if (auto it = drops_.find(row); it != drops_.end()) {
+    const auto& at = it->second.at;
+    auto k = std::upper_bound(at.begin(), at.end(), complete) - at.begin();
+    if (k > 0) out = std::max(out, it->second.floor[k - 1]);
+  }
+  if (auto it = expiries_.find(row); it != expiries_.end()) {
+    const auto& at = it->second.at;
+    auto k = std::partition_point(
+                 at.begin(), at.end(),
+                 [&](const auto& e) { return e.first <= complete; }) -
+             at.begin();
+    if (k > 0) out = std::max(out, it->second.floor[k - 1]);
+  }
+  return out;
+}
+
+namespace {
+
+// The age beyond which `rule` deletes a column's newest cell (nullopt:
+// never). max_num_versions keeps at least the newest, so only max_age
+// parts count: a union deletes when any part does, an intersection when
+// every part does.
+std::optional<std::chrono::microseconds> NewestCellAge(
+    const cluster::GcRule& rule) {
+  using Kind = cluster::GcRule::Kind;
+  switch (rule.kind) {
+    case Kind::kMaxAge:
+      return rule.max_age;
+    case Kind::kUnion: {
+      std::optional<std::chrono::microseconds> out;
+      for (const cluster::GcRule& r : rule.rules) {
+        const auto age = NewestCellAge(r);
+        if (age && (!out || *age < *out)) out = age;
+      }
+      return out;
+    }
+    case Kind::kIntersection: {
+      if (rule.rules.empty()) return std::nullopt;
+      std::optional<std::chrono::microseconds> out;
+      for (const cluster::GcRule& r : rule.rules) {
+        const auto age = NewestCellAge(r);
+        if (!age) return std::nullopt;
+        if (!out || *age > *out) out = age;
+      }
+      return out;
+    }
+    case Kind::kNone:
+    case Kind::kMaxVersions:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Duration> Analysis::ExpiryOf(const Operation& op) const {
+  auto it = age_periods_.find(op.table());
+  if (it == age_periods_.end()) return std::nullopt;
+  // The cell's timestamp on the run's clock.
+  const Duration written = op.timestamp - cluster::TimestampOf(kRunEpoch);
+  const std::vector<AgePeriod>& periods = it->second;
+  for (size_t p = 0; p < periods.size(); ++p) {
+    if (!periods[p].age) continue;
+    // GC deletes a cell older than the age: once now > written + age.
+    const Duration expiry =
+        std::max(periods[p].from,
+                 written + *periods[p].age + std::chrono::microseconds(1));
+    if (p + 1 == periods.size() || expiry < periods[p + 1].from) return expiry;
+  }
+  return std::nullopt;
+}
+
+void Analysis::IndexExpiries() {
+  bool any_age = false;
+  for (const GcRuleChange& change : history_.gc_rules) {
+    auto& periods = age_periods_[change.table];
+    periods.push_back(AgePeriod{change.at, NewestCellAge(change.rule)});
+    any_age |= periods.back().age.has_value();
+  }
+  if (!any_age) {
+    age_periods_.clear();
+    return;
+  }
+  const auto& ops = history_.operations;
+  for (size_t id = 0; id < ops.size(); ++id) {
+    if (!IsWriteType(ops[id].type) || ops[id].written().empty() ||
+        ops[id].version == 0) {
+      continue;  // not a committed write
+    }
+    if (const std::optional<Duration> expiry = ExpiryOf(ops[id])) {
+      expiries_[row_of_[id]].at.emplace_back(*expiry, KeyOf(ops[id]));
+    }
+  }
+  for (auto& [row, expiries] : expiries_) {
+    std::sort(expiries.at.begin(), expiries.at.end());
+    expiries.floor.resize(expiries.at.size());
+    OrderKey newest = kNothing;
+    for (size_t k = 0; k < expiries.at.size(); ++k) {
+      newest = std::max(newest, expiries.at[k].second);
+      expiries.floor[k] = newest;
+    }
+  }
 }
 
 bool Analysis::DroppedAtOrAfter(int32_t row, Duration t) const {
@@ -636,6 +735,10 @@ void Analysis::FindLostWrites() {
     const Operation& op = ops[id];
     const int32_t row = row_of_[id];
     if (DroppedAtOrAfter(row, op.committed)) continue;
+    // Garbage collection may have removed it by the end: not lost.
+    if (const auto expiry = ExpiryOf(op); expiry && *expiry <= history_.ended) {
+      continue;
+    }
     for (size_t c : surviving_) {
       const RowState* state = State(row, c);
       const OrderKey have = state == nullptr || state->tag.empty()

@@ -5,6 +5,7 @@
 #ifndef BTSIM_SCENARIOS_CHECKS_ANALYSIS_H_
 #define BTSIM_SCENARIOS_CHECKS_ANALYSIS_H_
 
+#include <chrono>
 #include <compare>
 #include <cstdint>
 #include <limits>
@@ -187,6 +188,12 @@ class Analysis {
   OrderKey Effective(int32_t row, OrderKey seen, sim::Duration complete) const;
   // Whether a DropRowRange covering `row` happened at or after `t`.
   bool DroppedAtOrAfter(int32_t row, sim::Duration t) const;
+  // The earliest time garbage collection may remove the cell committed
+  // write `op` wrote, were it still its column's newest: when the table's
+  // GC rule in force deletes a newest cell of that age (History::gc_rules;
+  // max_age parts only, since max_num_versions keeps the newest). nullopt:
+  // never within the run's rules.
+  std::optional<sim::Duration> ExpiryOf(const Operation& op) const;
   // The time of the last DropRowRange covering `row` (nullopt: none).
   std::optional<sim::Duration> LastDrop(int32_t row) const;
 
@@ -195,8 +202,20 @@ class Analysis {
     std::vector<sim::Duration> at;  // sorted
     std::vector<OrderKey> floor;    // newest write committed at or before
   };
+  // The writes of a row that garbage collection may remove, by expiry.
+  struct RowExpiries {
+    std::vector<std::pair<sim::Duration, OrderKey>> at;  // sorted by time
+    std::vector<OrderKey> floor;  // newest key expired at or before at[k]
+  };
+  // A table's GC rule periods: from `from`, newest cells older than `age`
+  // may be removed (nullopt: none are).
+  struct AgePeriod {
+    sim::Duration from{0};
+    std::optional<std::chrono::microseconds> age;
+  };
   void IndexRows();
   void IndexDrops();
+  void IndexExpiries();
   void AnalyzeReads();
   // Fills ReadResult::k_stale (called by AnalyzeReads).
   void CountStaleWrites();
@@ -209,6 +228,8 @@ class Analysis {
   std::vector<RowName> row_names_;
   std::vector<bool> row_has_reads_;  // per row (see RowHasReads)
   std::map<int32_t, RowDrops> drops_;
+  std::map<std::string, std::vector<AgePeriod>, std::less<>> age_periods_;
+  std::map<int32_t, RowExpiries> expiries_;
   TagIndex tags_;  // committed writes' tags
   std::vector<uint32_t> acked_writes_;
   std::vector<size_t> surviving_;

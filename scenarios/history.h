@@ -35,6 +35,7 @@
 
 #include "base/check.h"
 #include "base/status.h"
+#include "cluster/gc_rule.h"
 #include "cluster/timestamp.h"
 #include "scenarios/name_pool.h"
 #include "sim/clock.h"
@@ -194,6 +195,15 @@ struct Event {
   std::optional<std::vector<uint64_t>> unreplicated_ops;
 };
 
+// The GC rule of the family simulated clients write in `table` (its first
+// family), in force from `at` (0: the table's creation) until the next
+// change for that table.
+struct GcRuleChange {
+  sim::Duration at{0};
+  std::string table;
+  cluster::GcRule rule;
+};
+
 // Multi-cluster routing skipped the nearest cluster.
 struct Failover {
   sim::Duration at{0};
@@ -290,6 +300,8 @@ struct History {
   std::vector<LinkSample> links;
   sim::Duration duration{0};  // end of the client phase
   sim::Duration settled{-1};  // when replication drained (-1: it did not)
+  sim::Duration ended{0};     // when the final state was read
+  std::vector<GcRuleChange> gc_rules;  // in time order
   // True when the routing promises strong reads: every client uses a
   // single-cluster profile, all to the same cluster, and no profile changed
   // during the run.

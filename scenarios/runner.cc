@@ -177,6 +177,8 @@ Status Runner::Setup() {
   for (int i = 0; i < s_.tables_size(); ++i) {
     const v1::Table& t = s_.tables(i);
     steps_.family_of[t.id()] = t.families(0).name();
+    history_.gc_rules.push_back(GcRuleChange{
+        sim::Duration(0), t.id(), ToGcRule(t.families(0).gc_rule())});
     std::vector<cluster::FamilyModification> families;
     for (const v1::Family& f : t.families()) {
       families.push_back(cluster::FamilyModification{
@@ -316,6 +318,7 @@ void Runner::Settle() {
 void Runner::Snapshot() {
   auto& replicas = instance_->replicas();
   replicas.CompactAll();
+  history_.ended = context_.Elapsed();
   // The run's fingerprint: the trace, then each cluster's id and digest.
   fingerprint_.Add(trace_.Hex());
   ReadFinalState(replicas, steps_.family_of, &history_, &fingerprint_);

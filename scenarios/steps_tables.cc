@@ -54,6 +54,10 @@ void ApplySetGcRule(const v1::Step& step, Event event, StepRun& run) {
       s.ok()) {
     // Schema changes are instance-wide at once (see ApplyNewestEverywhere).
     replicas.ApplyNewestEverywhere(*id);
+    if (run.family_of[g.table()] == g.family()) {
+      run.context->history->gc_rules.push_back(
+          GcRuleChange{event.at, g.table(), mod.gc_rule});
+    }
   } else {
     Refused(event, s);
   }

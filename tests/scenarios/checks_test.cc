@@ -261,6 +261,52 @@ TEST(RtoTest, LatencyChangeThatCausesDeadlinesIsAnOutage) {
   EXPECT_THAT(rto.detail, HasSubstr("DEADLINE_EXCEEDED"));
 }
 
+// A write of the run's first millisecond whose cell a GC rule may remove
+// as its column's newest (the final state, read at 20 s, lacks it).
+History ExpiringWrite(std::vector<GcRuleChange> rules, int64_t ended_ms) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10, "c1", StatusCode::kOk,
+          cluster::Micros(cluster::TimestampOf(kRunEpoch)));
+  b.Cluster("c1");
+  b.history().gc_rules = std::move(rules);
+  b.history().ended = Ms(ended_ms);
+  return b.history();
+}
+
+TEST(LostWritesTest, CellsAnAgeRuleMayHaveRemovedAreNotLost) {
+  using std::chrono::seconds;
+  const auto lost = [](const History& h) {
+    return RunCheck(h, "lost_writes").value;
+  };
+  const cluster::GcRule age = cluster::GcRule::MaxAge(seconds(1));
+  EXPECT_EQ(lost(ExpiringWrite({}, 20'000)), 1);
+  EXPECT_EQ(lost(ExpiringWrite({{Ms(0), "t", age}}, 20'000)), 0);
+  EXPECT_EQ(lost(ExpiringWrite({{Ms(0), "t", age}}, 900)), 1);  // too young
+  EXPECT_EQ(lost(ExpiringWrite({{Ms(0), "other", age}}, 20'000)), 1);
+  // max_num_versions keeps the newest cell: so does an intersection with it.
+  EXPECT_EQ(lost(ExpiringWrite({{Ms(0), "t",
+                                 cluster::GcRule::Intersection(
+                                     {cluster::GcRule::MaxVersions(1), age})}},
+                               20'000)),
+            1);
+  EXPECT_EQ(
+      lost(ExpiringWrite(
+          {{Ms(0), "t",
+            cluster::GcRule::Union({cluster::GcRule::MaxVersions(1), age})}},
+          20'000)),
+      0);
+  // The rule applies from when it was set: a cell may go from then on.
+  const std::vector<GcRuleChange> later = {
+      {Ms(0), "t", cluster::GcRule::None()}, {Ms(5'000), "t", age}};
+  EXPECT_EQ(lost(ExpiringWrite(later, 20'000)), 0);
+  EXPECT_EQ(lost(ExpiringWrite(later, 4'000)), 1);
+  // Nor when the rule was lifted before the cell was old enough.
+  EXPECT_EQ(lost(ExpiringWrite(
+                {{Ms(0), "t", age}, {Ms(500), "t", cluster::GcRule::None()}},
+                20'000)),
+            1);
+}
+
 TEST(RpoTest, CountsRecordedAcknowledgedWritesOnce) {
   Builder b;
   b.Write("w-0", "r", "w-0/1", 0, 10);                                   // 0

@@ -510,6 +510,66 @@ TEST(RunnerTest, OnlyTheCurrentAttemptRecordsAResult) {
       << outcome->expectations[0].detail;
 }
 
+// Cells a max_age GC rule removes are not losses: with one cluster
+// serving everything, no write is lost and every read sees its own writes,
+// although compaction removed most of the written cells.
+TEST(RunnerTest, CellsRemovedByAnAgeRuleAreNotLostWrites) {
+  auto loaded = ParseScenario(
+      R"pb(
+        duration { seconds: 30 }
+        instance { clusters { id: "c1" zone: "us-east1-b" nodes: 3 } }
+        tables {
+          id: "t"
+          families {
+            name: "cf"
+            gc_rule { max_age { seconds: 2 } }
+          }
+        }
+        clients {
+          name: "app"
+          workload {
+            mix { read_row: 1 write: 1 }
+            keys {
+              uniform {}
+              entities: 1000
+            }
+            ops_per_second: 200
+          }
+        }
+        expectations { name: "lost" metric: LOST_WRITES at_most: 0 }
+        expectations {
+          name: "ryw"
+          metric: READ_YOUR_WRITES_VIOLATIONS
+          at_most: 0
+        }
+        expectations {
+          name: "strong"
+          metric: STRONG_READ_VIOLATIONS
+          at_most: 0
+        }
+        expectations {
+          name: "mono"
+          metric: MONOTONIC_READ_VIOLATIONS
+          at_most: 0
+        }
+      )pb",
+      "age.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto outcome = RunScenario(*loaded, RunOptions{});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  // Most written rows are gone from the final state.
+  std::set<std::string> written;
+  for (const Operation& op : outcome->history.operations) {
+    if (op.type == OpType::kWrite && op.ok()) written.insert(op.row.str());
+  }
+  ASSERT_EQ(outcome->history.final_state.size(), 1u);
+  EXPECT_LT(RowsOf(outcome->history, 0).size() * 4, written.size());
+  ASSERT_EQ(outcome->history.gc_rules.size(), 1u);
+  for (const ExpectationResult& e : outcome->expectations) {
+    EXPECT_TRUE(e.pass) << e.name << ": " << e.value << " " << e.detail;
+  }
+}
+
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   const RunOutcome o = Play(R"pb(
     clients {

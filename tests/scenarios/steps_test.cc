@@ -186,6 +186,26 @@ TEST(StepsTest, TheSettlePhaseReplacesFailedNodesUnlessFaultsAreKept) {
   EXPECT_LT(kept.outcome.history.settled, seconds(0));  // c3 stayed down
 }
 
+TEST(StepsTest, TheHistoryRecordsTheGcRulesOfTheClientsFamily) {
+  const Played p = Play(R"pb(
+    timeline {
+      at { seconds: 3 }
+      set_gc_rule {
+        table: "t"
+        family: "cf"
+        gc_rule { max_age { seconds: 60 } }
+      }
+    }
+  )pb");
+  const std::vector<GcRuleChange>& rules = p.outcome.history.gc_rules;
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].at, seconds(0));
+  EXPECT_EQ(rules[0].table, "t");
+  EXPECT_EQ(rules[0].rule, cluster::GcRule::None());
+  EXPECT_EQ(rules[1].at, seconds(3));
+  EXPECT_EQ(rules[1].rule, cluster::GcRule::MaxAge(std::chrono::minutes(1)));
+}
+
 TEST(StepsTest, AStepTheInstanceRefusesSaysSoInItsEvent) {
   const Played p = Play(R"pb(
     timeline {
