@@ -149,13 +149,25 @@ Measure LostWrites(const Analysis& analysis, const Filter& filter) {
                          ")");
     }
   }
+  // Writes a cluster had not applied yet when a run that did not settle
+  // ended: pending, reported beside the lost ones.
+  std::set<uint32_t> pending_ops;
+  for (const auto& entry : analysis.pending_writes()) {
+    if (filter.Selects(ops[entry.op])) pending_ops.insert(entry.op);
+  }
+  const std::string pending =
+      pending_ops.empty()
+          ? ""
+          : "; " + std::to_string(pending_ops.size()) +
+                " pending (not yet replicated when the run ended; it did "
+                "not settle)";
   if (lost == 0) {
     return {0, "none of " + std::to_string(analysis.acked_writes().size()) +
-                   " acknowledged writes"};
+                   " acknowledged writes" + pending};
   }
   return {static_cast<double>(lost),
           std::to_string(lost) + " lost (by cluster: " +
-              Breakdown(per_cluster) + "); " + Join(examples)};
+              Breakdown(per_cluster) + "); " + Join(examples) + pending};
 }
 
 Measure Rpo(const Analysis& analysis, const Filter& filter) {

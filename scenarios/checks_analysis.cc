@@ -744,7 +744,16 @@ void Analysis::FindLostWrites() {
       const OrderKey have = state == nullptr || state->tag.empty()
                                 ? kNothing
                                 : OrderKey{state->timestamp, state->version};
-      if (have < KeyOf(op)) lost_writes_.push_back({id, c});
+      if (!(have < KeyOf(op))) continue;
+      // Not applied there yet (the run did not settle): pending.
+      const auto& applied = history_.final_state[c].applied;
+      const auto from = applied.find(op.cluster.view());
+      if (history_.settled < Duration(0) && from != applied.end() &&
+          from->second < op.log_position) {
+        pending_writes_.push_back({id, c});
+      } else {
+        lost_writes_.push_back({id, c});
+      }
     }
   }
 }

@@ -170,6 +170,12 @@ class Analysis {
   const std::vector<uint32_t>& acked_writes() const { return acked_writes_; }
   const std::vector<size_t>& surviving() const { return surviving_; }
   const std::vector<LostWrite>& lost_writes() const { return lost_writes_; }
+  // Acknowledged writes missing on a surviving cluster that had not yet
+  // applied them from their origin's log when the run ended (it did not
+  // settle): pending, not lost.
+  const std::vector<LostWrite>& pending_writes() const {
+    return pending_writes_;
+  }
   int32_t RowOf(uint32_t op) const { return row_of_[op]; }
   // Whether some successful kReadRow names `row`.
   bool RowHasReads(int32_t row) const { return row_has_reads_[row]; }
@@ -241,6 +247,7 @@ class Analysis {
   std::vector<size_t> column_of_;  // per cluster in final_state
   std::vector<ReadResult> reads_;
   std::vector<LostWrite> lost_writes_;
+  std::vector<LostWrite> pending_writes_;
 };
 
 // The outages of the clients selected by `filter` (see checks.h, RTO):

@@ -26,6 +26,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -272,6 +273,9 @@ struct ClusterState {
   // final_state[*same_as] (equal digests): `rows` is then left empty, and
   // RowsOf() reads that cluster's. Converged clusters share one copy.
   std::optional<size_t> same_as;
+  // The last position of each other cluster's replication log this one had
+  // applied when the final state was read, by that cluster's id.
+  std::map<std::string, uint64_t, std::less<>> applied;
 };
 
 // Replication on one link (entries `from` committed, applied by `to`) over

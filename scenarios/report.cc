@@ -321,7 +321,13 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
     if (!e.detail.empty()) out << "  " << e.detail;
     out << "\n";
   }
-  out << "result: " << (outcome.passed ? "PASS" : "FAIL") << "\n";
+  out << "result: " << (outcome.passed ? "PASS" : "FAIL")
+      << (h.settled.count() < 0
+              ? " (the run did not settle: replication had not drained by "
+                "the end of settling; writes not yet replicated are pending, "
+                "not lost)"
+              : "")
+      << "\n";
   if (outcome.wall_seconds > 0) {
     char buffer[256];
     const double simulated = (h.duration.count()) / 1e9;

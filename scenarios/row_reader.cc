@@ -169,6 +169,9 @@ void ReadFinalState(replication::Replicas& replicas,
         return earlier.digest == state.digest;
       });
     }
+    for (const std::string& origin : replicas.ClusterIds()) {
+      if (origin != id) state.applied[origin] = replicas.Applied(origin, id);
+    }
     fingerprint->Add(id);
     fingerprint->Add(state.digest);
     if (!first && !state.same_as) {

@@ -371,7 +371,9 @@ Result<RunOutcome> Runner::Run() {
   if (options_.wall_clock) {
     out.check_wall_seconds = options_.wall_clock() - checks_started;
   }
-  out.passed = std::all_of(out.expectations.begin(), out.expectations.end(),
+  // A run that did not settle measured a moment, not an outcome.
+  out.passed = out.history.settled >= sim::Duration(0) &&
+               std::all_of(out.expectations.begin(), out.expectations.end(),
                            [](const ExpectationResult& e) { return e.pass; });
   return out;
 }

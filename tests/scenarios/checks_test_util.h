@@ -107,7 +107,7 @@ class Builder {
   }
   ClusterState& Cluster(const std::string& id,
                         const std::string& digest = "d") {
-    history_.final_state.push_back({id, digest, {}, std::nullopt});
+    history_.final_state.push_back({id, digest, {}, std::nullopt, {}});
     return history_.final_state.back();
   }
   // The final state of table/row on `cluster`, added empty when absent.

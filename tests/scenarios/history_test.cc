@@ -55,12 +55,12 @@ TEST(RowStatesDeathTest, AppendOutOfOrderAborts) {
 
 TEST(RowsOfTest, FollowsSameAs) {
   History history;
-  history.final_state.push_back({"c1", "d", {}, std::nullopt});
+  history.final_state.push_back({"c1", "d", {}, std::nullopt, {}});
   history.final_state[0].rows.Append(
       {history.names->Intern("t"), history.names->Store("r")},
       RowState{history.names->Store("w/1"), cluster::TimestampFromMicros(1), 1,
                0});
-  history.final_state.push_back({"c2", "d", {}, 0});
+  history.final_state.push_back({"c2", "d", {}, 0, {}});
   EXPECT_EQ(&RowsOf(history, 1), &history.final_state[0].rows);
   EXPECT_EQ(&RowsOf(history, 0), &history.final_state[0].rows);
 }

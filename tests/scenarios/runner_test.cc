@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "scenarios/report.h"
 
 namespace btsim::scenarios {
 namespace {
@@ -568,6 +571,51 @@ TEST(RunnerTest, CellsRemovedByAnAgeRuleAreNotLostWrites) {
   for (const ExpectationResult& e : outcome->expectations) {
     EXPECT_TRUE(e.pass) << e.name << ": " << e.value << " " << e.detail;
   }
+}
+
+// c2 stays down after the run (keep_faults), so replication never drains:
+// the run says it did not settle and fails, and the writes c2 never
+// received are pending, not lost.
+TEST(RunnerTest, ARunThatDoesNotSettleFailsAndReportsPendingWrites) {
+  auto loaded = ParseScenario(
+      std::string(kBase) + R"pb(
+        clients {
+          name: "app"
+          app_profile: "pinned"
+          workload {
+            mix { write: 1 }
+            keys {
+              uniform {}
+              entities: 100
+            }
+            ops_per_second: 100
+          }
+        }
+        timeline {
+          at { seconds: 5 }
+          cluster_down { cluster: "c2" }
+        }
+        settle {
+          keep_faults: true
+          max { seconds: 2 }
+        }
+        expectations { name: "lost" metric: LOST_WRITES at_most: 0 }
+      )pb",
+      "unsettled.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto outcome = RunScenario(*loaded, RunOptions{});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  const RunOutcome& o = *outcome;
+  EXPECT_LT(o.history.settled, seconds(0));
+  EXPECT_FALSE(o.passed);
+  ASSERT_EQ(o.expectations.size(), 1u);
+  EXPECT_TRUE(o.expectations[0].pass) << o.expectations[0].detail;
+  EXPECT_THAT(o.expectations[0].detail,
+              ::testing::HasSubstr(" pending (not yet replicated"));
+  std::ostringstream summary;
+  PrintSummary(*loaded, o, summary);
+  EXPECT_THAT(summary.str(),
+              ::testing::HasSubstr("result: FAIL (the run did not settle"));
 }
 
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
