@@ -185,7 +185,8 @@ struct Event {
   // run and its settling).
   sim::Duration end{-1};
   // kTokenWait: acknowledged writes from before the token that were not
-  // readable in every cluster when the check said consistent (must be 0).
+  // readable in every cluster when the check said consistent (must be 0),
+  // except those a DropRowRange removed after they committed.
   int64_t violations = 0;
   // kClusterDown (and kRemoveCluster): the ids of the write operations
   // (kWrite, kCheckAndMutate, kReadModifyWrite) that had committed on

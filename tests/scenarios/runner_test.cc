@@ -618,6 +618,43 @@ TEST(RunnerTest, ARunThatDoesNotSettleFailsAndReportsPendingWrites) {
               ::testing::HasSubstr("result: FAIL (the run did not settle"));
 }
 
+// Writes a DropRowRange removed after they committed are gone everywhere by
+// design: a consistency-token wait after the drop counts none of them.
+TEST(RunnerTest, ATokenWaitAfterADropRowRangeCountsNoDroppedWrite) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      workload {
+        mix { write: 1 }
+        keys {
+          uniform {}
+          entities: 200
+        }
+        ops_per_second: 200
+      }
+    }
+    timeline {
+      at { seconds: 3 }
+      drop_row_range { table: "t" }
+    }
+    timeline {
+      at { seconds: 3 }
+      wait_for_replication {
+        table: "t"
+        interval { nanos: 100000000 }
+      }
+    }
+  )pb");
+  int waits = 0;
+  for (const Event& e : o.history.events) {
+    if (e.kind != EventKind::kTokenWait) continue;
+    ++waits;
+    EXPECT_GE(e.end, e.at);
+    EXPECT_EQ(e.violations, 0);
+  }
+  EXPECT_EQ(waits, 1);
+}
+
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   const RunOutcome o = Play(R"pb(
     clients {
