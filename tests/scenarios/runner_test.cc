@@ -51,6 +51,16 @@ RunOutcome Play(const std::string& extra, std::optional<uint64_t> seed = {}) {
   return std::move(*outcome);
 }
 
+// Plays a whole scenario (its own instance, not kBase's).
+RunOutcome PlayScenario(const std::string& text) {
+  auto loaded = ParseScenario(text, "test.textproto");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
+  if (!loaded.ok()) return {};
+  auto outcome = RunScenario(*loaded, RunOptions{});
+  EXPECT_TRUE(outcome.ok()) << outcome.status().message();
+  return outcome.ok() ? std::move(*outcome) : RunOutcome{};
+}
+
 std::vector<const Operation*> OpsOf(const RunOutcome& o,
                                     const std::string& group) {
   std::vector<const Operation*> ops;
@@ -444,52 +454,47 @@ TEST(RunnerTest, DeadlineExceededAcrossRegions) {
 // write commits), but only the current attempt records a result, so no read
 // returns a value written after it completed.
 TEST(RunnerTest, OnlyTheCurrentAttemptRecordsAResult) {
-  auto loaded =
-      ParseScenario(R"pb(
-                      duration { seconds: 10 }
-                      instance {
-                        clusters { id: "c1" zone: "us-east1-b" nodes: 3 }
-                        links {
-                          same_region {
-                            log_normal {
-                              median { nanos: 1000000 }
-                              sigma: 1.5
-                            }
-                          }
-                        }
-                      }
-                      tables {
-                        id: "t"
-                        families { name: "cf" }
-                      }
-                      clients {
-                        name: "app"
-                        zone: "us-east1-c"
-                        deadline { seconds: 1 }
-                        retry {
-                          attempt_timeout { nanos: 2000000 }
-                          initial_backoff { nanos: 500000 }
-                        }
-                        workload {
-                          mix { read_row: 1 write: 1 }
-                          keys {
-                            uniform {}
-                            entities: 3
-                          }
-                          ops_per_second: 300
-                        }
-                      }
-                      expectations {
-                        name: "one cluster: reads are monotonic"
-                        metric: MONOTONIC_READ_VIOLATIONS
-                        at_most: 0
-                      }
-                    )pb",
-                    "stale.textproto");
-  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  auto outcome = RunScenario(*loaded, RunOptions{});
-  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
-  const History& history = outcome->history;
+  const RunOutcome outcome = PlayScenario(R"pb(
+    duration { seconds: 10 }
+    instance {
+      clusters { id: "c1" zone: "us-east1-b" nodes: 3 }
+      links {
+        same_region {
+          log_normal {
+            median { nanos: 1000000 }
+            sigma: 1.5
+          }
+        }
+      }
+    }
+    tables {
+      id: "t"
+      families { name: "cf" }
+    }
+    clients {
+      name: "app"
+      zone: "us-east1-c"
+      deadline { seconds: 1 }
+      retry {
+        attempt_timeout { nanos: 2000000 }
+        initial_backoff { nanos: 500000 }
+      }
+      workload {
+        mix { read_row: 1 write: 1 }
+        keys {
+          uniform {}
+          entities: 3
+        }
+        ops_per_second: 300
+      }
+    }
+    expectations {
+      name: "one cluster: reads are monotonic"
+      metric: MONOTONIC_READ_VIOLATIONS
+      at_most: 0
+    }
+  )pb");
+  const History& history = outcome.history;
   std::map<std::string, const Operation*> writer_of;
   int retried = 0;
   for (const Operation& op : history.operations) {
@@ -507,68 +512,51 @@ TEST(RunnerTest, OnlyTheCurrentAttemptRecordsAResult) {
   }
   EXPECT_GT(reads, 500);
   EXPECT_GT(retried, 300);  // the case arises often
-  ASSERT_EQ(outcome->expectations.size(), 1u);
-  EXPECT_TRUE(outcome->expectations[0].pass)
-      << outcome->expectations[0].value << ": "
-      << outcome->expectations[0].detail;
+  ASSERT_EQ(outcome.expectations.size(), 1u);
+  EXPECT_TRUE(outcome.expectations[0].pass)
+      << outcome.expectations[0].value << ": "
+      << outcome.expectations[0].detail;
 }
 
 // Cells a max_age GC rule removes are not losses: with one cluster
 // serving everything, no write is lost and every read sees its own writes,
 // although compaction removed most of the written cells.
 TEST(RunnerTest, CellsRemovedByAnAgeRuleAreNotLostWrites) {
-  auto loaded = ParseScenario(
-      R"pb(
-        duration { seconds: 30 }
-        instance { clusters { id: "c1" zone: "us-east1-b" nodes: 3 } }
-        tables {
-          id: "t"
-          families {
-            name: "cf"
-            gc_rule { max_age { seconds: 2 } }
-          }
+  const RunOutcome outcome = PlayScenario(R"pb(
+    duration { seconds: 30 }
+    instance { clusters { id: "c1" zone: "us-east1-b" nodes: 3 } }
+    tables {
+      id: "t"
+      families {
+        name: "cf"
+        gc_rule { max_age { seconds: 2 } }
+      }
+    }
+    clients {
+      name: "app"
+      workload {
+        mix { read_row: 1 write: 1 }
+        keys {
+          uniform {}
+          entities: 1000
         }
-        clients {
-          name: "app"
-          workload {
-            mix { read_row: 1 write: 1 }
-            keys {
-              uniform {}
-              entities: 1000
-            }
-            ops_per_second: 200
-          }
-        }
-        expectations { name: "lost" metric: LOST_WRITES at_most: 0 }
-        expectations {
-          name: "ryw"
-          metric: READ_YOUR_WRITES_VIOLATIONS
-          at_most: 0
-        }
-        expectations {
-          name: "strong"
-          metric: STRONG_READ_VIOLATIONS
-          at_most: 0
-        }
-        expectations {
-          name: "mono"
-          metric: MONOTONIC_READ_VIOLATIONS
-          at_most: 0
-        }
-      )pb",
-      "age.textproto");
-  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  auto outcome = RunScenario(*loaded, RunOptions{});
-  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+        ops_per_second: 200
+      }
+    }
+    expectations { name: "lost" metric: LOST_WRITES at_most: 0 }
+    expectations { name: "ryw" metric: READ_YOUR_WRITES_VIOLATIONS at_most: 0 }
+    expectations { name: "strong" metric: STRONG_READ_VIOLATIONS at_most: 0 }
+    expectations { name: "mono" metric: MONOTONIC_READ_VIOLATIONS at_most: 0 }
+  )pb");
   // Most written rows are gone from the final state.
   std::set<std::string> written;
-  for (const Operation& op : outcome->history.operations) {
+  for (const Operation& op : outcome.history.operations) {
     if (op.type == OpType::kWrite && op.ok()) written.insert(op.row.str());
   }
-  ASSERT_EQ(outcome->history.final_state.size(), 1u);
-  EXPECT_LT(RowsOf(outcome->history, 0).size() * 4, written.size());
-  ASSERT_EQ(outcome->history.gc_rules.size(), 1u);
-  for (const ExpectationResult& e : outcome->expectations) {
+  ASSERT_EQ(outcome.history.final_state.size(), 1u);
+  EXPECT_LT(RowsOf(outcome.history, 0).size() * 4, written.size());
+  ASSERT_EQ(outcome.history.gc_rules.size(), 1u);
+  for (const ExpectationResult& e : outcome.expectations) {
     EXPECT_TRUE(e.pass) << e.name << ": " << e.value << " " << e.detail;
   }
 }
