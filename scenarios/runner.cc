@@ -304,6 +304,7 @@ void Runner::Settle() {
     scheduler_.RunUntil(
         std::min(scheduler_.Now() + kPollInterval, kRunEpoch + limit));
   }
+  CheckTokenWaits(steps_);
   context_.finished = true;
   // Operations that never finished.
   for (Operation& op : history_.operations) {

@@ -76,6 +76,13 @@ struct StepRun {
   // Each table's first family: the one clients write.
   std::map<std::string, std::string> family_of;
   FaultState faults;
+  // wait_for_replication steps not yet consistent, by event index: the
+  // token (log positions) and the acknowledged writes from before it.
+  struct TokenWait {
+    std::map<std::string, uint64_t> token;
+    std::vector<uint64_t> writes;
+  };
+  std::map<size_t, TokenWait> token_waits;
 
   // Adds `event` to the history and to the trace; returns its index in
   // history->events.
@@ -105,6 +112,10 @@ struct StepKind {
   void (*apply)(const btsim::scenario::v1::Step& step, Event event,
                 StepRun& run);
 };
+
+// Checks every pending token wait once more (the runner calls it when the
+// run has settled, so that a poll due after the end is not lost).
+void CheckTokenWaits(StepRun& run);
 
 // Every kind, one per case of Step.action (none for ACTION_NOT_SET).
 std::span<const StepKind> StepKinds();

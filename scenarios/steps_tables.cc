@@ -128,19 +128,21 @@ bool DroppedSince(const History& history, const Operation& op) {
   return false;
 }
 
-// Checks the token every `interval` until every cluster has applied it,
-// then records in history->events[event_index] when, and how many of
-// `writes` were not readable everywhere then.
-void WaitForToken(StepRun& run, size_t event_index,
-                  std::map<std::string, uint64_t> token,
-                  std::vector<uint64_t> writes, sim::Duration interval) {
+// When every cluster has applied the token of wait `event_index`: records
+// in history->events[event_index] when, and how many of its writes were
+// not readable everywhere then, forgets the wait and returns true (also
+// when it is no longer pending).
+bool FinishTokenWait(StepRun& run, size_t event_index) {
   RunContext& context = *run.context;
   auto& replicas = context.instance->replicas();
-  if (replicas.HasApplied(token)) {
+  auto wait = run.token_waits.find(event_index);
+  if (wait == run.token_waits.end()) return true;
+  if (!replicas.HasApplied(wait->second.token)) return false;
+  {
     Event& event = context.history->events[event_index];
     event.end = context.Elapsed();
     int64_t violations = 0;
-    for (uint64_t id : writes) {
+    for (uint64_t id : wait->second.writes) {
       const Operation& op = context.history->operations[id];
       if (DroppedSince(*context.history, op)) continue;
       for (const std::string& cluster_id : replicas.ClusterIds()) {
@@ -151,13 +153,18 @@ void WaitForToken(StepRun& run, size_t event_index,
     event.violations = violations;
     context.trace->AddInt(event.end.count());
     context.trace->AddInt(violations);
-    return;
   }
-  if (context.finished) return;
-  context.scheduler->RunAfter(
-      interval,
-      [&run, event_index, token = std::move(token), writes = std::move(writes),
-       interval] { WaitForToken(run, event_index, token, writes, interval); });
+  run.token_waits.erase(wait);
+  return true;
+}
+
+// Checks wait `event_index` every `interval` until it is consistent or the
+// run has finished.
+void WaitForToken(StepRun& run, size_t event_index, sim::Duration interval) {
+  if (FinishTokenWait(run, event_index) || run.context->finished) return;
+  run.context->scheduler->RunAfter(interval, [&run, event_index, interval] {
+    WaitForToken(run, event_index, interval);
+  });
 }
 
 void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
@@ -177,7 +184,9 @@ void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
       wait.has_interval() ? ToDuration(wait.interval()) : kDefaultTokenInterval;
   auto token = run.context->instance->replicas().LogPositions();
   const size_t event_index = run.AddEvent(std::move(event));
-  WaitForToken(run, event_index, std::move(token), std::move(writes), interval);
+  run.token_waits[event_index] =
+      StepRun::TokenWait{std::move(token), std::move(writes)};
+  WaitForToken(run, event_index, interval);
 }
 
 constexpr StepKind kKinds[] = {
@@ -190,5 +199,13 @@ constexpr StepKind kKinds[] = {
 }  // namespace
 
 std::span<const StepKind> TableStepKinds() { return kKinds; }
+
+void CheckTokenWaits(StepRun& run) {
+  std::vector<size_t> pending;
+  for (const auto& [event_index, wait] : run.token_waits) {
+    pending.push_back(event_index);
+  }
+  for (size_t event_index : pending) FinishTokenWait(run, event_index);
+}
 
 }  // namespace btsim::scenarios

@@ -643,6 +643,38 @@ TEST(RunnerTest, ATokenWaitAfterADropRowRangeCountsNoDroppedWrite) {
   EXPECT_EQ(waits, 1);
 }
 
+// A token wait whose next check (every 10 s by default) would come after
+// the run ends is checked once more when the run has settled: replication
+// drained, so it was consistent, not "never".
+TEST(RunnerTest, ATokenWaitIsCheckedOnceMoreWhenTheRunSettles) {
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "app"
+      workload {
+        mix { write: 1 }
+        keys {
+          uniform {}
+          entities: 200
+        }
+        ops_per_second: 200
+      }
+    }
+    timeline {
+      at { seconds: 3 }
+      wait_for_replication { table: "t" }
+    }
+  )pb");
+  ASSERT_GE(o.history.settled, seconds(10));
+  int waits = 0;
+  for (const Event& e : o.history.events) {
+    if (e.kind != EventKind::kTokenWait) continue;
+    ++waits;
+    EXPECT_EQ(e.end, o.history.settled);
+    EXPECT_EQ(e.violations, 0);
+  }
+  EXPECT_EQ(waits, 1);
+}
+
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   const RunOutcome o = Play(R"pb(
     clients {
