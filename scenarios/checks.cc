@@ -151,9 +151,13 @@ Measure LostWrites(const Analysis& analysis, const Filter& filter) {
   }
   // Writes a cluster had not applied yet when a run that did not settle
   // ended: pending, reported beside the lost ones.
+  std::set<uint32_t> lost_ops;
+  for (const auto& entry : analysis.lost_writes()) lost_ops.insert(entry.op);
   std::set<uint32_t> pending_ops;
   for (const auto& entry : analysis.pending_writes()) {
-    if (filter.Selects(ops[entry.op])) pending_ops.insert(entry.op);
+    if (filter.Selects(ops[entry.op]) && lost_ops.count(entry.op) == 0) {
+      pending_ops.insert(entry.op);
+    }
   }
   const std::string pending =
       pending_ops.empty()
@@ -556,7 +560,7 @@ Measure LongestEvent(const History& history, const Filter& filter,
   int64_t count = 0;
   for (const Event& event : history.events) {
     if (std::find(kinds.begin(), kinds.end(), event.kind) == kinds.end() ||
-        !filter.InWindow(event.at) ||
+        event.refused || !filter.InWindow(event.at) ||
         (!filter.cluster.empty() && event.cluster != filter.cluster &&
          event.peer != filter.cluster)) {
       continue;

@@ -89,7 +89,11 @@
 //     (neither present nor superseded), unless a DropRowRange covering the
 //     row happened at or after the write committed. Counted once per write;
 //     the detail names the first few (client, row, tag, cluster). Writes
-//     whose expiry is at or before History::ended are not lost.
+//     whose expiry is at or before History::ended are not lost. In a run
+//     that did not settle (History::settled < 0), a write missing on a
+//     cluster that had not yet applied it from its origin's log
+//     (ClusterState::applied) is pending there, not lost; the detail counts
+//     the pending writes that are not lost elsewhere.
 //   rpo_writes (RPO_WRITES): distinct acknowledged operations listed in
 //     Event::unreplicated_ops of kClusterDown / kRemoveCluster events. When
 //     an event has no such list (std::nullopt) a lower bound is used for

@@ -529,7 +529,9 @@ void Analysis::IndexExpiries() {
       continue;  // not a committed write
     }
     if (const std::optional<Duration> expiry = ExpiryOf(ops[id])) {
-      expiries_[row_of_[id]].at.emplace_back(*expiry, KeyOf(ops[id]));
+      // Not before the write existed.
+      expiries_[row_of_[id]].at.emplace_back(
+          std::max(*expiry, ops[id].committed), KeyOf(ops[id]));
     }
   }
   for (auto& [row, expiries] : expiries_) {

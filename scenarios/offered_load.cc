@@ -1,5 +1,6 @@
 #include "scenarios/offered_load.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -47,8 +48,9 @@ Status CheckOfferedLoad(const v1::Scenario& scenario, sim::Duration duration,
       load.field = std::move(field);
     }
   };
-  auto advance = [](Load& load, sim::Duration t) {
-    if (load.active) {
+  auto advance = [duration](Load& load, sim::Duration t) {
+    t = std::min(t, duration);  // steps after a shortened run's end
+    if (load.active && t > load.since) {
       load.operations +=
           load.rate * std::chrono::duration<double>(t - load.since).count();
     }

@@ -6,7 +6,9 @@
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "scenarios/offered_load.h"
 #include "scenarios/row_reader.h"
 #include "scenarios/run_context.h"
 #include "scenarios/scenario_fields.h"
@@ -304,6 +306,11 @@ void Runner::Settle() {
     scheduler_.RunUntil(
         std::min(scheduler_.Now() + kPollInterval, kRunEpoch + limit));
   }
+  // The loop's last wait reached the limit without a check there.
+  if (history_.settled < sim::Duration(0) && context_.in_flight == 0 &&
+      replicas.HasApplied(replicas.LogPositions())) {
+    history_.settled = context_.Elapsed();
+  }
   CheckTokenWaits(steps_);
   context_.finished = true;
   // Operations that never finished.
@@ -390,6 +397,20 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
                                      : ToDuration(scenario.proto.duration());
   if (duration <= sim::Duration(0)) {
     return InvalidArgument("duration: must be positive");
+  }
+  if (options.duration) {
+    // The loader projected the offered load over the file's duration.
+    const auto& timeline = scenario.proto.timeline();
+    std::vector<int> order(timeline.size());
+    std::vector<sim::Duration> at(timeline.size());
+    for (int i = 0; i < timeline.size(); ++i) {
+      order[i] = i;
+      at[i] = ToDuration(timeline[i].at());
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return at[a] < at[b]; });
+    BTSIM_RETURN_IF_ERROR(
+        CheckOfferedLoad(scenario.proto, duration, order, at));
   }
   Runner runner(scenario, seed, duration, options);
   return runner.Run();

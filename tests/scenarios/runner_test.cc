@@ -675,6 +675,56 @@ TEST(RunnerTest, ATokenWaitIsCheckedOnceMoreWhenTheRunSettles) {
   EXPECT_EQ(waits, 1);
 }
 
+// With nothing left to replicate, a run settles even when settling may
+// not wait at all.
+TEST(RunnerTest, ARunWithNothingToReplicateSettlesWithoutWaiting) {
+  const RunOutcome o = PlayScenario(R"pb(
+    duration { seconds: 2 }
+    instance { clusters { id: "c1" zone: "us-east1-b" } }
+    tables {
+      id: "t"
+      families { name: "cf" }
+    }
+    clients {
+      name: "app"
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 10
+      }
+    }
+    settle { max {} }
+  )pb");
+  EXPECT_GE(o.history.settled, seconds(2));
+  EXPECT_TRUE(o.passed);
+}
+
+// --duration replaces the file's duration after the loader projected the
+// offered load: the run projects it again with the duration it plays.
+TEST(RunnerTest, ALongerDurationIsCheckedForItsOfferedLoad) {
+  auto loaded = ParseScenario(std::string(kBase) + R"pb(
+                                clients {
+                                  name: "app"
+                                  workload {
+                                    mix { write: 1 }
+                                    keys { uniform {} }
+                                    ops_per_second: 1000000
+                                  }
+                                }
+                              )pb",
+                              "load.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();  // 10M in 10 s
+  RunOptions options;
+  options.duration = seconds(30);
+  auto outcome = RunScenario(*loaded, options);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(outcome.status().message(),
+              ::testing::HasSubstr("clients[0].workload.ops_per_second: the "
+                                   "open-loop clients would offer about "
+                                   "30000000 operations in 30 s"));
+}
+
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   const RunOutcome o = Play(R"pb(
     clients {
