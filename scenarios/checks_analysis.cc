@@ -393,10 +393,7 @@ void Analysis::IndexDrops() {
         });
     for (; it != sorted.end(); ++it) {
       const RowName& named = row_names_[*it];
-      if (named.table != event.table ||
-          named.row.view().substr(0, prefix.size()) != prefix) {
-        break;
-      }
+      if (!DropCovers(event, named.table, named.row)) break;
       drops_[*it].at.push_back(event.at);
     }
   }

@@ -206,6 +206,15 @@ struct GcRuleChange {
   cluster::GcRule rule;
 };
 
+// Whether `event` is a DropRowRange that took effect (not refused) and
+// covers row `row` of `table`: same table, the row starts with its prefix
+// (`detail`).
+inline bool DropCovers(const Event& event, std::string_view table,
+                       std::string_view row) {
+  return event.kind == EventKind::kDropRowRange && !event.refused &&
+         event.table == table && row.starts_with(event.detail);
+}
+
 // Multi-cluster routing skipped the nearest cluster.
 struct Failover {
   sim::Duration at{0};

@@ -1,6 +1,7 @@
 // Table admin: an operator changes a family's GC rule (set_gc_rule), drops
 // rows (drop_row_range), or waits for replication with a consistency token
 // (wait_for_replication).
+#include <algorithm>
 #include <map>
 #include <string>
 #include <string_view>
@@ -118,14 +119,11 @@ bool Visible(StepRun& run, cluster::Cluster& cluster, const Operation& op) {
 // Whether a DropRowRange that took effect after `op`'s write committed
 // covers its row: the write is gone everywhere by design.
 bool DroppedSince(const History& history, const Operation& op) {
-  for (const Event& event : history.events) {
-    if (event.kind == EventKind::kDropRowRange && !event.refused &&
-        event.at >= op.committed && event.table == op.table().view() &&
-        op.row.view().substr(0, event.detail.size()) == event.detail) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(history.events.begin(), history.events.end(),
+                     [&](const Event& event) {
+                       return event.at >= op.committed &&
+                              DropCovers(event, op.table(), op.row);
+                     });
 }
 
 // When every cluster has applied the token of wait `event_index`: records

@@ -21,3 +21,28 @@ start_btsim_serve() {
   cat "$log" >&2
   exit 1
 }
+
+# expect_usage_error WORK NAME EXPECTED-SUBSTRING COMMAND...: COMMAND (given
+# at most 20 s) must exit 2, print EXPECTED-SUBSTRING on stderr and nothing
+# on stdout (nothing ran). WORK is a scratch directory.
+expect_usage_error() {
+  local work=$1 name=$2 want=$3
+  shift 3
+  local code=0
+  timeout 20 "$@" >"$work/out" 2>"$work/err" || code=$?
+  if [[ $code != 2 ]]; then
+    cat "$work/err" >&2
+    echo "FAIL: $name: exit $code, want 2" >&2
+    exit 1
+  fi
+  if ! grep -qF -- "$want" "$work/err"; then
+    cat "$work/err" >&2
+    echo "FAIL: $name: stderr lacks '$want'" >&2
+    exit 1
+  fi
+  if [[ -s $work/out ]]; then
+    echo "FAIL: $name: something ran" >&2
+    exit 1
+  fi
+  echo "ok: $name: $(head -n 1 "$work/err")"
+}

@@ -10,17 +10,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# expect_error NAME EXPECTED-SUBSTRING btsim-args...
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# expect_error NAME EXPECTED-SUBSTRING ARGS...
 expect_error() {
   local name=$1 want=$2
   shift 2
-  local code=0
-  "$btsim" "$@" >"$work/out" 2>"$work/err" || code=$?
-  [[ $code == 2 ]] || { cat "$work/err"; fail "$name: exit $code, want 2"; }
-  grep -qF -- "$want" "$work/err" ||
-    { cat "$work/err"; fail "$name: stderr lacks '$want'"; }
-  [[ ! -s $work/out ]] || fail "$name: something ran"
-  echo "ok: $name: $(head -n 1 "$work/err")"
+  expect_usage_error "$work" "$name" "$want" "$btsim" "$@"
 }
 
 # A syntax error: an unclosed brace at the end.

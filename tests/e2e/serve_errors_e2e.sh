@@ -6,18 +6,14 @@ set -euo pipefail
 btsim=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# expect_error NAME EXPECTED-SUBSTRING serve-args...
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# expect_error NAME EXPECTED-SUBSTRING ARGS...
 expect_error() {
   local name=$1 want=$2
   shift 2
-  local code=0
-  timeout 20 "$btsim" serve "$@" >"$work/out" 2>"$work/err" || code=$?
-  [[ $code == 2 ]] || { cat "$work/err"; fail "$name: exit $code, want 2"; }
-  grep -qF -- "$want" "$work/err" ||
-    { cat "$work/err"; fail "$name: stderr lacks '$want'"; }
-  echo "ok: $name: $(head -n 1 "$work/err")"
+  expect_usage_error "$work" "$name" "$want" "$btsim" serve "$@"
 }
 
 echo 'clusters { id: "c1" zone: "us-east1-b" }' >"$work/instance.textproto"
