@@ -15,7 +15,7 @@
 #
 # Settings (environment): RUNS (3 per binary), PAUSE (seconds of rest
 # before each run, 10), PGO=1 (profile-guided and link-time optimisation,
-# trained on the ten examples; default: a plain Release build), BUILD=0
+# trained on the examples; default: a plain Release build), BUILD=0
 # (use the binaries already built). Extra arguments go to `btsim run`
 # (e.g. --duration 20s for a quick look). Builds go to build-sim/ and
 # build-sim-before/ (with its sources in build-sim-before/src/). Fails
@@ -36,7 +36,7 @@ fi
 build() {  # build SRC DIR: a Release btsim in DIR (absolute) from SRC
   local src=$1 dir=$2 flags=()
   if [[ "${PGO:-0}" != 0 ]]; then
-    # An instrumented build runs the ten examples; each object's profile
+    # An instrumented build runs the examples; each object's profile
     # (.gcda, beside the object) is copied to where DIR compiles the same
     # object. --undefined pulls in __gcov_dump for revisions that write
     # their profile themselves before a fast exit.

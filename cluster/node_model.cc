@@ -214,6 +214,26 @@ sim::Time NodeModel::Submit(sim::Time now, uint64_t tablet_id, OpKind kind,
   return sim::Time(sim::Duration(n.busy_ns + (n.busy_frac != 0 ? 1 : 0)));
 }
 
+NodeModel::Admission NodeModel::Admit(sim::Time now, uint64_t tablet_id,
+                                      OpKind kind, int64_t units,
+                                      sim::Time deadline,
+                                      sim::Duration queue_limit) {
+  const int node = Assign(now, tablet_id).node;
+  const sim::Time start = std::max(now, BusyUntil(node));
+  Admission admission;
+  if (start - now > queue_limit) {
+    admission.outcome = Admission::Outcome::kQueueFull;
+    return admission;
+  }
+  if (start >= deadline) {
+    admission.outcome = Admission::Outcome::kExpired;
+    return admission;
+  }
+  admission.start = start;
+  admission.done = Submit(now, tablet_id, kind, units);
+  return admission;
+}
+
 int NodeModel::Rebalance(sim::Time now) {
   const int64_t bucket = BucketOf(now);
   last_bucket_ = std::max(last_bucket_, bucket);

@@ -29,6 +29,14 @@
 // 17,000 SSD reads fill exactly one second of one node; the completion time
 // returned is rounded up to the next whole nanosecond.
 //
+// Admission (Admit, for requests; Submit charges unconditionally). A request
+// carries its deadline, as a gRPC request does. It is refused (kQueueFull,
+// nothing charged) when its node already holds more than the queue limit of
+// work; it is dropped without executing (kExpired, nothing charged) when it
+// would start at or after its deadline. Otherwise it is served FIFO as
+// above, and the caller executes it at `start`. Bigtable publishes no queue
+// limit; the caller chooses it.
+//
 // Load. The load of a tablet is the service time of the work *offered* to it
 // (charged at arrival) over a sliding window of the last ~1 s of virtual time,
 // kept in 100 ms buckets (the 10 complete buckets before the current one, plus
@@ -115,6 +123,17 @@ class NodeModel {
   // work. Requires units >= 0.
   sim::Time Submit(sim::Time now, uint64_t tablet_id, OpKind kind,
                    int64_t units = 1);
+
+  struct Admission {
+    enum class Outcome { kServed, kQueueFull, kExpired };
+    Outcome outcome = Outcome::kServed;
+    sim::Time start;  // kServed: when the node begins serving it
+    sim::Time done;   // kServed: when it finishes
+  };
+  // Submit for a request that must start before `deadline` and finds at
+  // most `queue_limit` of work queued on its node (see the header comment).
+  Admission Admit(sim::Time now, uint64_t tablet_id, OpKind kind, int64_t units,
+                  sim::Time deadline, sim::Duration queue_limit);
 
   // Assigns a tablet without charging work (no-op if already known). Returns
   // its node.

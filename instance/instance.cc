@@ -60,10 +60,20 @@ Result<std::unique_ptr<Instance>> Instance::Create(
     instance->route_candidates_version_ = kStale;
     instance->capacity_.try_emplace(c.id, config.storage, c.nodes);
   }
+  if (config.node_queue_limit < sim::Duration(0)) {
+    return InvalidArgument("node_queue_limit: must not be negative");
+  }
+  if (config.replication_bandwidth < 0) {
+    return InvalidArgument("replication_bandwidth: must not be negative");
+  }
+  instance->transport_->SetDefaultBandwidth(config.replication_bandwidth);
   // Transport::SetLatencyEverywhere hides every per-link model.
-  if (config.replication_latency && !config.link_overrides.empty()) {
-    return InvalidArgument(
-        "link_overrides: cannot be combined with replication_latency");
+  for (const LinkOverride& o : config.link_overrides) {
+    if (config.replication_latency && o.latency) {
+      return InvalidArgument(
+          "link_overrides: a latency cannot be combined with "
+          "replication_latency");
+    }
   }
   auto zone_of = [&config](const std::string& id) -> const std::string* {
     for (const ClusterConfig& c : config.clusters) {
@@ -88,7 +98,15 @@ Result<std::unique_ptr<Instance>> Instance::Create(
       return InvalidArgument(field +
                              ": from_cluster and to_cluster must differ");
     }
-    instance->transport_->SetLatency(*from, *to, o.latency, o.one_way);
+    if (o.bandwidth < 0) {
+      return InvalidArgument(field + ".bandwidth: must not be negative");
+    }
+    if (o.latency) {
+      instance->transport_->SetLatency(*from, *to, *o.latency, o.one_way);
+    }
+    if (o.bandwidth > 0) {
+      instance->transport_->SetBandwidth(*from, *to, o.bandwidth, o.one_way);
+    }
   }
   for (size_t i = 0; i < config.app_profiles.size(); ++i) {
     auto created = instance->profiles_.Create(config.app_profiles[i],
@@ -105,6 +123,8 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
                    const InstanceConfig& config)
     : scheduler_(scheduler),
       storage_(config.storage),
+      queue_on_nodes_(config.queue_on_nodes),
+      node_queue_limit_(config.node_queue_limit),
       name_(std::move(name)),
       client_zone_(config.client_zone.empty() ? config.clusters[0].zone
                                               : config.client_zone),
@@ -120,9 +140,17 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
   }
   replicas_->set_apply_hook(
       [this](const replication::AppliedInfo& info) { OnApplied(info); });
+  replicas_->set_apply_queue(
+      [this](uint32_t peer_number, std::string_view peer,
+             std::span<const cluster::CommitRecord* const> records) {
+        return QueueReplicated(peer_number, peer, records);
+      });
 }
 
-Instance::~Instance() { replicas_->set_apply_hook(nullptr); }
+Instance::~Instance() {
+  replicas_->set_apply_hook(nullptr);
+  replicas_->set_apply_queue(nullptr);
+}
 
 Result<std::string> Instance::Route(std::string_view app_profile_id,
                                     appprofile::RequestKind kind,
@@ -248,7 +276,6 @@ Status Instance::AddCluster(const ClusterConfig& config) {
 }
 
 Status Instance::RemoveCluster(std::string_view id) {
-  FlushReplicatedCharges();  // a no-op between batches; keeps the pointer safe
   BTSIM_RETURN_IF_ERROR(replicas_->RemoveCluster(id));
   std::erase_if(clusters_, [&](const ClusterConfig& c) { return c.id == id; });
   route_candidates_version_ = kStale;
@@ -262,7 +289,6 @@ Status Instance::SetNodes(std::string_view id, int nodes) {
   if (nodes < 1) {
     return InvalidArgument("serve_nodes: a cluster needs at least one node");
   }
-  FlushReplicatedCharges();  // a no-op between batches
   for (ClusterConfig& c : clusters_) {
     if (c.id == id) {
       c.nodes = nodes;
@@ -280,7 +306,6 @@ std::vector<ClusterConfig> Instance::Clusters() const { return clusters_; }
 Instance::Capacity* Instance::CapacityFor(std::string_view cluster,
                                           std::string_view table,
                                           sim::Time now) {
-  FlushReplicatedCharges();  // a no-op between batches
   auto capacity = capacity_.find(cluster);
   if (capacity == capacity_.end()) return nullptr;
   return Prepare(capacity->second, cluster, table, now);
@@ -327,6 +352,18 @@ sim::Time Instance::SubmitTo(Capacity* cap, std::string_view row_key,
       now, cap->table->TabletStartHash(row_key, cap->table_hash), kind, units);
 }
 
+cluster::NodeModel::Admission Instance::Admit(
+    std::string_view cluster, std::string_view table, std::string_view row_key,
+    cluster::OpKind kind, int64_t units, sim::Time deadline) {
+  const sim::Time now = scheduler_.Now();
+  Capacity* cap = CapacityFor(cluster, table, now);
+  if (cap == nullptr)
+    return {cluster::NodeModel::Admission::Outcome::kServed, now, now};
+  return cap->model.Admit(now,
+                          cap->table->TabletStartHash(row_key, cap->table_hash),
+                          kind, units, deadline, node_queue_limit_);
+}
+
 void Instance::ChargeRows(std::string_view cluster, std::string_view table,
                           std::span<const std::string_view> row_keys,
                           cluster::OpKind kind) {
@@ -354,59 +391,45 @@ void Instance::ReportRequest(const RequestReport& request) {
 
 void Instance::OnApplied(const replication::AppliedInfo& info) {
   for (InstanceObserver* o : observers_) o->OnReplicated(info);
-  // One row per row mutation; schema changes and DropRowRange (no rows of
-  // their own) cost nothing.
-  if (info.record.kind == cluster::CommitRecord::Kind::kMutateRow) {
-    ChargeReplicated(info);
-  }
-  if (info.last_of_batch) FlushReplicatedCharges();
 }
 
-void Instance::ChargeReplicated(const replication::AppliedInfo& info) {
-  // The capacity of info.peer, found by number: this runs for every
-  // replicated row.
-  if (info.peer_number >= capacity_by_origin_.size()) {
-    capacity_by_origin_.resize(info.peer_number + 1, nullptr);
+sim::Time Instance::QueueReplicated(
+    uint32_t peer_number, std::string_view peer,
+    std::span<const cluster::CommitRecord* const> records) {
+  const sim::Time now = scheduler_.Now();
+  // The capacity of `peer`, found by number: this runs for every batch.
+  if (peer_number >= capacity_by_origin_.size()) {
+    capacity_by_origin_.resize(peer_number + 1, nullptr);
   }
-  Capacity*& found = capacity_by_origin_[info.peer_number];
+  Capacity*& found = capacity_by_origin_[peer_number];
   if (found == nullptr) {
-    auto it = capacity_.find(info.peer);
-    if (it == capacity_.end()) return;
+    auto it = capacity_.find(peer);
+    if (it == capacity_.end()) return now;
     found = &it->second;
   }
-  const sim::Time now = scheduler_.Now();
-  // Entries of one batch share both; anything else finishes what is
-  // pending first (before Prepare may rebalance).
-  if (pending_cap_ != nullptr &&
-      (pending_cap_ != found || pending_now_ != now)) {
-    FlushReplicatedCharges();
+  // One unit per row mutation, submitted once per tablet (n units at once
+  // leave a node model as n submits of one would); schema changes and
+  // DropRowRange (no rows of their own) cost nothing.
+  sim::Time done = now;
+  cluster::NodeModel& model = found->model;
+  auto submit = [&](uint64_t tablet, int64_t units) {
+    done = std::max(
+        done,
+        model.Submit(now, tablet, cluster::OpKind::kReplicationApply, units));
+  };
+  for (const cluster::CommitRecord* record : records) {
+    if (record->kind != cluster::CommitRecord::Kind::kMutateRow) continue;
+    Capacity* cap = Prepare(*found, peer, record->table, now);
+    if (cap == nullptr) continue;
+    const uint64_t tablet =
+        cap->table->TabletStartHash(record->row_key, cap->table_hash);
+    if (!tablet_units_.Add(tablet)) {
+      tablet_units_.Drain(submit);
+      tablet_units_.Add(tablet);
+    }
   }
-  Capacity* cap = Prepare(*found, info.peer, info.record.table, now);
-  if (cap == nullptr) return;
-  const uint64_t tablet =
-      cap->table->TabletStartHash(info.record.row_key, cap->table_hash);
-  if (pending_units_.AddIfHeld(tablet)) return;
-  if (cap->model.NodeOf(tablet) < 0) {
-    FlushReplicatedCharges();
-    cap->model.Submit(now, tablet, cluster::OpKind::kReplicationApply, 1);
-    return;
-  }
-  if (!pending_units_.Add(tablet)) {
-    FlushReplicatedCharges();
-    pending_units_.Add(tablet);
-  }
-  pending_cap_ = cap;
-  pending_now_ = now;
-}
-
-void Instance::FlushReplicatedCharges() {
-  if (pending_cap_ == nullptr) return;
-  cluster::NodeModel& model = pending_cap_->model;
-  pending_units_.Drain([&](uint64_t tablet, int64_t units) {
-    model.Submit(pending_now_, tablet, cluster::OpKind::kReplicationApply,
-                 units);
-  });
-  pending_cap_ = nullptr;
+  tablet_units_.Drain(submit);
+  return queue_on_nodes_ ? done : now;
 }
 
 const cluster::NodeModel* Instance::Nodes(std::string_view cluster) const {

@@ -41,13 +41,15 @@ struct ClusterConfig {
   int nodes = 1;
 };
 
-// The latency of the link between two clusters' zones, overriding the
-// distance default (both directions unless `one_way`).
+// The latency and/or bandwidth of the link between two clusters' zones,
+// overriding the distance default and replication_bandwidth (both
+// directions unless `one_way`).
 struct LinkOverride {
   std::string from_cluster;
   std::string to_cluster;
-  sim::LatencyModel latency;
+  std::optional<sim::LatencyModel> latency;  // unset: the default
   bool one_way = false;
+  int64_t bandwidth = 0;  // bytes/s; 0: the default
 };
 
 struct InstanceConfig {
@@ -60,11 +62,23 @@ struct InstanceConfig {
   // combined with link_overrides (it would hide them).
   std::optional<sim::Duration> replication_latency;
   sim::TransportDefaults links;
+  // Bytes/s each link between clusters carries (sim::Transport); 0:
+  // unlimited. Must not be negative.
+  int64_t replication_bandwidth = 0;
   replication::ReplicationOptions replication;
   // Created with the instance (ignoring warnings), besides "default".
   std::vector<appprofile::AppProfile> app_profiles;
   // Applied in order; both ends must name clusters of `clusters`.
   std::vector<LinkOverride> link_overrides;
+  // True: replicated applies wait for their turn on the receiving nodes
+  // (the virtual-time runs of scenarios). False (`btsim serve`, where the
+  // real machine serves): they apply on arrival and the node model only
+  // measures load.
+  bool queue_on_nodes = false;
+  // The most work a node holds queued before it refuses new requests
+  // (Admit; NodeModel::Admission::kQueueFull). Bigtable publishes no such
+  // figure: btsim's assumption (README, "Assumptions").
+  sim::Duration node_queue_limit = std::chrono::seconds(1);
 };
 
 // One request as its server saw it. Views are valid during the call only.
@@ -96,9 +110,8 @@ class InstanceObserver {
                          const Status& /*status*/) {}
   virtual void OnRequest(const RequestReport& /*request*/) {}
   // A peer applied an entry of another cluster's log (see
-  // Replicas::set_apply_hook for which entries are reported). The
-  // peer's node model is charged for a batch's rows after its last entry
-  // was reported: CpuLoad() and Nodes() called from here leave them out.
+  // Replicas::set_apply_hook for which entries are reported). The peer's
+  // node model was charged for it when its batch arrived.
   virtual void OnReplicated(const replication::AppliedInfo& /*info*/) {}
 };
 
@@ -178,11 +191,22 @@ class Instance {
   // returns when that node finishes them (>= now; they queue behind the
   // node's earlier work). Unknown cluster or table: now, nothing charged.
   // Replicated applies are charged by the instance itself (kReplicationApply
-  // per row, on the receiving cluster, when the entry is applied). Tablets
+  // per row, on the receiving cluster, when their batch arrives; see
+  // InstanceConfig::queue_on_nodes). Tablets
   // are rebalanced between nodes as time passes (no timer of its own).
   sim::Time Charge(std::string_view cluster, std::string_view table,
                    std::string_view row_key, cluster::OpKind kind,
                    int64_t units = 1);
+  // The admission of a request of `units` of `kind` for `row_key` of
+  // `table` arriving now at cluster `cluster` with the given deadline
+  // (NodeModel::Admit with node_queue_limit): kServed with when its node
+  // starts and finishes it, or kQueueFull / kExpired with nothing charged.
+  // Unknown cluster or table: served now, nothing charged.
+  cluster::NodeModel::Admission Admit(std::string_view cluster,
+                                      std::string_view table,
+                                      std::string_view row_key,
+                                      cluster::OpKind kind, int64_t units,
+                                      sim::Time deadline);
   // Charge(cluster, table, key, kind) for each of `row_keys`, in order,
   // with the cluster and table looked up once (a MutateRows batch).
   void ChargeRows(std::string_view cluster, std::string_view table,
@@ -228,33 +252,26 @@ class Instance {
 
   Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
            const InstanceConfig& config);
-  // Tells the observers and charges the receiving cluster for a replicated
-  // row (Replicas' apply hook). The rows of one batch are gathered in
-  // pending_units_ and submitted once per tablet after the batch's last
-  // entry: they all arrive at one time on one cluster, and n units
-  // submitted at once leave a node model as n submits of one unit would
-  // (work adds up and no tablet changes node). A tablet the model has not
-  // placed yet is charged at once, after what the batch gathered so far,
-  // so it is placed as it would have been. Under a wall-clock scheduler
-  // the time moves between entries, and each row is submitted on its own.
+  // Tells the observers about a replicated entry (Replicas' apply hook).
   void OnApplied(const replication::AppliedInfo& info);
-  void ChargeReplicated(const replication::AppliedInfo& info);
-  // Submits pending_units_ to pending_cap_'s model at pending_now_.
-  void FlushReplicatedCharges();
+  // Charges a batch's rows to the receiving cluster's nodes and returns when
+  // they are done (Replicas' apply queue; now unless queue_on_nodes_).
+  sim::Time QueueReplicated(
+      uint32_t peer_number, std::string_view peer,
+      std::span<const cluster::CommitRecord* const> records);
 
   sim::Scheduler& scheduler_;
   cluster::StorageType storage_;
+  bool queue_on_nodes_;
+  sim::Duration node_queue_limit_;
   // By cluster id; one per entry of clusters_.
   std::map<std::string, Capacity, std::less<>> capacity_;
   // Entries of capacity_ by origin number (AppliedInfo), found on
   // first use (null: not yet). Origin numbers are never reused; the whole
   // list is dropped when a cluster is removed.
   std::vector<Capacity*> capacity_by_origin_;
-  // Replicated rows of the batch being applied (see OnApplied); empty
-  // between batches, so nothing else ever sees them pending.
-  TabletUnits pending_units_;
-  Capacity* pending_cap_ = nullptr;
-  sim::Time pending_now_;
+  // QueueReplicated's rows per tablet; empty between calls.
+  TabletUnits tablet_units_;
   std::string name_;
   std::string client_zone_;
   sim::Rng rng_;

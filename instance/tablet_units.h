@@ -1,12 +1,11 @@
-// TabletUnits: a count of units per tablet id, gathered while one
-// replication batch is applied so that its rows are charged to the node
-// model once per tablet instead of once per row (see Instance::OnApplied).
+// TabletUnits: a count of units per tablet id, gathered over one
+// replication batch so that its rows are charged to the node model once per
+// tablet instead of once per row (see Instance::QueueReplicated).
 //
 // A fixed table with open addressing on the id (ids are hashes): Add and the
 // drain touch only this object, no allocation after construction. Holds at
 // most kCapacity distinct ids; Add reports when it is full. The drain visits
-// ids in no particular order (the node model's state after a batch does not
-// depend on it). Not thread-safe.
+// ids in the order they were first added. Not thread-safe.
 #ifndef BTSIM_INSTANCE_TABLET_UNITS_H_
 #define BTSIM_INSTANCE_TABLET_UNITS_H_
 

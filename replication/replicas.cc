@@ -1,8 +1,10 @@
 #include "replication/replicas.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <utility>
+#include <variant>
 
 #include "base/bytes.h"
 #include "base/check.h"
@@ -13,13 +15,40 @@ using cluster::CommitRecord;
 using cluster::Version;
 
 struct Replicas::Shipper {
-  uint64_t acked = 0;      // the peer's acknowledged watermark
-  bool in_flight = false;  // a batch awaits its ack
+  uint64_t acked = 0;  // the peer's acknowledged watermark
+  uint64_t sent = 0;   // the last position shipped (>= acked)
+  // Batches awaiting their ack, oldest first.
+  struct Batch {
+    uint64_t last;  // its last position
+    sim::Time sent_at;
+  };
+  std::deque<Batch> in_flight;
+  sim::Time last_send = sim::Time::min();
+  bool batch_timer = false;  // a Ship waits for the batching interval
+  // After a timeout, one batch at a time until an ack advances.
+  bool probing = false;
   sim::TaskId retransmit = 0;
-  // Bumped for every batch shipped: a retransmit timer that could not be
-  // cancelled (already taken off the queue) sees it is stale and does
-  // nothing.
+  sim::Time retransmit_at;
+  // Bumped whenever the retransmit timer moves or the shipper is reset: a
+  // timer that could not be cancelled (already taken off the queue) sees
+  // it is stale and does nothing.
   uint64_t generation = 0;
+  // The round-trip estimate (RFC 6298), the timeout it gives, and the
+  // timeout in force (doubled by each expiry, back to `rto` on progress).
+  bool measured = false;
+  sim::Duration srtt{0};
+  sim::Duration rttvar{0};
+  sim::Duration rto{0};
+  sim::Duration timeout{0};
+};
+
+// What a member received from one origin: applied through `applied`,
+// queued on its nodes through `queued` (>= applied), the last queued batch
+// finishing at `ready_at`.
+struct Replicas::Inbound {
+  uint64_t applied = 0;
+  uint64_t queued = 0;
+  sim::Time ready_at = sim::Time::min();
 };
 
 // Forwards a cluster's local commits to the replicas.
@@ -54,11 +83,38 @@ struct Replicas::Member {
   std::unique_ptr<Observer> observer;
   ReplicationLog log;
   bool down = false;
-  std::map<uint32_t, uint64_t> applied;  // origin -> last applied position
+  std::map<uint32_t, Inbound> inbound;   // by origin
   std::map<uint32_t, Shipper> shippers;  // peer origin -> shipper
 };
 
 namespace {
+
+// The size an acknowledgement is counted as on a link with a bandwidth.
+constexpr int64_t kAckBytes = 64;
+// The longest retransmit timeout a round-trip estimate can give.
+constexpr sim::Duration kMaxMeasuredTimeout = std::chrono::seconds(60);
+
+// The size of a log entry on the wire: its keys, names and values, plus a
+// fixed overhead per entry and per mutation.
+int64_t WireBytes(const CommitRecord& record) {
+  int64_t bytes =
+      32 + static_cast<int64_t>(record.table.size() + record.row_key.size() +
+                                record.prefix.size());
+  for (const cluster::Mutation& mutation : record.mutations) {
+    bytes += 16;
+    if (const auto* set = std::get_if<cluster::SetCell>(&mutation)) {
+      bytes += static_cast<int64_t>(set->family.size() + set->qualifier.size() +
+                                    set->value.size());
+    }
+  }
+  for (const auto& family : record.families) {
+    bytes += 32 + static_cast<int64_t>(family.name.size());
+  }
+  for (const std::string& split : record.splits) {
+    bytes += static_cast<int64_t>(split.size());
+  }
+  return bytes;
+}
 
 bool ValidClusterId(std::string_view id) {
   if (id.empty() || id.size() > 30) return false;
@@ -139,20 +195,22 @@ Status Replicas::AddCluster(const ClusterSpec& spec) {
   }
   if (source != nullptr) {
     member->cluster->CopyDataFrom(*source->cluster);
-    member->applied = source->applied;
-    member->applied[source->origin] = source->log.last_position();
+    for (const auto& [origin, in] : source->inbound) {
+      member->inbound[origin].applied = member->inbound[origin].queued =
+          in.applied;
+    }
+    Inbound& from_source = member->inbound[source->origin];
+    from_source.applied = from_source.queued = source->log.last_position();
   }
   member->cluster->set_commit_observer(member->observer.get());
 
   const uint32_t origin = member->origin;
   for (auto& [other_origin, other] : members_) {
     // other -> new: start after what the copy already holds.
-    Shipper to_new;
-    to_new.acked = member->applied[other_origin];
-    other->shippers[origin] = to_new;
+    other->shippers[origin] = NewShipper(member->inbound[other_origin].applied);
     // new -> other: from the start of the new (empty) log.
-    member->shippers[other_origin] = Shipper{};
-    other->applied[origin] = 0;
+    member->shippers[other_origin] = NewShipper(0);
+    other->inbound[origin] = Inbound{};
   }
   members_[origin] = std::move(member);
   IndexIds();
@@ -184,7 +242,7 @@ Status Replicas::RemoveCluster(std::string_view id) {
       if (it->second.retransmit != 0) scheduler_.Cancel(it->second.retransmit);
       other->shippers.erase(it);
     }
-    other->applied.erase(origin);
+    other->inbound.erase(origin);
     Truncate(*other);
   }
   return OkStatus();
@@ -253,19 +311,18 @@ Status Replicas::SetDown(std::string_view id, bool down) {
   ++members_version_;
   if (!down) {
     // Resume at once instead of waiting for retransmit timers: forget
-    // batches in flight to and from the cluster and ship again.
-    auto reset = [this](Member& from, uint32_t peer) {
-      Shipper& shipper = from.shippers[peer];
-      if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
-      shipper.in_flight = false;
-      shipper.retransmit = 0;
-      ++shipper.generation;  // orphans any timer Cancel could not stop
-      Ship(from.origin, peer);
-    };
+    // batches in flight to and from the cluster, and what the cluster had
+    // queued but not applied when it went down, and ship again.
+    for (auto& [origin, in] : m->inbound) {
+      in.queued = in.applied;
+      in.ready_at = sim::Time::min();
+    }
     for (auto& [other_origin, other] : members_) {
       if (other_origin == m->origin) continue;
-      reset(*m, other_origin);
-      reset(*other, m->origin);
+      ResetShipper(m->shippers[other_origin]);
+      ResetShipper(other->shippers[m->origin]);
+      Ship(m->origin, other_origin);
+      Ship(other_origin, m->origin);
     }
   }
   return OkStatus();
@@ -315,8 +372,10 @@ cluster::CommitRecord* Replicas::NewLogRecord(Member& m) {
 void Replicas::ShipNewRecord(Member& m) {
   if (m.shippers.empty()) Truncate(m);
   for (auto& [peer, shipper] : m.shippers) {
-    // Ship would return at once: a batch awaits its ack.
-    if (shipper.in_flight) continue;
+    // Ship would return at once: the window is full or a batch waits.
+    if (shipper.batch_timer || shipper.in_flight.size() >= Window(shipper)) {
+      continue;
+    }
     Ship(m.origin, peer);
   }
 }
@@ -339,61 +398,190 @@ void Replicas::OnLocalRowCommit(uint32_t origin, cluster::RowCommit&& commit) {
   }
 }
 
+Replicas::Shipper Replicas::NewShipper(uint64_t acked) const {
+  Shipper shipper;
+  shipper.acked = shipper.sent = acked;
+  shipper.rto = shipper.timeout = options_.initial_retransmit;
+  return shipper;
+}
+
+size_t Replicas::Window(const Shipper& shipper) const {
+  return shipper.probing
+             ? 1
+             : static_cast<size_t>(std::max(options_.batches_in_flight, 1));
+}
+
+void Replicas::ResetShipper(Shipper& shipper) {
+  if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
+  shipper.retransmit = 0;
+  ++shipper.generation;  // orphans any timer Cancel could not stop
+  shipper.in_flight.clear();
+  shipper.sent = shipper.acked;
+  shipper.probing = false;
+  shipper.timeout = shipper.rto;
+}
+
 void Replicas::Ship(uint32_t origin, uint32_t peer) {
   Member* from = ByOrigin(origin);
   Member* to = ByOrigin(peer);
   if (from == nullptr || to == nullptr || from->down) return;
-  Shipper& shipper = from->shippers[peer];
-  if (shipper.in_flight) return;
-  if (from->log.last_position() <= shipper.acked) return;
+  auto it = from->shippers.find(peer);
+  if (it == from->shippers.end()) return;
+  Shipper& shipper = it->second;
+  const sim::Time now = scheduler_.Now();
+  while (shipper.in_flight.size() < Window(shipper) &&
+         shipper.sent < from->log.last_position()) {
+    const uint64_t unsent = from->log.last_position() - shipper.sent;
+    const sim::Time due = shipper.last_send + options_.batch_interval;
+    if (unsent < options_.batch_entries && !shipper.in_flight.empty() &&
+        now < due) {
+      if (!shipper.batch_timer) {
+        shipper.batch_timer = true;
+        std::weak_ptr<bool> alive = alive_;
+        scheduler_.RunAfter(due - now, [this, alive, origin, peer] {
+          if (auto a = alive.lock(); !a || !*a) return;
+          Member* m = ByOrigin(origin);
+          if (m == nullptr) return;
+          auto found = m->shippers.find(peer);
+          if (found == m->shippers.end()) return;
+          found->second.batch_timer = false;
+          Ship(origin, peer);
+        });
+      }
+      return;
+    }
+    SendBatch(*from, *to, shipper);
+  }
+}
+
+void Replicas::SendBatch(Member& from, const Member& to, Shipper& shipper) {
   // The batch names positions only: no entry is touched or copied until the
-  // peer reads it from the log.
-  const uint64_t after = shipper.acked;
-  const uint64_t count = std::min<uint64_t>(from->log.last_position() - after,
+  // peer reads it from the log (unless the link's bandwidth needs its size).
+  const uint64_t after = shipper.sent;
+  const uint64_t count = std::min<uint64_t>(from.log.last_position() - after,
                                             options_.batch_entries);
-  shipper.in_flight = true;
-  const uint64_t generation = ++shipper.generation;
+  const sim::Time now = scheduler_.Now();
+  shipper.sent = after + count;
+  shipper.last_send = now;
+  shipper.in_flight.push_back({shipper.sent, now});
+  int64_t bytes = 0;
+  if (transport_.BandwidthOf(from.spec.zone, to.spec.zone) > 0) {
+    for (const LogEntry* entry : from.log.Read(after, count)) {
+      bytes += WireBytes(entry->record);
+    }
+  }
   std::weak_ptr<bool> alive = alive_;
-  transport_.Send(from->spec.zone, to->spec.zone,
-                  [this, alive, peer, origin, after, count] {
-                    if (auto a = alive.lock(); !a || !*a) return;
-                    Receive(peer, origin, after, count);
-                  });
-  shipper.retransmit = scheduler_.RunAfter(
-      options_.retransmit_after, [this, alive, origin, peer, generation] {
+  const uint32_t origin = from.origin;
+  const uint32_t peer = to.origin;
+  transport_.Send(
+      from.spec.zone, to.spec.zone,
+      [this, alive, peer, origin, after, count, now] {
         if (auto a = alive.lock(); !a || !*a) return;
-        Member* m = ByOrigin(origin);
-        if (m == nullptr) return;
-        auto it = m->shippers.find(peer);
-        if (it == m->shippers.end()) return;
-        if (it->second.generation != generation) return;  // stale timer
-        it->second.in_flight = false;
-        it->second.retransmit = 0;
-        Ship(origin, peer);
-      });
+        Receive(peer, origin, after, count, now);
+      },
+      bytes);
+  if (shipper.in_flight.size() == 1) ArmRetransmit(origin, peer, shipper);
+}
+
+void Replicas::ArmRetransmit(uint32_t origin, uint32_t peer, Shipper& shipper) {
+  if (shipper.in_flight.empty()) {
+    if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
+    shipper.retransmit = 0;
+    return;
+  }
+  const sim::Time at = shipper.in_flight.front().sent_at + shipper.timeout;
+  if (shipper.retransmit != 0 && shipper.retransmit_at == at) return;
+  if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
+  const uint64_t generation = ++shipper.generation;
+  shipper.retransmit_at = at;
+  std::weak_ptr<bool> alive = alive_;
+  shipper.retransmit =
+      scheduler_.RunAfter(std::max(at - scheduler_.Now(), sim::Duration(0)),
+                          [this, alive, origin, peer, generation] {
+                            if (auto a = alive.lock(); !a || !*a) return;
+                            OnRetransmitTimer(origin, peer, generation);
+                          });
+}
+
+void Replicas::OnRetransmitTimer(uint32_t origin, uint32_t peer,
+                                 uint64_t generation) {
+  Member* m = ByOrigin(origin);
+  if (m == nullptr) return;
+  auto it = m->shippers.find(peer);
+  if (it == m->shippers.end()) return;
+  Shipper& shipper = it->second;
+  if (shipper.generation != generation) return;  // stale timer
+  shipper.retransmit = 0;
+  // Go back to the acknowledged position, one batch at a time, and wait
+  // longer for it.
+  const sim::Duration cap = std::max(options_.max_retransmit, 2 * shipper.rto);
+  shipper.timeout = std::min(2 * shipper.timeout, cap);
+  shipper.in_flight.clear();
+  shipper.sent = shipper.acked;
+  shipper.probing = true;
+  Ship(origin, peer);
 }
 
 void Replicas::Receive(uint32_t peer, uint32_t origin, uint64_t after,
-                       uint64_t count) {
+                       uint64_t count, sim::Time sent_at) {
   Member* m = ByOrigin(peer);
   Member* from = ByOrigin(origin);
   if (m == nullptr || from == nullptr || m->down) return;
-  uint64_t& applied = m->applied[origin];
-  // Positions up to `applied` are duplicates. Only those can have left the
-  // log since the batch was sent: an entry is truncated once every peer
-  // acknowledged it, and a peer acknowledges only what it applied (its
-  // watermark never moves back), so a stale or retransmitted batch reads
-  // nothing truncated. A batch starting after applied + 1 is a gap: nothing
-  // is applied until a resend.
-  if (after <= applied) {
-    const uint64_t last = after + count;
-    BTSIM_CHECK(applied >= from->log.truncated_through() &&
-                last <= from->log.last_position());
+  Inbound& in = m->inbound[origin];
+  const uint64_t last = after + count;
+  // A batch starting after what is queued is a gap (an earlier batch was
+  // lost): nothing is queued until a resend. One ending within it holds
+  // only duplicates. Either way the ack tells the origin where the peer is.
+  if (after > in.queued || last <= in.queued) {
+    SendAck(*m, *from, sent_at);
+    return;
+  }
+  // Only positions up to `applied` can have left the log since the batch
+  // was sent: an entry is truncated once every peer acknowledged it, and a
+  // peer acknowledges only what it applied.
+  BTSIM_CHECK(in.queued >= from->log.truncated_through() &&
+              last <= from->log.last_position());
+  const uint64_t first = in.queued + 1;
+  in.queued = last;
+  const sim::Time now = scheduler_.Now();
+  sim::Time ready = now;
+  if (apply_queue_) {
     prefetch_records_.clear();
-    for (uint64_t position = applied + 1; position <= last; ++position) {
+    for (uint64_t position = first; position <= last; ++position) {
       prefetch_records_.push_back(&from->log.At(position).record);
     }
-    const uint64_t first = applied + 1;
+    ready = std::max(ready, apply_queue_(peer, m->spec.id, prefetch_records_));
+  }
+  ready = std::max(ready, in.ready_at);
+  in.ready_at = ready;
+  if (ready == now) {
+    ApplyQueued(peer, origin, last, sent_at);
+    return;
+  }
+  std::weak_ptr<bool> alive = alive_;
+  scheduler_.RunAfter(ready - now, [this, alive, peer, origin, last, sent_at] {
+    if (auto a = alive.lock(); !a || !*a) return;
+    ApplyQueued(peer, origin, last, sent_at);
+  });
+}
+
+void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
+                           sim::Time sent_at) {
+  Member* m = ByOrigin(peer);
+  Member* from = ByOrigin(origin);
+  if (m == nullptr || from == nullptr || m->down) return;
+  auto found = m->inbound.find(origin);
+  if (found == m->inbound.end()) return;
+  Inbound& in = found->second;
+  if (in.applied < last) {
+    BTSIM_CHECK(in.applied >= from->log.truncated_through() &&
+                last <= from->log.last_position());
+    prefetch_records_.clear();
+    for (uint64_t position = in.applied + 1; position <= last; ++position) {
+      prefetch_records_.push_back(&from->log.At(position).record);
+    }
+    const uint64_t first = in.applied + 1;
+    uint64_t& applied = in.applied;
     m->cluster->ApplyReplicatedBatch(prefetch_records_, [&](size_t i) {
       applied = first + i;
       if (apply_hook_) {
@@ -403,29 +591,61 @@ void Replicas::Receive(uint32_t peer, uint32_t origin, uint64_t after,
                                 i + 1 == prefetch_records_.size()});
       }
     });
+    in.queued = std::max(in.queued, in.applied);
   }
-  const uint64_t ack = applied;
-  std::weak_ptr<bool> alive = alive_;
-  transport_.Send(m->spec.zone, from->spec.zone,
-                  [this, alive, origin, peer, ack] {
-                    if (auto a = alive.lock(); !a || !*a) return;
-                    OnAck(origin, peer, ack);
-                  });
+  SendAck(*m, *from, sent_at);
 }
 
-void Replicas::OnAck(uint32_t origin, uint32_t peer, uint64_t applied) {
+void Replicas::SendAck(const Member& peer, const Member& origin,
+                       sim::Time sent_at) {
+  auto it = peer.inbound.find(origin.origin);
+  const uint64_t ack = it == peer.inbound.end() ? 0 : it->second.applied;
+  std::weak_ptr<bool> alive = alive_;
+  const uint32_t origin_number = origin.origin;
+  const uint32_t peer_number = peer.origin;
+  transport_.Send(
+      peer.spec.zone, origin.spec.zone,
+      [this, alive, origin_number, peer_number, ack, sent_at] {
+        if (auto a = alive.lock(); !a || !*a) return;
+        OnAck(origin_number, peer_number, ack, sent_at);
+      },
+      kAckBytes);
+}
+
+void Replicas::OnAck(uint32_t origin, uint32_t peer, uint64_t applied,
+                     sim::Time sent_at) {
   Member* m = ByOrigin(origin);
   if (m == nullptr || m->down) return;
   auto it = m->shippers.find(peer);
   if (it == m->shippers.end()) return;
   Shipper& shipper = it->second;
-  shipper.acked = std::max(shipper.acked, applied);
-  shipper.in_flight = false;
-  if (shipper.retransmit != 0) {
-    scheduler_.Cancel(shipper.retransmit);
-    shipper.retransmit = 0;
+  // Every ack echoes the send time of the batch it answers: a round trip,
+  // retransmitted or not.
+  const sim::Duration rtt = scheduler_.Now() - sent_at;
+  if (!shipper.measured) {
+    shipper.measured = true;
+    shipper.srtt = rtt;
+    shipper.rttvar = rtt / 2;
+  } else {
+    const sim::Duration error =
+        shipper.srtt > rtt ? shipper.srtt - rtt : rtt - shipper.srtt;
+    shipper.rttvar = (3 * shipper.rttvar + error) / 4;
+    shipper.srtt = (7 * shipper.srtt + rtt) / 8;
   }
-  Truncate(*m);
+  shipper.rto = std::clamp(shipper.srtt + 4 * shipper.rttvar,
+                           options_.min_retransmit, kMaxMeasuredTimeout);
+  if (applied > shipper.acked) {
+    shipper.acked = applied;
+    shipper.sent = std::max(shipper.sent, applied);
+    shipper.timeout = shipper.rto;
+    shipper.probing = false;
+    while (!shipper.in_flight.empty() &&
+           shipper.in_flight.front().last <= applied) {
+      shipper.in_flight.pop_front();
+    }
+    ArmRetransmit(origin, peer, shipper);
+    Truncate(*m);
+  }
   Ship(origin, peer);
 }
 
@@ -449,8 +669,8 @@ uint64_t Replicas::Applied(std::string_view origin,
   const Member* from = FindMember(origin);
   const Member* to = FindMember(peer);
   if (from == nullptr || to == nullptr || from == to) return 0;
-  auto it = to->applied.find(from->origin);
-  return it == to->applied.end() ? 0 : it->second;
+  auto it = to->inbound.find(from->origin);
+  return it == to->inbound.end() ? 0 : it->second.applied;
 }
 
 std::map<std::string, uint64_t> Replicas::LogPositions() const {
@@ -468,8 +688,9 @@ bool Replicas::HasApplied(
     if (origin == nullptr) continue;
     for (const auto& [peer_origin, peer] : members_) {
       if (peer_origin == origin->origin) continue;
-      auto it = peer->applied.find(origin->origin);
-      const uint64_t applied = it == peer->applied.end() ? 0 : it->second;
+      auto it = peer->inbound.find(origin->origin);
+      const uint64_t applied =
+          it == peer->inbound.end() ? 0 : it->second.applied;
       if (applied < position) return false;
     }
   }
@@ -514,8 +735,9 @@ Version Replicas::SafeHorizon(const Member& member) const {
       cluster::MakeVersion(cluster::TimestampOf(scheduler_.Now()), 0);
   for (const auto& [origin, other] : members_) {
     if (origin == member.origin) continue;
-    auto it = member.applied.find(origin);
-    const uint64_t applied = it == member.applied.end() ? 0 : it->second;
+    auto it = member.inbound.find(origin);
+    const uint64_t applied =
+        it == member.inbound.end() ? 0 : it->second.applied;
     if (applied < other->log.truncated_through()) continue;  // cannot happen
     std::vector<const LogEntry*> next = other->log.Read(applied, 1);
     if (!next.empty()) {

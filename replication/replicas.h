@@ -1,12 +1,27 @@
 // Replicas: the clusters of one instance, each a full replica of its
 // data, and the replication between them. Every cluster is a primary. Each
 // cluster's local commits go to its ReplicationLog; for every peer a shipper
-// sends batches of entries over the Transport (cluster zone -> peer zone); the
-// peer applies each entry exactly once and in order per origin (deduplicated by
-// position) and acknowledges its watermark. Unacknowledged batches are sent
-// again after `retransmit_after`, so loss and partitions only delay
-// replication: the backlog grows while a link is cut or a cluster is down, and
-// drains after. Entries every peer has acknowledged are truncated from the log.
+// sends batches of entries over the Transport (cluster zone -> peer zone).
+//
+// Shipping, per link (origin -> peer):
+// - Up to `batches_in_flight` batches await acknowledgement at once. A batch
+//   holds at most `batch_entries` entries. An idle link ships a new entry at
+//   once; while batches are in flight, a part-full batch waits until
+//   `batch_interval` after the previous one (a full one goes at once).
+// - The peer queues each batch on its nodes (the apply queue, see
+//   set_apply_queue), applies its entries exactly once and in order per
+//   origin (deduplicated by position), then acknowledges its watermark and
+//   echoes the batch's send time. An overloaded peer therefore acknowledges
+//   late, and the origin's backlog grows in its log, not in the network.
+// - Round trips are measured from the echoed send times (so retransmitted
+//   batches measure too). The retransmit timeout is srtt + 4 rttvar (RFC
+//   6298's estimator) within [min_retransmit, ...], `initial_retransmit`
+//   before the first sample. When it expires for the oldest batch in
+//   flight, the shipper goes back to the last acknowledged position and
+//   sends again (go-back-N), doubling the timeout up to the larger of
+//   `max_retransmit` and twice the measured one. Loss and partitions only
+//   delay replication: the backlog drains after.
+// - Entries every peer has acknowledged are truncated from the log.
 //
 // A new cluster is seeded with a copy of an existing cluster's data and
 // watermarks, then catches up from the logs. Removing a cluster drops it
@@ -23,6 +38,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,9 +88,15 @@ struct AppliedInfo {
   }
 };
 
+// Shipping parameters (see the header comment). Bigtable publishes none of
+// them; the defaults are btsim's assumptions (README, "Assumptions").
 struct ReplicationOptions {
   size_t batch_entries = 500;
-  sim::Duration retransmit_after = std::chrono::seconds(1);
+  int batches_in_flight = 64;
+  sim::Duration batch_interval = std::chrono::milliseconds(10);
+  sim::Duration initial_retransmit = std::chrono::seconds(1);
+  sim::Duration min_retransmit = std::chrono::milliseconds(20);
+  sim::Duration max_retransmit = std::chrono::seconds(1);
   cluster::TableOptions table;
 };
 
@@ -143,6 +165,17 @@ class Replicas {
   using ApplyHook = std::function<void(const AppliedInfo&)>;
   void set_apply_hook(ApplyHook hook) { apply_hook_ = std::move(hook); }
 
+  // Queues the application of `records` (the new entries of one batch, in
+  // log order, arriving now) on the nodes of cluster `peer` (number
+  // `peer_number`, see AppliedInfo) and returns when they finish, >= now.
+  // The entries are applied then, and never before the previous batch from
+  // the same origin. Unset (the default): at once. Must not call back into
+  // the replicas.
+  using ApplyQueue = std::function<sim::Time(
+      uint32_t peer_number, std::string_view peer,
+      std::span<const cluster::CommitRecord* const> records)>;
+  void set_apply_queue(ApplyQueue queue) { apply_queue_ = std::move(queue); }
+
   // Compacts every cluster, dropping only tombstones no pending entry can
   // still need. Replicas holding one shared row version share its
   // compacted form too (cluster/row_sharing.h).
@@ -153,6 +186,7 @@ class Replicas {
  private:
   struct Member;
   struct Shipper;
+  struct Inbound;
   class Observer;
 
   void IndexIds();  // after every change to members_
@@ -172,11 +206,27 @@ class Replicas {
   // only takes a position (done). Ship the record once filled.
   cluster::CommitRecord* NewLogRecord(Member& m);
   void ShipNewRecord(Member& m);
+  Shipper NewShipper(uint64_t acked) const;
+  // The batches that may be in flight on a shipper's link now.
+  size_t Window(const Shipper& shipper) const;
+  // Sends what the window and batching rules allow on origin -> peer.
   void Ship(uint32_t origin, uint32_t peer);
+  void SendBatch(Member& from, const Member& to, Shipper& shipper);
+  // Starts or moves the retransmit timer to the oldest batch in flight.
+  void ArmRetransmit(uint32_t origin, uint32_t peer, Shipper& shipper);
+  void OnRetransmitTimer(uint32_t origin, uint32_t peer, uint64_t generation);
+  // Forgets what is in flight on origin -> peer (nothing of it will count).
+  void ResetShipper(Shipper& shipper);
   // A batch is the positions (after, after + count] of `origin`'s log,
   // read from the log when it arrives (see Receive).
-  void Receive(uint32_t peer, uint32_t origin, uint64_t after, uint64_t count);
-  void OnAck(uint32_t origin, uint32_t peer, uint64_t applied);
+  void Receive(uint32_t peer, uint32_t origin, uint64_t after, uint64_t count,
+               sim::Time sent_at);
+  // Applies what `peer` queued from `origin` through `last`, then acks.
+  void ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
+                   sim::Time sent_at);
+  void SendAck(const Member& peer, const Member& origin, sim::Time sent_at);
+  void OnAck(uint32_t origin, uint32_t peer, uint64_t applied,
+             sim::Time sent_at);
   void Truncate(Member& origin);
   cluster::Version SafeHorizon(const Member& member) const;
 
@@ -200,6 +250,7 @@ class Replicas {
   // CompactAll's, empty between rounds (kept for its memory).
   cluster::CompactionShares compaction_shares_;
   ApplyHook apply_hook_;
+  ApplyQueue apply_queue_;
 };
 
 }  // namespace btsim::replication

@@ -32,11 +32,15 @@ bool IsFault(const Event& event) {
           kind == EventKind::kNodeFailure || kind == EventKind::kRemoveCluster);
 }
 
-// What may start an outage (RTO): a fault, or a latency change (its
-// DEADLINE_EXCEEDED errors are an outage like any other).
+// What may start an outage (RTO): a fault, a latency change (its
+// DEADLINE_EXCEEDED errors are an outage like any other), or a change of
+// load or capacity (a workload change or a resize: an overloaded node
+// refuses and drops requests).
 bool MayCauseOutage(const Event& event) {
-  return IsFault(event) ||
-         (event.kind == EventKind::kLatency && !event.refused);
+  if (event.refused) return false;
+  return IsFault(event) || event.kind == EventKind::kLatency ||
+         event.kind == EventKind::kChangeWorkload ||
+         event.kind == EventKind::kResize;
 }
 
 uint64_t Group(uint32_t high, int32_t row) {

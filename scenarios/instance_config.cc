@@ -214,11 +214,19 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
     BTSIM_ASSIGN_OR_RETURN(
         config.replication_latency,
         DurationOf(links.replication_latency(), "links.replication_latency"));
-    if (!links.overrides().empty()) {
-      return InvalidArgument(
-          "links.overrides cannot be combined with links.replication_latency");
+    for (const pb::Link& link : links.overrides()) {
+      if (link.has_latency()) {
+        return InvalidArgument(
+            "links.overrides: a latency cannot be combined with "
+            "links.replication_latency");
+      }
     }
   }
+  if (links.bandwidth_bytes_per_second() < 0) {
+    return InvalidArgument(
+        "links.bandwidth_bytes_per_second: must not be negative");
+  }
+  config.replication_bandwidth = links.bandwidth_bytes_per_second();
   for (int i = 0; i < links.overrides_size(); ++i) {
     const pb::Link& link = links.overrides(i);
     const std::string field = Indexed("links.overrides", i);
@@ -234,13 +242,75 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
       return InvalidArgument(field +
                              ".to_cluster: must differ from from_cluster");
     }
-    if (!link.has_latency()) {
-      return InvalidArgument(field + ".latency: required");
+    if (link.bandwidth_bytes_per_second() < 0) {
+      return InvalidArgument(field +
+                             ".bandwidth_bytes_per_second: must not be "
+                             "negative");
     }
-    BTSIM_ASSIGN_OR_RETURN(sim::LatencyModel model,
-                           LatencyOf(link.latency(), field + ".latency"));
-    out.link_overrides.push_back(instance::LinkOverride{
-        link.from_cluster(), link.to_cluster(), model, link.one_way()});
+    if (!link.has_latency() && link.bandwidth_bytes_per_second() == 0) {
+      return InvalidArgument(
+          field +
+          ".latency: required (unless bandwidth_bytes_per_second is "
+          "set)");
+    }
+    instance::LinkOverride o{link.from_cluster(), link.to_cluster()};
+    if (link.has_latency()) {
+      BTSIM_ASSIGN_OR_RETURN(o.latency,
+                             LatencyOf(link.latency(), field + ".latency"));
+    }
+    o.bandwidth = link.bandwidth_bytes_per_second();
+    o.one_way = link.one_way();
+    out.link_overrides.push_back(std::move(o));
+  }
+
+  if (proto.has_node_queue_limit()) {
+    BTSIM_ASSIGN_OR_RETURN(
+        config.node_queue_limit,
+        DurationOf(proto.node_queue_limit(), "node_queue_limit"));
+  }
+
+  // Replication shipping.
+  if (proto.has_replication()) {
+    const pb::Replication& r = proto.replication();
+    replication::ReplicationOptions& options = config.replication;
+    if (r.batch_entries() < 0) {
+      return InvalidArgument("replication.batch_entries: must not be negative");
+    }
+    if (r.batch_entries() > 0) {
+      options.batch_entries = static_cast<size_t>(r.batch_entries());
+    }
+    if (r.batches_in_flight() < 0) {
+      return InvalidArgument(
+          "replication.batches_in_flight: must not be negative");
+    }
+    if (r.batches_in_flight() > 0) {
+      options.batches_in_flight = r.batches_in_flight();
+    }
+    // A retransmit timeout must be positive; the batching interval may be
+    // zero (no wait).
+    auto duration = [](bool has, const google::protobuf::Duration& d,
+                       const std::string& field, sim::Duration* out,
+                       bool positive = true) -> Status {
+      if (!has) return OkStatus();
+      BTSIM_ASSIGN_OR_RETURN(*out, DurationOf(d, field));
+      if (positive && *out <= sim::Duration(0)) {
+        return InvalidArgument(field + ": must be positive");
+      }
+      return OkStatus();
+    };
+    BTSIM_RETURN_IF_ERROR(duration(r.has_batch_interval(), r.batch_interval(),
+                                   "replication.batch_interval",
+                                   &options.batch_interval,
+                                   /*positive=*/false));
+    BTSIM_RETURN_IF_ERROR(duration(
+        r.has_initial_retransmit_timeout(), r.initial_retransmit_timeout(),
+        "replication.initial_retransmit_timeout", &options.initial_retransmit));
+    BTSIM_RETURN_IF_ERROR(duration(
+        r.has_min_retransmit_timeout(), r.min_retransmit_timeout(),
+        "replication.min_retransmit_timeout", &options.min_retransmit));
+    BTSIM_RETURN_IF_ERROR(duration(
+        r.has_max_retransmit_timeout(), r.max_retransmit_timeout(),
+        "replication.max_retransmit_timeout", &options.max_retransmit));
   }
 
   // App profiles.

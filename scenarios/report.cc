@@ -235,8 +235,13 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
   }
   for (const FaultFailover& fault : FailoversByFault(outcome)) {
     const Event& e = h.events[fault.event];
-    out << "fault at " << Seconds(e.at) << "s (" << e.label
-        << "): " << fault.clients.size()
+    // Latency, load and capacity changes are not faults, but may cause
+    // outages as faults do.
+    const bool change = e.kind == EventKind::kLatency ||
+                        e.kind == EventKind::kChangeWorkload ||
+                        e.kind == EventKind::kResize;
+    out << (change ? "change at " : "fault at ") << Seconds(e.at) << "s ("
+        << e.label << "): " << fault.clients.size()
         << " clients moved off their cluster or failed\n";
     sim::Duration rto_max{0};
     bool rto_never = false;

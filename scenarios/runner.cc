@@ -164,6 +164,7 @@ class Runner {
 
 Status Runner::Setup() {
   instance::InstanceConfig config = scenario_.instance.config;
+  config.queue_on_nodes = true;  // virtual time: the node model serves
   BTSIM_ASSIGN_OR_RETURN(
       instance_, instance::Instance::Create(scenario_.name, scheduler_,
                                             rng_.Fork("instance"), config));

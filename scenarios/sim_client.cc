@@ -324,6 +324,8 @@ void SimClient::RunAttempt(uint32_t slot) {
   message.attempt = slot;
   message.token = token;
   message.op_index = op_index;
+  message.deadline = attempt_deadline;
+  message.arrived = sim::Time::min();
   if (!routed.ok()) {
     const sim::LatencyModel local =
         instance.transport().LatencyOf(group_.zone, group_.zone);
@@ -368,21 +370,61 @@ const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {
 
 void SimClient::Arrive(uint32_t m) {
   sim::Scheduler& scheduler = *context_.scheduler;
+  instance::Instance& instance = *context_.instance;
+  Message& message = messages_[m];
+  const Operation& op = context_.history->operations[message.op_index];
+  instance::RequestReport report;
+  report.cluster = message.cluster_id;
+  report.app_profile = op.profile();
+  report.method = MethodOf(op.type);
+  auto cluster = instance.ClusterIfUp(message.cluster_id);
+  if (!cluster.ok()) {
+    Answer(m, report, cluster.status(), scheduler.Now());
+    return;
+  }
+  const bool reads = op.type == OpType::kReadRow || op.type == OpType::kScan;
+  const cluster::NodeModel::Admission admission =
+      instance.Admit(message.cluster_id, op.table(), op.row,
+                     reads ? cluster::OpKind::kRead : cluster::OpKind::kWrite,
+                     1, message.deadline);
+  using Outcome = cluster::NodeModel::Admission::Outcome;
+  switch (admission.outcome) {
+    case Outcome::kQueueFull:
+      Answer(m, report,
+             Unavailable("cluster '" + message.cluster_id +
+                         "' is overloaded: the queue of the node serving "
+                         "the row is full"),
+             scheduler.Now());
+      return;
+    case Outcome::kExpired:
+      // Dropped unexecuted when its turn comes; the client times out.
+      report.code = StatusCode::kDeadlineExceeded;
+      instance.ReportRequest(report);
+      free_messages_.push_back(m);
+      return;
+    case Outcome::kServed:
+      break;
+  }
+  message.arrived = scheduler.Now();
+  message.done = admission.done;
+  scheduler.RunAfter(admission.start - scheduler.Now(),
+                     [this, m] { Serve(m); });
+}
+
+void SimClient::Serve(uint32_t m) {
+  sim::Scheduler& scheduler = *context_.scheduler;
   const std::string& cluster_id = messages_[m].cluster_id;
-  auto cluster = context_.instance->ClusterIfUp(cluster_id);
   Operation& op = context_.history->operations[messages_[m].op_index];
   instance::RequestReport report;
   report.cluster = cluster_id;
   report.app_profile = op.profile();
   report.method = MethodOf(op.type);
-  if (!cluster.ok()) {
-    report.code = cluster.status().code();
-    context_.instance->ReportRequest(report);
-    messages_[m].status = cluster.status();
-    scheduler.RunAfter(messages_[m].back, [this, m] { DeliverReply(m); });
+  auto cluster = context_.instance->ClusterIfUp(cluster_id);
+  if (!cluster.ok()) {  // down since the request arrived
+    Answer(m, report, cluster.status(), scheduler.Now());
     return;
   }
-  // The cluster executes every attempt that reaches it, but only the
+  // The cluster executes every attempt its node serves, but only the
   // operation's current attempt may record what it returned: the client
   // has given up on the others (timed out or superseded), and so has
   // finished operations. Their writes still commit.
@@ -390,11 +432,8 @@ void SimClient::Arrive(uint32_t m) {
   const bool current = !attempt.done && attempt.token == messages_[m].token;
   Operation abandoned;
   Operation& result = current ? op : (abandoned = op);
-  sim::Time done = scheduler.Now();
+  sim::Time done = messages_[m].done;
   Status status = Execute(**cluster, op, result, &done);
-  // Reported when it executes, with the time its node will take.
-  report.code = status.code();
-  report.latency = done - scheduler.Now();
   if (status.ok()) {
     if (op.type == OpType::kReadRow) {
       report.returned_rows = result.read().empty() ? 0 : 1;
@@ -404,11 +443,22 @@ void SimClient::Arrive(uint32_t m) {
       report.modified_rows = 1;
     }
   }
-  context_.instance->ReportRequest(report);
-  // messages_ may have grown (not in Execute today, but cheaply safe).
+  Answer(m, report, std::move(status), done);
+}
+
+void SimClient::Answer(uint32_t m, instance::RequestReport& report,
+                       Status status, sim::Time leaves) {
+  sim::Scheduler& scheduler = *context_.scheduler;
   Message& message = messages_[m];
+  // Reported when it executes (or is refused), with the time from its
+  // arrival to its reply.
+  report.code = status.code();
+  report.latency = message.arrived > sim::Time::min()
+                       ? leaves - message.arrived
+                       : leaves - scheduler.Now();
+  context_.instance->ReportRequest(report);
   message.status = std::move(status);
-  scheduler.RunAfter(done - scheduler.Now() + message.back,
+  scheduler.RunAfter(leaves - scheduler.Now() + message.back,
                      [this, m] { DeliverReply(m); });
 }
 
@@ -421,6 +471,7 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
     *done = std::max(
         *done, instance.Charge(cluster_id, op.table(), op.row, kind, units));
   };
+  // Requests were charged at admission; only a scan's bytes remain.
   switch (op.type) {
     case OpType::kReadRow: {
       cluster::RowSet rows;
@@ -432,7 +483,6 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
             result.set_read(context_.history->names->Store(row.tag));
             return true;
           });
-      charge(cluster::OpKind::kRead, 1);
       return s;
     }
     case OpType::kScan: {
@@ -458,7 +508,6 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
             return ++count < limit;
           });
       result.set_rows(count);
-      charge(cluster::OpKind::kRead, 1);
       charge(cluster::OpKind::kScanBytes, bytes);
       return s;
     }
@@ -467,7 +516,6 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       Status s = cluster.MutateRow(op.table(), op.row, {&set, 1});
       KeepValueBuffer(set);
       if (s.ok()) Committed(cluster_id, cluster, op);
-      charge(cluster::OpKind::kWrite, 1);
       return s;
     }
     case OpType::kCheckAndMutate: {
@@ -484,7 +532,6 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
                                                {&set, 1}, {&set, 1});
       KeepValueBuffer(set);
       if (matched.ok()) Committed(cluster_id, cluster, op);
-      charge(cluster::OpKind::kWrite, 1);
       return matched.status();
     }
     case OpType::kReadModifyWrite: {
@@ -494,7 +541,6 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       rule.kind = cluster::ReadModifyWriteRule::Kind::kIncrement;
       rule.increment_amount = 1;
       auto cells = cluster.ReadModifyWriteRow(op.table(), op.row, {&rule, 1});
-      charge(cluster::OpKind::kWrite, 1);
       if (!cells.ok()) return cells.status();
       for (const cluster::ModifiedCell& cell : *cells) {
         result.set_counter(DecodeCounter(cell.value));

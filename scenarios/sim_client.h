@@ -1,14 +1,19 @@
 // SimClient: one simulated application client of a scenario. It issues
 // operations (open loop: Poisson arrivals; closed loop: N in flight) through
 // its app profile, models the network between its zone and the serving
-// cluster and the serving node's queue (Instance::Charge), retries like the
+// cluster and the serving node's queue (Instance::Admit), retries like the
 // client libraries, and records each operation in the History.
 //
-// One attempt: route (Instance::Route) -> one-way delay to the cluster ->
-// the cluster executes the request at arrival (UNAVAILABLE if it is down)
-// -> the node's queue -> one-way delay back. The attempt times out at
-// min(attempt_timeout, what is left of the deadline); a late reply is
-// ignored (the write may have committed: History records it). Retryable
+// One attempt: route (Instance::Route) -> one-way delay to the cluster
+// (UNAVAILABLE if it is down) -> the serving node's queue, which refuses
+// the request when full (UNAVAILABLE) and drops it unexecuted if it would
+// start after the attempt's deadline (the client then times out) -> the
+// cluster executes it when the node starts serving it (UNAVAILABLE if the
+// cluster went down meanwhile), and the reply leaves when the node is done
+// -> one-way delay back. The attempt times out at min(attempt_timeout,
+// what is left of the deadline), a deadline the server knows as gRPC
+// servers do; a late reply is ignored (the write may have committed:
+// History records it). Retryable
 // codes (UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED) are retried for reads and
 // writes (writes carry explicit timestamps, so they are idempotent) after
 // an exponential backoff with jitter in [b/2, b]; CheckAndMutateRow and
@@ -100,6 +105,9 @@ class SimClient {
     uint32_t token = 0;    // the attempt's token when it was sent
     uint64_t op_index = 0;
     std::string cluster_id;
+    sim::Time deadline;     // the attempt's
+    sim::Time arrived;      // at the cluster
+    sim::Time done;         // when its node finishes it (once admitted)
     sim::Duration back{0};  // the reply's one-way delay
     Status status;          // the reply
   };
@@ -111,15 +119,23 @@ class SimClient {
   void Reply(uint32_t slot, uint32_t token, Status status);
   // Delivers messages_[m]'s reply and frees it.
   void DeliverReply(uint32_t m);
-  // messages_[m] arrived at its cluster.
+  // messages_[m] arrived at its cluster: the node's admission.
   void Arrive(uint32_t m);
+  // messages_[m]'s node starts serving it: the cluster executes it.
+  void Serve(uint32_t m);
+  // Reports messages_[m]'s request with `status` and sends it back as the
+  // reply, leaving at `leaves`.
+  void Answer(uint32_t m, instance::RequestReport& report, Status status,
+              sim::Time leaves);
 
   void ScheduleArrival();
   void Issue(uint64_t loop_generation);
   void RunAttempt(uint32_t slot);
   void Finish(uint32_t slot, Status s);
   // Executes `op` on `cluster` (a write commits and records it in `op`);
-  // what it returns goes to `result` (`op`, or a copy nobody reads).
+  // what it returns goes to `result` (`op`, or a copy nobody reads). The
+  // node was charged for the request at admission; a scan's bytes are
+  // charged here and may move *done later.
   Status Execute(cluster::Cluster& cluster, Operation& op, Operation& result,
                  sim::Time* done);
   // Records the commit of `op`'s write on `cluster_id`.

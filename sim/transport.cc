@@ -135,7 +135,8 @@ const LatencyModel& Transport::ModelFor(std::string_view from,
   return defaults_.cross_region;
 }
 
-void Transport::Send(std::string_view from, std::string_view to, Task deliver) {
+void Transport::Send(std::string_view from, std::string_view to, Task deliver,
+                     int64_t bytes) {
   Link& link = GetLink(from, to);
   ++link.stats.sent;
   if (link.cut) {
@@ -157,9 +158,20 @@ void Transport::Send(std::string_view from, std::string_view to, Task deliver) {
   const Time now = scheduler_.Now();
   const Duration delay =
       std::max(ModelFor(from, to, &link).Sample(*link.rng), Duration(0));
+  // With a bandwidth, the message leaves once the wire is free and it has
+  // been written onto it.
+  Time departure = now;
+  const int64_t bandwidth =
+      link.bandwidth > 0 ? link.bandwidth : default_bandwidth_;
+  if (bandwidth > 0 && bytes > 0) {
+    const auto on_wire = Duration(static_cast<int64_t>(std::ceil(
+        static_cast<double>(bytes) * 1e9 / static_cast<double>(bandwidth))));
+    departure = std::max(now, link.wire_free) + on_wire;
+    link.wire_free = departure;
+  }
   // FIFO: never before the message accepted before this one. Ties keep
   // send order because the scheduler runs same-time tasks in order.
-  const Time arrival = std::max(now + delay, link.last_arrival);
+  const Time arrival = std::max(departure + delay, link.last_arrival);
   link.last_arrival = arrival;
   // std::map never moves its nodes and links are never erased, so the
   // pointer stays valid for as long as the Transport.
@@ -192,6 +204,24 @@ void Transport::ClearLatency(std::string_view from, std::string_view to,
 void Transport::SetLatencyEverywhere(std::optional<LatencyModel> model) {
   everywhere_ = std::move(model);
   ++latency_version_;
+}
+
+void Transport::SetBandwidth(std::string_view from, std::string_view to,
+                             int64_t bytes_per_second, bool one_way) {
+  GetLink(from, to).bandwidth = std::max<int64_t>(bytes_per_second, 0);
+  if (!one_way)
+    GetLink(to, from).bandwidth = std::max<int64_t>(bytes_per_second, 0);
+}
+
+int64_t Transport::BandwidthOf(std::string_view from,
+                               std::string_view to) const {
+  const Link* link = FindLink(from, to);
+  return link != nullptr && link->bandwidth > 0 ? link->bandwidth
+                                                : default_bandwidth_;
+}
+
+void Transport::SetDefaultBandwidth(int64_t bytes_per_second) {
+  default_bandwidth_ = std::max<int64_t>(bytes_per_second, 0);
 }
 
 void Transport::SetLoss(std::string_view from, std::string_view to, double p,

@@ -12,6 +12,10 @@
 // - Partitions: a message is dropped if its link is cut when it is sent or
 //   when it would arrive. Partition(a, b) cuts both directions; with
 //   one_way only a -> b.
+// - Bandwidth (optional, off by default): a link with a bandwidth of B
+//   bytes/s puts a message of n bytes on the wire for n / B after the
+//   previous one has left it, and the message's latency counts from then. A
+//   backlog of messages on a slow link therefore queues at its sender.
 // - Randomness comes from named forks of the Rng given at construction (one
 //   per link), so traffic on one link never shifts another link's samples.
 //
@@ -77,9 +81,11 @@ class Transport {
   // `scheduler` must outlive the Transport.
   Transport(Scheduler& scheduler, Rng rng, TransportDefaults defaults = {});
 
-  // Sends a message from `from` to `to`; `deliver` runs at the destination
-  // time unless the message is dropped.
-  void Send(std::string_view from, std::string_view to, Task deliver);
+  // Sends a message of `bytes` bytes from `from` to `to`; `deliver` runs at
+  // the destination time unless the message is dropped. `bytes` matters
+  // only on a link with a bandwidth.
+  void Send(std::string_view from, std::string_view to, Task deliver,
+            int64_t bytes = 0);
 
   // Overrides a link's latency (both directions unless `one_way`).
   void SetLatency(std::string_view from, std::string_view to,
@@ -91,6 +97,14 @@ class Transport {
   void SetLatencyEverywhere(std::optional<LatencyModel> model);
   void SetLoss(std::string_view from, std::string_view to, double p,
                bool one_way = false);
+  // Bytes per second the link carries (both directions unless `one_way`);
+  // 0 removes its own limit. Links without one of their own use the
+  // default (0 at construction: unlimited).
+  void SetBandwidth(std::string_view from, std::string_view to,
+                    int64_t bytes_per_second, bool one_way = false);
+  void SetDefaultBandwidth(int64_t bytes_per_second);
+  // The bandwidth in force on a link (0: unlimited).
+  int64_t BandwidthOf(std::string_view from, std::string_view to) const;
   void Partition(std::string_view a, std::string_view b, bool one_way = false);
   void Heal(std::string_view a, std::string_view b);  // both directions
   bool IsCut(std::string_view from, std::string_view to) const;
@@ -113,6 +127,9 @@ class Transport {
     bool cut = false;
     // Arrival time of the last message accepted on this link (FIFO).
     Time last_arrival = Time::min();
+    int64_t bandwidth = 0;  // bytes/s; 0: the default
+    // When the last message accepted has left the sender (with a bandwidth).
+    Time wire_free = Time::min();
     LinkStats stats;
     // rng_.Fork(from + "->" + to), made on the link's first Send.
     std::optional<Rng> rng;
@@ -128,6 +145,7 @@ class Transport {
   Rng rng_;
   TransportDefaults defaults_;
   std::optional<LatencyModel> everywhere_;
+  int64_t default_bandwidth_ = 0;
   uint64_t latency_version_ = 0;
   // Orders (from, to) keys as string views, so that lookups need no copy.
   struct LinkLess {

@@ -298,7 +298,9 @@ TEST_F(InstanceMetricsTest, BacklogAndMaxDelayDuringAPartition) {
   for (const char* peer : {"us-east1-c", "europe-west1-d"}) {
     instance_->transport().Heal("us-east1-b", peer);
   }
-  scheduler_.RunFor(std::chrono::seconds(10));
+  // The shippers resend after their retransmit timeouts, which follow the
+  // measured 6 s round trips (tens of seconds).
+  scheduler_.RunFor(std::chrono::seconds(60));
   const std::vector<MetricFamily> after = SampleAndCollect();
   EXPECT_EQ(GaugeOf(after, "bigtable_replication_backlog_entries",
                     {{"source_cluster", "c1"}, {"destination_cluster", "c3"}}),

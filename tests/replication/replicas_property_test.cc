@@ -188,7 +188,8 @@ class RandomWorld {
   static ReplicationOptions RandomOptions(sim::Rng rng) {
     ReplicationOptions o;
     o.batch_entries = 1 + rng.Uniform(6);
-    o.retransmit_after = milliseconds(100 + rng.Uniform(1900));
+    o.initial_retransmit = milliseconds(100 + rng.Uniform(1900));
+    o.batches_in_flight = 1 + static_cast<int>(rng.Uniform(8));
     o.table = cluster::TableOptions{4096, 8, 4};
     return o;
   }

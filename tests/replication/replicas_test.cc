@@ -179,13 +179,21 @@ TEST_F(ReplicasTest, WritesTravelBothWays) {
   ExpectConverged();
 }
 
-class SmallBatchReplicasTest : public ReplicasTest {
+ReplicationOptions SmallWindow(sim::Duration batch_interval) {
+  ReplicationOptions o;
+  o.batch_entries = 3;
+  o.batches_in_flight = 2;
+  o.batch_interval = batch_interval;
+  o.initial_retransmit = seconds(10);
+  return o;
+}
+
+class SmallWindowReplicasTest : public ReplicasTest {
  protected:
-  SmallBatchReplicasTest()
-      : ReplicasTest(ReplicationOptions{3, seconds(10), {}}) {}
+  SmallWindowReplicasTest() : ReplicasTest(SmallWindow(Duration(0))) {}
 };
 
-TEST_F(SmallBatchReplicasTest, ShipsOneBatchAtATimeOfAtMostBatchEntries) {
+TEST_F(SmallWindowReplicasTest, ShipsAWindowOfBatchesOfAtMostBatchEntries) {
   SetLatency(seconds(1));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -194,29 +202,81 @@ TEST_F(SmallBatchReplicasTest, ShipsOneBatchAtATimeOfAtMostBatchEntries) {
   const Time t0 = scheduler_.Now();
   for (int i = 0; i < 7; ++i) Write("c1", "r" + std::to_string(i), "v");
   EXPECT_EQ(Backlog("c1", "c2"), 7u);
-  // The first write left at once, alone; the others wait for its ack (at
-  // t0 + 2 s), then go three at a time.
+  // The first two writes left at once, one per batch (the window is two
+  // batches); the others wait for their acks (at t0 + 2 s), then go three
+  // at a time.
   RunUntil(t0 + seconds(1) - Duration(1));
   EXPECT_THAT(Keys(ReadAll(C("c2"))), IsEmpty());
   RunUntil(t0 + seconds(1));
-  EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0"));
+  EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0", "r1"));
   RunUntil(t0 + seconds(2));
-  EXPECT_EQ(Backlog("c1", "c2"), 6u);
+  EXPECT_EQ(Backlog("c1", "c2"), 5u);
   RunUntil(t0 + seconds(3) - Duration(1));
-  EXPECT_EQ(ReadAll(C("c2")).size(), 1u);
+  EXPECT_EQ(ReadAll(C("c2")).size(), 2u);
   RunUntil(t0 + seconds(3));
-  EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0", "r1", "r2", "r3"));
-  RunUntil(t0 + seconds(4));
-  EXPECT_EQ(Backlog("c1", "c2"), 3u);
-  RunUntil(t0 + seconds(5));
   EXPECT_EQ(ReadAll(C("c2")).size(), 7u);
-  RunUntil(t0 + seconds(6));
+  RunUntil(t0 + seconds(4));
   EXPECT_EQ(Backlog("c1", "c2"), 0u);
   RunUntilIdle();
   ExpectConverged();
 }
 
-TEST_F(ReplicasTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
+class BatchIntervalReplicasTest : public ReplicasTest {
+ protected:
+  BatchIntervalReplicasTest() : ReplicasTest(SmallWindow(milliseconds(100))) {}
+};
+
+TEST_F(BatchIntervalReplicasTest, APartFullBatchWaitsForTheBatchingInterval) {
+  SetLatency(seconds(1));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  const Time t0 = scheduler_.Now();
+  Write("c1", "r0", "v");  // an idle link: at once
+  Write("c1", "r1", "v");  // waits for t0 + 100 ms
+  RunUntil(t0 + milliseconds(50));
+  Write("c1", "r2", "v");  // joins it
+  RunUntil(t0 + milliseconds(60));
+  for (int i = 3; i < 6; ++i) Write("c1", "r" + std::to_string(i), "v");
+  // At t0 + 100 ms a full batch goes (r1..r3); then the window (two
+  // batches) is full until the ack of t0 + 2 s.
+  RunUntil(t0 + seconds(1));
+  EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0"));
+  RunUntil(t0 + milliseconds(1100) - Duration(1));
+  EXPECT_EQ(ReadAll(C("c2")).size(), 1u);
+  RunUntil(t0 + milliseconds(1100));
+  EXPECT_THAT(Keys(ReadAll(C("c2"))), ElementsAre("r0", "r1", "r2", "r3"));
+  RunUntil(t0 + seconds(3) - Duration(1));
+  EXPECT_EQ(ReadAll(C("c2")).size(), 4u);
+  RunUntil(t0 + seconds(3));
+  EXPECT_EQ(ReadAll(C("c2")).size(), 6u);
+  RunUntilIdle();
+  ExpectConverged();
+}
+
+TEST_F(ReplicasTest, LostBatchIsRetransmittedAfterTheMeasuredTimeout) {
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();  // one round trip of 200 ms measured
+  transport_.Partition(kEastB, kEurope);
+  const Time t0 = scheduler_.Now();
+  Write("c1", "r", "v");  // dropped: the link is cut when it is sent
+  EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).partitioned, 1);
+  RunUntil(t0 + milliseconds(500));
+  transport_.Heal(kEastB, kEurope);
+  // Sent again at t0 + srtt + 4 rttvar = 200 ms + 4 x 100 ms.
+  RunUntil(t0 + milliseconds(700) - Duration(1));
+  EXPECT_EQ(Get("c2", "r"), std::nullopt);
+  RunUntil(t0 + milliseconds(700));
+  EXPECT_EQ(Get("c2", "r"), "v");
+  RunUntilIdle();
+  ExpectConverged();
+}
+
+TEST_F(ReplicasTest, RepeatedTimeoutsBackOffToTheCap) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
@@ -224,14 +284,13 @@ TEST_F(ReplicasTest, LostBatchIsRetransmittedAfterRetransmitAfter) {
   RunUntilIdle();
   transport_.Partition(kEastB, kEurope);
   const Time t0 = scheduler_.Now();
-  Write("c1", "r", "v");  // dropped: the link is cut when it is sent
-  EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).partitioned, 1);
-  RunUntil(t0 + milliseconds(500));
+  Write("c1", "r", "v");
+  // Timeouts of 600 ms, then 1.2 s (the cap: twice the measured timeout,
+  // above max_retransmit's 1 s), 1.2 s, ...: sends at 0, 0.6, 1.8, 3.0, 4.2.
+  RunUntil(t0 + milliseconds(4300));
+  EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).partitioned, 5);
   transport_.Heal(kEastB, kEurope);
-  // Sent again at t0 + 1 s (the default retransmit_after).
-  RunUntil(t0 + milliseconds(1100) - Duration(1));
-  EXPECT_EQ(Get("c2", "r"), std::nullopt);
-  RunUntil(t0 + milliseconds(1100));
+  RunUntil(t0 + milliseconds(5400) + milliseconds(100));
   EXPECT_EQ(Get("c2", "r"), "v");
   RunUntilIdle();
   ExpectConverged();
@@ -283,12 +342,12 @@ TEST_F(ReplicasTest, ApplyHookFiresOncePerAppliedEntryNotForDuplicates) {
     EXPECT_LE(applied[i].committed_at, t0 + Duration(1000));
     EXPECT_GE(applied[i].committed_at, t0);
   }
-  // "a" left alone at once; "b" waited for an ack that never came and left
-  // with the first resend (t0 + 1 s), which repeated "a".
+  // "a" left alone at once and "b" after the batching interval (10 ms);
+  // their acks never came, and the resends repeated both.
   EXPECT_EQ(applied[0].row, "a");
   EXPECT_EQ(applied[0].applied_at, t0 + milliseconds(100));
   EXPECT_EQ(applied[1].row, "b");
-  EXPECT_EQ(applied[1].applied_at, t0 + milliseconds(1100));
+  EXPECT_EQ(applied[1].applied_at, t0 + milliseconds(110));
   ExpectConverged();
 
   // Writes the other way are reported with c2 as the origin.
@@ -320,7 +379,8 @@ TEST_F(ReplicasTest, ApplyHookMarksTheLastEntryOfEachBatch) {
   ASSERT_EQ(applied.size(), 1u);  // the schema record, alone
   EXPECT_TRUE(applied[0].last);
   applied.clear();
-  // "x" leaves at once; "y" and "z" wait for its ack and leave together.
+  // "x" leaves at once; "y" and "z" wait for the batching interval and
+  // leave together.
   Write("c1", "x", "1");
   Write("c1", "y", "2");
   Write("c1", "z", "3");
@@ -337,11 +397,11 @@ TEST_F(ReplicasTest, ApplyHookMarksTheLastEntryOfEachBatch) {
 }
 
 TEST_F(ReplicasTest, StaleBatchArrivingAfterTruncationIsSkipped) {
-  // Batches name log positions and are read from the log on arrival. With
-  // an 800 ms link and the 1 s retransmit timer, a batch is resent before
-  // its ack is back; the ack truncates the entries and new entries reuse
-  // their log storage before the resent copy arrives, which must apply
-  // nothing.
+  // Batches name log positions and are read from the log on arrival. A
+  // batch is resent (after a timeout measured on a faster link) while the
+  // ack of an earlier copy is on its way; that ack truncates the entries
+  // and new entries reuse their log storage before the resent copy
+  // arrives, which must apply nothing.
   int applied_rows = 0;
   std::vector<uint64_t> positions;
   replicas_->set_apply_hook([&](const AppliedInfo& info) {
@@ -349,27 +409,30 @@ TEST_F(ReplicasTest, StaleBatchArrivingAfterTruncationIsSkipped) {
     ++applied_rows;
     positions.push_back(info.position);
   });
-  SetLatency(milliseconds(800));
+  SetLatency(milliseconds(100));
   Add("c1", kEastB);
   Add("c2", kEurope);
   CreateTable("c1");
-  RunUntilIdle();
+  RunUntilIdle();  // a 200 ms round trip: a 600 ms timeout
+  SetLatency(milliseconds(800));
   const int n = static_cast<int>(ReplicationLog::kChunkEntries) + 44;
   const int64_t sent = transport_.StatsOf(kEastB, kEurope).delivered;
   const Time t0 = scheduler_.Now();
-  // The first batch (the first write alone) is lost; the resends at t0 + 1 s
-  // and t0 + 2 s carry all n writes and arrive at t0 + 1.8 s and 2.8 s.
+  // The first batches (the first write alone, the others 10 ms later) are
+  // lost. Resends of all n writes leave at t0 + 0.6 s and, the timeout
+  // doubled, t0 + 1.8 s, and arrive at t0 + 1.4 s and 2.6 s; the first
+  // one's ack is back at t0 + 2.2 s.
   transport_.Partition(kEastB, kEurope, /*one_way=*/true);
   for (int i = 0; i < n; ++i) Write("c1", "a" + std::to_string(i), "1");
   RunUntil(t0 + milliseconds(500));
   transport_.Heal(kEastB, kEurope);
-  RunUntil(t0 + milliseconds(2600));  // the first resend's ack truncates
+  RunUntil(t0 + milliseconds(2300));  // the first resend's ack truncated
   EXPECT_EQ(applied_rows, n);
   EXPECT_EQ(Backlog("c1", "c2"), 0u);
   for (int i = 0; i < n; ++i) Write("c1", "b" + std::to_string(i), "2");
   Write("c1", "a0", "3");
   EXPECT_EQ(Backlog("c1", "c2"), static_cast<uint64_t>(n + 1));
-  RunUntil(t0 + milliseconds(2800));  // the second resend arrives
+  RunUntil(t0 + milliseconds(2600));  // the second resend arrives
   EXPECT_EQ(transport_.StatsOf(kEastB, kEurope).delivered, sent + 2);
   EXPECT_EQ(applied_rows, n);
   RunUntilIdle();

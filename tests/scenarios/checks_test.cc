@@ -261,6 +261,21 @@ TEST(RtoTest, LatencyChangeThatCausesDeadlinesIsAnOutage) {
   EXPECT_THAT(rto.detail, HasSubstr("DEADLINE_EXCEEDED"));
 }
 
+// More load (or fewer nodes) that overloads a node is an outage too: from
+// the change to the first success after the refusals.
+TEST(RtoTest, AnOverloadFromAWorkloadChangeOrAResizeIsAnOutage) {
+  for (EventKind kind : {EventKind::kChangeWorkload, EventKind::kResize}) {
+    Builder b;
+    b.AddEvent(kind, 10, "c1");
+    b.Write("w-0", "r", "w-0/1", 20, 30, "c1", StatusCode::kUnavailable);
+    b.Write("w-0", "r", "w-0/2", 40, 70, "c1");
+    const ExpectationResult rto =
+        Eval(b.history(), "metric: RTO_SECONDS at_most: 0");
+    EXPECT_DOUBLE_EQ(rto.value, 0.06);
+    EXPECT_THAT(rto.detail, HasSubstr("UNAVAILABLE"));
+  }
+}
+
 // A write of the run's first millisecond whose cell a GC rule may remove
 // as its column's newest (the final state, read at 20 s, lacks it).
 History ExpiringWrite(std::vector<GcRuleChange> rules, int64_t ended_ms) {

@@ -60,6 +60,34 @@ void ExpectInvalid(const std::string& text, const std::string& field) {
   EXPECT_THAT(loaded.status().message(), StartsWith(field + ":")) << text;
 }
 
+TEST(InstanceConfigFileTest, LoadsReplicationShippingAndBandwidths) {
+  auto loaded = ParseInstanceConfig(
+      "clusters { id: \"c1\" zone: \"us-east1-b\" }\n"
+      "clusters { id: \"c2\" zone: \"us-west1-a\" }\n"
+      "links { bandwidth_bytes_per_second: 5000000\n"
+      "  overrides { from_cluster: \"c1\" to_cluster: \"c2\"\n"
+      "    bandwidth_bytes_per_second: 1000 one_way: true } }\n"
+      "replication { batch_entries: 100 batches_in_flight: 4\n"
+      "  batch_interval { nanos: 5000000 }\n"
+      "  initial_retransmit_timeout { seconds: 2 }\n"
+      "  min_retransmit_timeout { nanos: 50000000 }\n"
+      "  max_retransmit_timeout { seconds: 3 } }\n",
+      "test");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const instance::InstanceConfig& config = loaded->config;
+  EXPECT_EQ(config.replication_bandwidth, 5'000'000);
+  ASSERT_EQ(config.link_overrides.size(), 1u);
+  EXPECT_FALSE(config.link_overrides[0].latency.has_value());
+  EXPECT_EQ(config.link_overrides[0].bandwidth, 1000);
+  EXPECT_TRUE(config.link_overrides[0].one_way);
+  EXPECT_EQ(config.replication.batch_entries, 100u);
+  EXPECT_EQ(config.replication.batches_in_flight, 4);
+  EXPECT_EQ(config.replication.batch_interval, std::chrono::milliseconds(5));
+  EXPECT_EQ(config.replication.initial_retransmit, std::chrono::seconds(2));
+  EXPECT_EQ(config.replication.min_retransmit, std::chrono::milliseconds(50));
+  EXPECT_EQ(config.replication.max_retransmit, std::chrono::seconds(3));
+}
+
 TEST(InstanceConfigFileTest, LoadsTheExample) {
   auto loaded = LoadInstanceConfig(std::string(BTSIM_SOURCE_DIR) +
                                    "/examples/three-clusters.textproto");
@@ -231,8 +259,31 @@ TEST(InstanceConfigFileTest, EveryValidationErrorNamesItsField) {
                    latency + " } }");
   EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(both.status().message(),
-            "links.overrides cannot be combined with "
+            "links.overrides: a latency cannot be combined with "
             "links.replication_latency");
+  // A bandwidth alone can be.
+  auto bandwidth_only =
+      Load(c +
+           "links { replication_latency { seconds: 3 } "
+           "overrides { from_cluster: \"c1\" to_cluster: \"c2\" "
+           "bandwidth_bytes_per_second: 1000 } }");
+  EXPECT_TRUE(bandwidth_only.ok()) << bandwidth_only.status().ToString();
+  ExpectInvalid(c + "links { overrides { from_cluster: \"c1\" to_cluster: "
+                    "\"c2\" } }",
+                "links.overrides[0].latency");
+  ExpectInvalid(c + "links { overrides { from_cluster: \"c1\" to_cluster: "
+                    "\"c2\" bandwidth_bytes_per_second: -1 } }",
+                "links.overrides[0].bandwidth_bytes_per_second");
+  ExpectInvalid(c + "links { bandwidth_bytes_per_second: -5 }",
+                "links.bandwidth_bytes_per_second");
+  ExpectInvalid(c + "replication { batch_entries: -1 }",
+                "replication.batch_entries");
+  ExpectInvalid(c + "replication { batches_in_flight: -2 }",
+                "replication.batches_in_flight");
+  ExpectInvalid(c + "replication { min_retransmit_timeout {} }",
+                "replication.min_retransmit_timeout");
+  ExpectInvalid(c + "replication { batch_interval { seconds: -1 } }",
+                "replication.batch_interval");
 
   // App profiles.
   ExpectInvalid(c + "app_profiles { id: \"-bad\" multi_cluster { } }",

@@ -434,18 +434,45 @@ TEST(RunnerTest, DeadlineExceededAcrossRegions) {
     }
   )pb");
   ASSERT_FALSE(o.history.operations.empty());
-  size_t committed = 0;
   for (const Operation& op : o.history.operations) {
     EXPECT_EQ(op.code, StatusCode::kDeadlineExceeded);
     EXPECT_EQ(op.complete - op.invoke, milliseconds(5));
-    // The request still reached its cluster, after the client gave up, and
-    // the history says when its write committed.
+    // The request reached its cluster after its deadline: the node dropped
+    // it unexecuted.
+    EXPECT_EQ(op.version, 0u) << op.id;
+  }
+}
+
+TEST(RunnerTest, ATimedOutWriteThatCommittedSaysWhen) {
+  // 60 ms: enough for a request to reach a cluster in another region
+  // (~40 ms), not for the reply to come back too.
+  const RunOutcome o = Play(R"pb(
+    clients {
+      name: "far"
+      zone: "asia-east1-a"
+      deadline { nanos: 60000000 }
+      retry { max_attempts: 1 }
+      workload {
+        mix { write: 1 }
+        keys { uniform {} }
+        ops_per_second: 20
+      }
+    }
+  )pb");
+  size_t timed_out = 0;
+  size_t committed = 0;
+  for (const Operation& op : o.history.operations) {
+    if (op.code != StatusCode::kDeadlineExceeded) continue;
+    ++timed_out;
     if (op.version != 0) {
       ++committed;
-      EXPECT_GT(op.committed, op.complete);
+      // Before its deadline, and before the client gave up.
+      EXPECT_LT(op.committed - op.invoke, milliseconds(60)) << op.id;
+      EXPECT_LT(op.committed, op.complete) << op.id;
     }
   }
-  EXPECT_GT(committed, o.history.operations.size() * 9 / 10);
+  EXPECT_GT(timed_out, 100u);
+  EXPECT_GT(committed, timed_out * 9 / 10);
 }
 
 // Requests to one cluster over a heavy-tailed link, with attempts that time

@@ -515,6 +515,52 @@ TEST_F(TransportTest, LatencyChangeAffectsOnlyLaterSends) {
                           {t0 + milliseconds(201), 5}}));
 }
 
+TEST_F(TransportTest, BandwidthQueuesMessagesAtTheSender) {
+  transport_.SetLatency(kA, kC, LatencyModel::Constant(milliseconds(10)));
+  transport_.SetBandwidth(kA, kC, 1'000'000, /*one_way=*/true);  // 1 MB/s
+  const Time start = scheduler_.Now();
+  std::vector<Time> arrivals;
+  for (int i = 0; i < 3; ++i) {
+    // 100 KB each: 100 ms on the wire, one after the other.
+    transport_.Send(
+        kA, kC, [&] { arrivals.push_back(scheduler_.Now()); }, 100'000);
+  }
+  bool back = false;
+  transport_.Send(
+      kC, kA, [&] { back = true; }, 100'000);  // no limit
+  scheduler_.RunUntilIdle();
+  ASSERT_EQ(arrivals.size(), 3u);
+  EXPECT_EQ(arrivals[0] - start, milliseconds(110));
+  EXPECT_EQ(arrivals[1] - start, milliseconds(210));
+  EXPECT_EQ(arrivals[2] - start, milliseconds(310));
+  EXPECT_TRUE(back);
+  // An idle wire: the next message waits only for its own bytes.
+  const Time later = scheduler_.Now() + seconds(1);
+  scheduler_.RunUntil(later);
+  Time arrived;
+  transport_.Send(
+      kA, kC, [&] { arrived = scheduler_.Now(); }, 1'000);
+  scheduler_.RunUntilIdle();
+  EXPECT_EQ(arrived - later, milliseconds(11));
+}
+
+TEST_F(TransportTest, DefaultBandwidthAppliesToLinksWithoutTheirOwn) {
+  transport_.SetLatencyEverywhere(LatencyModel::Constant(milliseconds(1)));
+  transport_.SetDefaultBandwidth(1'000);  // 1 KB/s
+  transport_.SetBandwidth(kA, kB, 1'000'000);
+  const Time start = scheduler_.Now();
+  Time slow, fast, free;
+  transport_.Send(
+      kA, kC, [&] { slow = scheduler_.Now(); }, 500);
+  transport_.Send(
+      kA, kB, [&] { fast = scheduler_.Now(); }, 500);
+  transport_.Send(kB, kC, [&] { free = scheduler_.Now(); });  // no bytes
+  scheduler_.RunUntilIdle();
+  EXPECT_EQ(slow - start, milliseconds(501));
+  EXPECT_EQ(fast - start, microseconds(1'500));
+  EXPECT_EQ(free - start, milliseconds(1));
+}
+
 TEST_F(TransportTest, DeliveryTasksCanSendAgain) {
   transport_.SetLatency(kA, kC, LatencyModel::Constant(milliseconds(40)));
   int rounds = 0;
