@@ -88,13 +88,16 @@ Status Cluster::CreateTable(const std::string& id,
         ValidateFamilyName(f.name, "table.column_families['" + f.name + "']"));
   }
   auto table = std::make_unique<Table>(id, options_.table, splits);
-  BTSIM_RETURN_IF_ERROR(table->ModifyColumnFamilies(families));
+  const Version version = Commit().version;
+  BTSIM_RETURN_IF_ERROR(table->ModifyColumnFamilies(families, version));
+  table->set_created_version(version);
   HookTable(*table);
   tables_[id] = std::move(table);
   ++tables_version_;
   CommitRecord record;
   record.kind = CommitRecord::Kind::kCreateTable;
   record.table = id;
+  record.version = version;
   record.families.assign(families.begin(), families.end());
   record.splits = splits;
   Report(std::move(record));
@@ -125,10 +128,12 @@ void Cluster::Report(CommitRecord record) {
 Status Cluster::ModifyColumnFamilies(std::string_view table,
                                      std::span<const FamilyModification> mods) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  BTSIM_RETURN_IF_ERROR(t->ModifyColumnFamilies(mods));
+  const Version version = Commit().version;
+  BTSIM_RETURN_IF_ERROR(t->ModifyColumnFamilies(mods, version));
   CommitRecord record;
   record.kind = CommitRecord::Kind::kModifyFamilies;
   record.table = std::string(table);
+  record.version = version;
   record.families.assign(mods.begin(), mods.end());
   Report(std::move(record));
   return OkStatus();
@@ -184,26 +189,43 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
     case CommitRecord::Kind::kDropRowRange:
       if (table) table->DropRowRangeAt(record.prefix, record.version);
       break;
-    case CommitRecord::Kind::kCreateTable:
+    case CommitRecord::Kind::kCreateTable: {
+      // Last-writer-wins with deletes: a table deleted after this creation
+      // stays deleted (or is a later table).
+      auto deleted = deleted_tables_.find(record.table);
+      if (deleted != deleted_tables_.end() &&
+          deleted->second >= record.version) {
+        break;
+      }
       if (table == nullptr) {
         auto created = std::make_unique<Table>(record.table, options_.table,
                                                record.splits);
         table = created.get();
+        table->set_created_version(record.version);
         HookTable(*table);
         tables_[record.table] = std::move(created);
         ++tables_version_;
+      } else if (record.version < table->created_version()) {
+        // Created concurrently elsewhere, earlier: one table, as old as
+        // the oldest creation.
+        table->set_created_version(record.version);
       }
-      table->ApplyReplicatedFamilies(record.families);
+      table->ApplyReplicatedFamilies(record.families, record.version);
       break;
+    }
     case CommitRecord::Kind::kModifyFamilies:
-      if (table) table->ApplyReplicatedFamilies(record.families);
+      if (table)
+        table->ApplyReplicatedFamilies(record.families, record.version);
       break;
-    case CommitRecord::Kind::kDeleteTable:
-      if (table) {
+    case CommitRecord::Kind::kDeleteTable: {
+      Version& deleted = deleted_tables_[record.table];
+      deleted = std::max(deleted, record.version);
+      if (table && table->created_version() < record.version) {
         tables_.erase(it);
         ++tables_version_;
       }
       break;
+    }
   }
   Observe(record.version);
 }
@@ -211,6 +233,7 @@ void Cluster::ApplyReplicated(const CommitRecord& record) {
 void Cluster::CopyDataFrom(const Cluster& source) {
   tables_.clear();
   ++tables_version_;
+  deleted_tables_ = source.deleted_tables_;
   for (const auto& [id, table] : source.tables_) {
     auto copy = table->Clone();
     HookTable(*copy);
@@ -260,9 +283,12 @@ Status Cluster::DeleteTable(std::string_view id) {
   }
   tables_.erase(it);
   ++tables_version_;
+  const Version version = Commit().version;
+  deleted_tables_[std::string(id)] = version;
   CommitRecord record;
   record.kind = CommitRecord::Kind::kDeleteTable;
   record.table = std::string(id);
+  record.version = version;
   Report(std::move(record));
   return OkStatus();
 }

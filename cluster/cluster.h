@@ -84,7 +84,11 @@ class Cluster {
   // The observer must outlive the cluster or be reset first.
   void set_commit_observer(CommitObserver* observer) { observer_ = observer; }
   // Applies a record another cluster committed. Idempotent; never fails:
-  // changes to a missing table or family are skipped.
+  // changes to a missing table or family are skipped. Schema changes
+  // resolve by last-writer-wins on their versions, as cells do: a table
+  // remembers its creation and deletions, a family its last change
+  // (Table::ApplyReplicatedFamilies), and an older change never undoes a
+  // newer one, whatever the order records arrive in.
   void ApplyReplicated(const CommitRecord& record);
   // ApplyReplicated for each of `records` in order, calling `applied(i)`
   // after records[i]; each run of row writes to one table goes to the table
@@ -92,8 +96,9 @@ class Cluster {
   // cluster.
   void ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
                             const std::function<void(size_t)>& applied);
-  // Replaces every table with a deep copy of `source`'s (seeding a new
-  // replica). Nothing is reported to the commit observer.
+  // Replaces every table with a deep copy of `source`'s, with the versions
+  // of its schema (seeding a new replica). Nothing is reported to the
+  // commit observer.
   void CopyDataFrom(const Cluster& source);
   // Receives each row AddContents adds: the table id, the row key and the
   // row's live cells in canonical order (what ReadRows returns without a
@@ -133,6 +138,8 @@ class Cluster {
   void Observe(Version version);
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
+  // The version of the latest deletion of each table ever deleted.
+  std::map<std::string, Version, std::less<>> deleted_tables_;
   uint64_t tables_version_ = 0;
   CommitObserver* observer_ = nullptr;
 };

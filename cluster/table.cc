@@ -93,6 +93,8 @@ std::unique_ptr<Table> Table::Clone() const {
   }
   copy->IndexTablets();
   copy->range_tombstones_ = range_tombstones_;
+  copy->dropped_families_ = dropped_families_;
+  copy->created_version_ = created_version_;
   copy->schema_dirty_ = true;
   return copy;
 }
@@ -128,7 +130,8 @@ const std::string* Table::FamilyNameById(uint32_t id) const {
   return &families_by_id_[id]->name;
 }
 
-Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
+Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods,
+                                   Version version) {
   // Validate against a simulated schema first, so the change is atomic.
   std::map<std::string, bool, std::less<>> exists;
   for (const auto& [name, entry] : families_) exists[name] = true;
@@ -163,24 +166,30 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods) {
     }
   }
   schema_dirty_ = true;
-  for (const FamilyModification& m : mods) ApplyFamilyModification(m);
+  for (const FamilyModification& m : mods) ApplyFamilyModification(m, version);
   return OkStatus();
 }
 
-void Table::ApplyFamilyModification(const FamilyModification& m) {
+void Table::ApplyFamilyModification(const FamilyModification& m,
+                                    Version version) {
   schema_dirty_ = true;
   switch (m.kind) {
     case FamilyModification::Kind::kCreate: {
-      auto entry = std::make_unique<FamilyEntry>(FamilyEntry{
-          m.name, static_cast<uint32_t>(families_by_id_.size()), m.gc_rule});
+      auto entry = std::make_unique<FamilyEntry>(
+          FamilyEntry{m.name, static_cast<uint32_t>(families_by_id_.size()),
+                      m.gc_rule, version, version});
       families_by_id_.push_back(entry.get());
       families_[m.name] = std::move(entry);
       return;
     }
-    case FamilyModification::Kind::kUpdate:
-      families_[m.name]->gc_rule = m.gc_rule;
+    case FamilyModification::Kind::kUpdate: {
+      FamilyEntry& entry = *families_[m.name];
+      entry.gc_rule = m.gc_rule;
+      entry.changed = version;
       return;
+    }
     case FamilyModification::Kind::kDrop: {
+      dropped_families_[m.name] = version;
       // The data stays until compaction, but is unreachable: family ids
       // are never reused.
       auto it = families_.find(m.name);
@@ -270,6 +279,15 @@ Status ValidRowKey(std::string_view key) {
 }
 
 }  // namespace
+
+std::optional<uint32_t> Table::ReplicatedFamilyIdOf(const Mutation& m,
+                                                    Version version) const {
+  const std::optional<uint32_t> id = FamilyIdOf(m);
+  if (!id || *id == kNoFamily || families_by_id_[*id]->created < version) {
+    return id;
+  }
+  return std::nullopt;
+}
 
 std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
   const std::string* name = nullptr;

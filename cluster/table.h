@@ -107,7 +107,15 @@ class Table {
   bool HasFamily(std::string_view name) const;
   // Applies every modification in order, or none: NOT_FOUND, ALREADY_EXISTS
   // or INVALID_ARGUMENT (naming `modifications[i]`) when one is invalid.
-  Status ModifyColumnFamilies(std::span<const FamilyModification> mods);
+  // `version` is the change's commit version (see ApplyReplicatedFamilies);
+  // 0 for a table that never replicates.
+  Status ModifyColumnFamilies(std::span<const FamilyModification> mods,
+                              Version version = 0);
+  // The version of the CreateTable that made this table (0: unknown). Row
+  // changes older than it belong to an earlier table of the same id and
+  // are ignored when replicated.
+  Version created_version() const { return created_version_; }
+  void set_created_version(Version version) { created_version_ = version; }
 
   // ---- Row operations ----
   // Applies mutations atomically: INVALID_ARGUMENT / NOT_FOUND naming
@@ -153,11 +161,16 @@ class Table {
   // when it applies here. `applied` must not change this table.
   void ApplyReplicated(std::span<const CommitRecord* const> records,
                        const std::function<void(size_t)>& applied);
-  // Applies column family changes committed elsewhere, leniently, so that
-  // a replica whose schema has already moved on still converges: creating
-  // a present family updates it, updating an absent one creates it, and
-  // dropping an absent one does nothing.
-  void ApplyReplicatedFamilies(std::span<const FamilyModification> mods);
+  // Applies column family changes committed at `version` elsewhere, by
+  // last-writer-wins on versions: each family (present or dropped)
+  // remembers the version of its last change, and a change no newer than
+  // that is skipped, so replicas converge whatever order changes arrive
+  // in. Leniently: creating a present family updates its GC rule,
+  // updating an absent one creates it, dropping an absent one only
+  // records the drop. Replicated mutations of a family older than the
+  // family's creation (an earlier family of the same name) are ignored.
+  void ApplyReplicatedFamilies(std::span<const FamilyModification> mods,
+                               Version version);
   // DropRowRange committed at `version` (locally or elsewhere): removes the
   // cells older than `version` from the rows starting with `prefix` ("":
   // every row) now, and remembers the range so that older changes arriving
@@ -197,6 +210,8 @@ class Table {
     std::string name;
     uint32_t id;  // never reused, so a dropped family's data is unreachable
     GcRule gc_rule;
+    Version created = 0;  // the change that created it
+    Version changed = 0;  // its last change
   };
   using Tablets = std::vector<std::unique_ptr<internal::Tablet>>;
 
@@ -208,8 +223,12 @@ class Table {
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
   // INVALID_ARGUMENT / NOT_FOUND naming `mutations[i]` when one is invalid.
   Status ValidateMutations(std::span<const Mutation> mutations) const;
-  // Applies one valid modification.
-  void ApplyFamilyModification(const FamilyModification& m);
+  // Applies one valid modification, committed at `version`.
+  void ApplyFamilyModification(const FamilyModification& m, Version version);
+  // Whether a replicated change at `version` applies to mutation `m`: its
+  // family exists here (kNoFamily: any) and is older than the change.
+  std::optional<uint32_t> ReplicatedFamilyIdOf(const Mutation& m,
+                                               Version version) const;
 
   // ---- Writes (table.cc, table_maintenance.cc) ----
   // The tablet that holds (or is to hold) `key`, and the key's slot in it,
@@ -259,6 +278,9 @@ class Table {
   TableOptions options_;
   std::map<std::string, std::unique_ptr<FamilyEntry>, std::less<>> families_;
   std::vector<const FamilyEntry*> families_by_id_;  // null once dropped
+  // The version of the latest drop of each family ever dropped.
+  std::map<std::string, Version, std::less<>> dropped_families_;
+  Version created_version_ = 0;
   // FindFamily's last answer (writes name the same family again and again):
   // null, or an entry of families_. Cleared whenever one is dropped.
   mutable const FamilyEntry* last_family_ = nullptr;

@@ -51,38 +51,62 @@ void Table::ApplyReplicated(std::span<const CommitRecord* const> records,
   }
 }
 
-void Table::ApplyReplicatedFamilies(std::span<const FamilyModification> mods) {
+void Table::ApplyReplicatedFamilies(std::span<const FamilyModification> mods,
+                                    Version version) {
   for (const FamilyModification& m : mods) {
+    auto present = families_.find(m.name);
+    auto dropped = dropped_families_.find(m.name);
+    const Version drop =
+        dropped == dropped_families_.end() ? 0 : dropped->second;
+    if (present != families_.end() &&
+        m.kind == FamilyModification::Kind::kCreate && version > drop &&
+        version < present->second->created) {
+      // The same family created concurrently elsewhere, earlier: one
+      // family, as old as the oldest creation (their writes all count).
+      present->second->created = version;
+    }
+    const Version newest =
+        std::max(drop, present == families_.end() ? Version{0}
+                                                  : present->second->changed);
+    if (version <= newest) continue;  // a newer change won
     FamilyModification mod = m;
-    const bool present = HasFamily(m.name);
-    if (m.kind == FamilyModification::Kind::kDrop && !present) continue;
-    if (m.kind == FamilyModification::Kind::kCreate && present) {
+    if (m.kind == FamilyModification::Kind::kDrop &&
+        present == families_.end()) {
+      dropped_families_[m.name] = version;
+      continue;
+    }
+    if (m.kind == FamilyModification::Kind::kCreate &&
+        present != families_.end()) {
       mod.kind = FamilyModification::Kind::kUpdate;
     }
-    if (m.kind == FamilyModification::Kind::kUpdate && !present) {
+    if (m.kind == FamilyModification::Kind::kUpdate &&
+        present == families_.end()) {
       mod.kind = FamilyModification::Kind::kCreate;
     }
-    ApplyFamilyModification(mod);
+    ApplyFamilyModification(mod, version);
   }
 }
 
 void Table::ApplyReplicatedRow(const CommitRecord& record, size_t probe) {
   const std::string_view key = record.row_key;
   const Version version = record.version;
+  if (version < created_version_) return;  // for an earlier table
   for (const RangeTombstone& r : range_tombstones_) {
     if (version < r.version && key.starts_with(r.prefix)) return;
   }
-  // A mutation applies unless it names a family this table lacks (usually
-  // every one does: then no copy is made).
+  // A mutation applies unless it names a family this table lacks, or one
+  // created after it (usually every one applies: then no copy is made).
   std::span<const Mutation> mutations = record.mutations;
   FamilyIds ids;
   for (const Mutation& m : mutations) {
-    if (const std::optional<uint32_t> id = FamilyIdOf(m)) ids.Add(*id);
+    if (const std::optional<uint32_t> id = ReplicatedFamilyIdOf(m, version)) {
+      ids.Add(*id);
+    }
   }
   std::vector<Mutation> applicable;
   if (ids.size() < mutations.size()) {
     for (const Mutation& m : mutations) {
-      if (FamilyIdOf(m)) applicable.push_back(m);
+      if (ReplicatedFamilyIdOf(m, version)) applicable.push_back(m);
     }
     mutations = applicable;
   }

@@ -229,6 +229,7 @@ Status Replicas::RemoveCluster(std::string_view id) {
     return FailedPrecondition("cannot remove the last cluster of an instance");
   }
   const uint32_t origin = m->origin;
+  RelayRemovedEntries(*m);
   for (auto& [peer, shipper] : m->shippers) {
     if (shipper.retransmit != 0) scheduler_.Cancel(shipper.retransmit);
   }
@@ -246,6 +247,34 @@ Status Replicas::RemoveCluster(std::string_view id) {
     Truncate(*other);
   }
   return OkStatus();
+}
+
+void Replicas::RelayRemovedEntries(const Member& removed) {
+  // The survivor that applied the most of the removed cluster's log, and
+  // the least any survivor applied.
+  Member* relay = nullptr;
+  uint64_t highest = 0;
+  uint64_t lowest = removed.log.last_position();
+  for (auto& [origin, other] : members_) {
+    if (origin == removed.origin) continue;
+    auto it = other->inbound.find(removed.origin);
+    const uint64_t applied =
+        it == other->inbound.end() ? 0 : it->second.applied;
+    lowest = std::min(lowest, applied);
+    if (relay == nullptr || applied > highest) {
+      relay = other.get();
+      highest = applied;
+    }
+  }
+  if (relay == nullptr || highest <= lowest) return;
+  // Entries nobody acknowledged are still in the log (truncation stops at
+  // the lowest acknowledgement, which is at most what a peer applied).
+  BTSIM_CHECK(lowest >= removed.log.truncated_through());
+  for (uint64_t position = lowest + 1; position <= highest; ++position) {
+    CommitRecord copy = removed.log.At(position).record;
+    copy.share = cluster::RowShare{};  // the removed origin's row versions
+    OnLocalCommit(relay->origin, std::move(copy));
+  }
 }
 
 std::vector<std::string> Replicas::ClusterIds() const {

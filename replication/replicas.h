@@ -25,7 +25,11 @@
 //
 // A new cluster is seeded with a copy of an existing cluster's data and
 // watermarks, then catches up from the logs. Removing a cluster drops it
-// and its shippers.
+// and its shippers; the survivor that had applied the most of its log
+// relays, through its own log, the entries of it that other survivors had
+// not applied yet (they apply again harmlessly where already applied), so
+// a write of the removed cluster that reached any survivor reaches all.
+// Writes only the removed cluster held are lost.
 //
 // Runs on the Scheduler's thread and is not thread-safe. The Scheduler and
 // Transport must outlive the Replicas; tasks it leaves in the scheduler are
@@ -113,6 +117,7 @@ class Replicas {
   // Every cluster after the first is seeded from the first live cluster.
   Status AddCluster(const ClusterSpec& spec);
   // NOT_FOUND for an unknown id; FAILED_PRECONDITION for the last cluster.
+  // See the header comment for what survivors relay.
   Status RemoveCluster(std::string_view id);
 
   std::vector<std::string> ClusterIds() const;  // in creation order
@@ -190,6 +195,9 @@ class Replicas {
   class Observer;
 
   void IndexIds();  // after every change to members_
+  // Appends to a survivor's log the entries of `removed` that some
+  // survivors lack and another applied (see the header comment).
+  void RelayRemovedEntries(const Member& removed);
   Member* FindMember(std::string_view id);
   const Member* FindMember(std::string_view id) const;
   Member* ByOrigin(uint32_t origin);

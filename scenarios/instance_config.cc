@@ -253,7 +253,9 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
           ".latency: required (unless bandwidth_bytes_per_second is "
           "set)");
     }
-    instance::LinkOverride o{link.from_cluster(), link.to_cluster()};
+    instance::LinkOverride o;
+    o.from_cluster = link.from_cluster();
+    o.to_cluster = link.to_cluster();
     if (link.has_latency()) {
       BTSIM_ASSIGN_OR_RETURN(o.latency,
                              LatencyOf(link.latency(), field + ".latency"));

@@ -115,6 +115,35 @@ TEST_F(ReplicasTest, RemovedClusterGetsNothingMoreAndTheOthersCarryOn) {
   ExpectConverged();
 }
 
+TEST_F(ReplicasTest, SurvivorsRelayWhatTheRemovedClusterSentToSomeOfThem) {
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEastC);
+  Add("c3", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  // c2's writes reach c1 but not c3; its last write reaches nobody.
+  transport_.Partition(kEastC, kEurope);
+  for (int i = 0; i < 20; ++i) Write("c2", "r" + std::to_string(i), "v");
+  Mutate("c2", "r0", {DeleteFromRow{}});
+  RunFor(seconds(1));
+  transport_.Partition(kEastC, kEastB);
+  Write("c2", "only-c2", "lost");
+  RunFor(seconds(1));
+  EXPECT_EQ(Backlog("c2", "c1"), 1u);
+  EXPECT_EQ(Backlog("c2", "c3"), 22u);
+  ASSERT_TRUE(replicas_->RemoveCluster("c2").ok());
+  RunUntilIdle();
+  for (const char* id : {"c1", "c3"}) {
+    EXPECT_EQ(Get(id, "r0"), std::nullopt) << id;
+    for (int i = 1; i < 20; ++i) {
+      EXPECT_EQ(Get(id, "r" + std::to_string(i)), "v") << id << " r" << i;
+    }
+    EXPECT_EQ(Get(id, "only-c2"), std::nullopt) << id;
+  }
+  ExpectConverged();
+}
+
 TEST_F(ReplicasTest, RemovingAnUnreachableClusterLetsReplicationGoIdle) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
