@@ -66,6 +66,8 @@ Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
                          registry.Lock(instance_name));
   BTSIM_ASSIGN_OR_RETURN(std::string id, locked.instance->AnyLiveClusterId());
   cluster::Cluster* cluster = locked.instance->replicas().Find(id);
+  // A schema change made there orders after every write made anywhere.
+  locked.instance->replicas().OrderAfterEverything(id);
   return LockedInstance{std::move(locked.lock), locked.instance, cluster,
                         std::move(id)};
 }

@@ -234,6 +234,8 @@ void Cluster::CopyDataFrom(const Cluster& source) {
   tables_.clear();
   ++tables_version_;
   deleted_tables_ = source.deleted_tables_;
+  // Commits made here from now on come after everything the copy holds.
+  Observe(source.last_version_);
   for (const auto& [id, table] : source.tables_) {
     auto copy = table->Clone();
     HookTable(*copy);

@@ -120,6 +120,9 @@ class Cluster {
   const sim::Clock& clock() const { return clock_; }
   // The newest version this cluster committed: its replication log position.
   Version last_version() const { return last_version_; }
+  // Moves the commit clock past `version`, a change seen from another
+  // cluster (a hybrid logical clock): later commits here order after it.
+  void Observe(Version version);
 
  private:
   // The next commit version: the clock's time in microseconds, bumped past
@@ -132,10 +135,6 @@ class Cluster {
   Version last_version_ = 0;
   void Report(CommitRecord record);
   void HookTable(Table& table);
-
-  // Moves the commit clock past `version`, a change seen from another
-  // cluster (a hybrid logical clock).
-  void Observe(Version version);
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;
   // The version of the latest deletion of each table ever deleted.

@@ -41,6 +41,14 @@ const LogEntry& ReplicationLog::At(uint64_t position) const {
   return Slot(position);
 }
 
+void ReplicationLog::SetSource(uint64_t position, uint32_t origin,
+                               uint64_t source_position) {
+  BTSIM_CHECK(position > truncated_through() && position <= last_position());
+  LogEntry& entry = Slot(position);
+  entry.source_origin = origin;
+  entry.source_position = source_position;
+}
+
 std::vector<const LogEntry*> ReplicationLog::Read(uint64_t after,
                                                   size_t max) const {
   BTSIM_CHECK(after >= truncated_through());

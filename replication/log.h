@@ -23,6 +23,11 @@ namespace btsim::replication {
 struct LogEntry {
   uint64_t position = 0;
   cluster::CommitRecord record;
+  // For an entry relayed for a removed cluster: where it was first
+  // committed, that cluster's origin number and its position in that
+  // cluster's log (source_position 0: committed by this log's cluster).
+  uint32_t source_origin = 0;
+  uint64_t source_position = 0;
 };
 
 class ReplicationLog {
@@ -46,6 +51,9 @@ class ReplicationLog {
   // The entry at `position`. Requires truncated_through() < position <=
   // last_position(). Valid until it is truncated.
   const LogEntry& At(uint64_t position) const;
+  // Records where the entry at `position` was first committed (see
+  // LogEntry). Same requirement as At.
+  void SetSource(uint64_t position, uint32_t origin, uint64_t source_position);
   // Entries with position in (after, after + max], oldest first. Requires
   // after >= truncated_through(). Valid until they are truncated.
   std::vector<const LogEntry*> Read(uint64_t after, size_t max) const;

@@ -85,6 +85,19 @@ struct Replicas::Member {
   bool down = false;
   std::map<uint32_t, Inbound> inbound;   // by origin
   std::map<uint32_t, Shipper> shippers;  // peer origin -> shipper
+  // Runs of entries this member relayed for a removed cluster: they carry
+  // older versions than the entries before them in its log. Each run's
+  // last position and oldest version, until truncated.
+  struct Relayed {
+    uint64_t last_position;
+    Version oldest;
+  };
+  std::vector<Relayed> relayed;
+  // For each removed cluster: the last position of its log this member
+  // has applied, directly or as relayed entries; relayed entries at or
+  // before it are not applied again (a tombstone that covered them may
+  // have been compacted away since).
+  std::map<uint32_t, uint64_t> retired;
 };
 
 namespace {
@@ -195,6 +208,7 @@ Status Replicas::AddCluster(const ClusterSpec& spec) {
   }
   if (source != nullptr) {
     member->cluster->CopyDataFrom(*source->cluster);
+    member->retired = source->retired;
     for (const auto& [origin, in] : source->inbound) {
       member->inbound[origin].applied = member->inbound[origin].queued =
           in.applied;
@@ -243,37 +257,56 @@ Status Replicas::RemoveCluster(std::string_view id) {
       if (it->second.retransmit != 0) scheduler_.Cancel(it->second.retransmit);
       other->shippers.erase(it);
     }
-    other->inbound.erase(origin);
+    auto in = other->inbound.find(origin);
+    if (in != other->inbound.end()) {
+      uint64_t& retired = other->retired[origin];
+      retired = std::max(retired, in->second.applied);
+      other->inbound.erase(in);
+    }
     Truncate(*other);
   }
   return OkStatus();
 }
 
 void Replicas::RelayRemovedEntries(const Member& removed) {
-  // The survivor that applied the most of the removed cluster's log, and
-  // the least any survivor applied.
-  Member* relay = nullptr;
-  uint64_t highest = 0;
+  // The least any survivor applied of the removed cluster's log.
   uint64_t lowest = removed.log.last_position();
+  auto applied_by = [&](const Member& survivor) -> uint64_t {
+    auto it = survivor.inbound.find(removed.origin);
+    return it == survivor.inbound.end() ? 0 : it->second.applied;
+  };
   for (auto& [origin, other] : members_) {
-    if (origin == removed.origin) continue;
-    auto it = other->inbound.find(removed.origin);
-    const uint64_t applied =
-        it == other->inbound.end() ? 0 : it->second.applied;
-    lowest = std::min(lowest, applied);
-    if (relay == nullptr || applied > highest) {
-      relay = other.get();
-      highest = applied;
-    }
+    if (origin != removed.origin) lowest = std::min(lowest, applied_by(*other));
   }
-  if (relay == nullptr || highest <= lowest) return;
   // Entries nobody acknowledged are still in the log (truncation stops at
   // the lowest acknowledgement, which is at most what a peer applied).
   BTSIM_CHECK(lowest >= removed.log.truncated_through());
-  for (uint64_t position = lowest + 1; position <= highest; ++position) {
-    CommitRecord copy = removed.log.At(position).record;
-    copy.share = cluster::RowShare{};  // the removed origin's row versions
-    OnLocalCommit(relay->origin, std::move(copy));
+  // Every survivor that applied more relays it: whichever of them stays
+  // up and reachable delivers it.
+  for (auto& [origin, relay] : members_) {
+    if (origin == removed.origin) continue;
+    const uint64_t highest = applied_by(*relay);
+    if (highest <= lowest) continue;
+    Version oldest = std::numeric_limits<Version>::max();
+    for (uint64_t position = lowest + 1; position <= highest; ++position) {
+      const LogEntry& entry = removed.log.At(position);
+      CommitRecord copy = entry.record;
+      copy.share = cluster::RowShare{};  // the removed origin's row versions
+      oldest = std::min(oldest, copy.version);
+      const uint64_t before = relay->log.last_position();
+      OnLocalCommit(relay->origin, std::move(copy));
+      if (relay->log.last_position() == before) continue;  // not kept
+      // Where the entry was first committed, even if it was relayed to the
+      // removed cluster itself.
+      if (entry.source_position != 0) {
+        relay->log.SetSource(relay->log.last_position(), entry.source_origin,
+                             entry.source_position);
+      } else {
+        relay->log.SetSource(relay->log.last_position(), removed.origin,
+                             position);
+      }
+    }
+    relay->relayed.push_back({relay->log.last_position(), oldest});
   }
 }
 
@@ -368,6 +401,14 @@ void Replicas::ApplyNewestEverywhere(std::string_view origin) {
     if (other_origin != m->origin) {
       other->cluster->ApplyReplicated(newest.front()->record);
     }
+  }
+}
+
+void Replicas::OrderAfterEverything(std::string_view id) {
+  Member* m = FindMember(id);
+  if (m == nullptr) return;
+  for (const auto& [origin, other] : members_) {
+    m->cluster->Observe(other->cluster->last_version());
   }
 }
 
@@ -606,13 +647,21 @@ void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
     BTSIM_CHECK(in.applied >= from->log.truncated_through() &&
                 last <= from->log.last_position());
     prefetch_records_.clear();
+    positions_.clear();
     for (uint64_t position = in.applied + 1; position <= last; ++position) {
-      prefetch_records_.push_back(&from->log.At(position).record);
+      const LogEntry& entry = from->log.At(position);
+      if (entry.source_position != 0) {
+        // Relayed for a removed cluster: once only.
+        uint64_t& retired = m->retired[entry.source_origin];
+        if (entry.source_position <= retired) continue;
+        retired = entry.source_position;
+      }
+      prefetch_records_.push_back(&entry.record);
+      positions_.push_back(position);
     }
-    const uint64_t first = in.applied + 1;
     uint64_t& applied = in.applied;
     m->cluster->ApplyReplicatedBatch(prefetch_records_, [&](size_t i) {
-      applied = first + i;
+      applied = positions_[i];
       if (apply_hook_) {
         apply_hook_(AppliedInfo{from->spec.id, m->spec.id, origin, peer,
                                 applied, *prefetch_records_[i],
@@ -620,6 +669,7 @@ void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
                                 i + 1 == prefetch_records_.size()});
       }
     });
+    applied = last;
     in.queued = std::max(in.queued, in.applied);
   }
   SendAck(*m, *from, sent_at);
@@ -685,6 +735,9 @@ void Replicas::Truncate(Member& origin) {
   }
   if (through > origin.log.truncated_through()) {
     origin.log.TruncateThrough(through);
+    std::erase_if(origin.relayed, [&](const Member::Relayed& r) {
+      return r.last_position <= through;
+    });
   }
 }
 
@@ -771,6 +824,11 @@ Version Replicas::SafeHorizon(const Member& member) const {
     std::vector<const LogEntry*> next = other->log.Read(applied, 1);
     if (!next.empty()) {
       horizon = std::min(horizon, next.front()->record.version - 1);
+    }
+    // Versions grow along a log, except in runs relayed for a removed
+    // cluster.
+    for (const Member::Relayed& r : other->relayed) {
+      if (r.last_position > applied) horizon = std::min(horizon, r.oldest - 1);
     }
   }
   return horizon;

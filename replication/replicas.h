@@ -25,11 +25,13 @@
 //
 // A new cluster is seeded with a copy of an existing cluster's data and
 // watermarks, then catches up from the logs. Removing a cluster drops it
-// and its shippers; the survivor that had applied the most of its log
-// relays, through its own log, the entries of it that other survivors had
-// not applied yet (they apply again harmlessly where already applied), so
-// a write of the removed cluster that reached any survivor reaches all.
-// Writes only the removed cluster held are lost.
+// and its shippers; each survivor that had applied more of its log than
+// another relays, through its own log, the entries that survivor lacks.
+// A relayed entry keeps where it was first committed (LogEntry), and each
+// cluster applies it once: not again where it was applied already, since a
+// tombstone that covered it may have been compacted away since. So a write
+// of the removed cluster that reached any survivor reaches all that
+// remain; writes only the removed cluster held are lost.
 //
 // Runs on the Scheduler's thread and is not thread-safe. The Scheduler and
 // Transport must outlive the Replicas; tasks it leaves in the scheduler are
@@ -133,6 +135,11 @@ class Replicas {
   // layer calls this right after committing one; the entry still ships as
   // usual, and applying it twice is harmless.
   void ApplyNewestEverywhere(std::string_view origin);
+  // Moves cluster `id`'s commit clock past every cluster's newest commit,
+  // so that an instance-wide change it commits next orders after
+  // everything committed anywhere, as Bigtable's admin API orders schema
+  // changes. The admin layer calls this before such a change.
+  void OrderAfterEverything(std::string_view id);
 
   // A down cluster ships nothing and drops what it receives until it is up
   // again (callers stop routing to it); its data is kept.
@@ -195,8 +202,8 @@ class Replicas {
   class Observer;
 
   void IndexIds();  // after every change to members_
-  // Appends to a survivor's log the entries of `removed` that some
-  // survivors lack and another applied (see the header comment).
+  // Appends to survivors' logs the entries of `removed` that some
+  // survivors lack (see the header comment).
   void RelayRemovedEntries(const Member& removed);
   Member* FindMember(std::string_view id);
   const Member* FindMember(std::string_view id) const;
@@ -255,6 +262,7 @@ class Replicas {
   uint64_t members_version_ = 0;
   std::shared_ptr<bool> alive_;  // tasks check it before touching `this`
   std::vector<const cluster::CommitRecord*> prefetch_records_;  // scratch
+  std::vector<uint64_t> positions_;  // ApplyQueued's, of prefetch_records_
   // CompactAll's, empty between rounds (kept for its memory).
   cluster::CompactionShares compaction_shares_;
   ApplyHook apply_hook_;

@@ -195,8 +195,8 @@ Status Runner::Setup() {
       return InvalidArgument("tables[" + std::to_string(i) +
                              "]: " + s.message());
     }
+    instance_->replicas().ApplyNewestEverywhere(first);
   }
-  instance_->replicas().ApplyNewestEverywhere(first);
 
   // Clients.
   const std::string default_zone = instance_->client_zone();

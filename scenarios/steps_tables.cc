@@ -51,6 +51,7 @@ void ApplySetGcRule(const v1::Step& step, Event event, StepRun& run) {
   const cluster::FamilyModification mod{
       g.family(), cluster::FamilyModification::Kind::kUpdate,
       ToGcRule(g.gc_rule())};
+  replicas.OrderAfterEverything(*id);
   if (Status s = replicas.Find(*id)->ModifyColumnFamilies(g.table(), {&mod, 1});
       s.ok()) {
     // Schema changes are instance-wide at once (see ApplyNewestEverywhere).

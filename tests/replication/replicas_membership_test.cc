@@ -144,6 +144,38 @@ TEST_F(ReplicasTest, SurvivorsRelayWhatTheRemovedClusterSentToSomeOfThem) {
   ExpectConverged();
 }
 
+TEST_F(ReplicasTest, AnAddedClusterCommitsAfterEverythingItsCopyHolds) {
+  SetLatency(milliseconds(10));
+  Add("c1", kEastB);
+  CreateTable("c1");
+  // c1's clock runs ahead: commits within one microsecond bump it.
+  for (int i = 0; i < 50; ++i) Write("c1", "r", "v" + std::to_string(i));
+  Add("c2", kEurope);
+  EXPECT_GT(C("c1").last_version(),
+            cluster::MakeVersion(cluster::TimestampOf(scheduler_.Now()),
+                                 (1u << cluster::kOriginBits) - 1));
+  Write("c2", "r", "newest");
+  EXPECT_GT(C("c2").last_version(), C("c1").last_version());
+  RunUntilIdle();
+  EXPECT_EQ(Get("c1", "r"), "newest");
+  ExpectConverged();
+}
+
+TEST_F(ReplicasTest, AChangeOrderedAfterEverythingWinsOverEarlierCommits) {
+  SetLatency(milliseconds(10));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  for (int i = 0; i < 50; ++i) Write("c1", "r", "v" + std::to_string(i));
+  replicas_->OrderAfterEverything("c2");
+  Mutate("c2", "r", {DeleteFromRow{}});
+  EXPECT_GT(C("c2").last_version(), C("c1").last_version());
+  RunUntilIdle();
+  EXPECT_EQ(Get("c1", "r"), std::nullopt);
+  ExpectConverged();
+}
+
 TEST_F(ReplicasTest, RemovingAnUnreachableClusterLetsReplicationGoIdle) {
   SetLatency(milliseconds(100));
   Add("c1", kEastB);
