@@ -371,42 +371,61 @@ void Analysis::IndexRows() {
 }
 
 void Analysis::IndexDrops() {
-  // Rows sorted by (table, row), to find a prefix's rows by binary search.
-  std::vector<int32_t> sorted(row_names_.size());
-  for (size_t r = 0; r < sorted.size(); ++r) {
-    sorted[r] = static_cast<int32_t>(r);
-  }
+  const auto& ops = history_.operations;
   bool any_drop = false;
   for (const Event& event : history_.events) {
     any_drop |= event.kind == EventKind::kDropRowRange && !event.refused;
   }
-  if (!any_drop) return;
-  auto key = [this](int32_t r) {
-    return std::pair<std::string_view, std::string_view>(row_names_[r].table,
-                                                         row_names_[r].row);
-  };
-  auto less = [&](int32_t a, int32_t b) { return key(a) < key(b); };
-  std::sort(sorted.begin(), sorted.end(), less);
-  for (const Event& event : history_.events) {
-    if (event.kind != EventKind::kDropRowRange || event.refused) continue;
-    const std::string& prefix = event.detail;
-    auto it =
-        std::partition_point(sorted.begin(), sorted.end(), [&](int32_t r) {
-          return key(r) < std::pair<std::string_view, std::string_view>(
-                              event.table, prefix);
-        });
-    for (; it != sorted.end(); ++it) {
-      const RowName& named = row_names_[*it];
-      if (!DropCovers(event, named.table, named.row)) break;
-      drops_[*it].at.push_back(event.at);
+  // Deletes that committed remove cells of their row by design.
+  for (size_t id = 0; id < ops.size(); ++id) {
+    const Operation& op = ops[id];
+    if (!IsDelete(op.type) || op.version == 0) continue;
+    Removal removal{op.committed};
+    if (op.type == OpType::kDeleteCells) {
+      removal.from = op.delete_start();
+      removal.to = op.timestamp;
+      removal.whole = false;
+    }
+    drops_[row_of_[id]].removals.push_back(removal);
+  }
+  if (any_drop) {
+    // Rows sorted by (table, row), to find a prefix's rows by binary
+    // search.
+    std::vector<int32_t> sorted(row_names_.size());
+    for (size_t r = 0; r < sorted.size(); ++r) {
+      sorted[r] = static_cast<int32_t>(r);
+    }
+    auto key = [this](int32_t r) {
+      return std::pair<std::string_view, std::string_view>(row_names_[r].table,
+                                                           row_names_[r].row);
+    };
+    auto less = [&](int32_t a, int32_t b) { return key(a) < key(b); };
+    std::sort(sorted.begin(), sorted.end(), less);
+    for (const Event& event : history_.events) {
+      if (event.kind != EventKind::kDropRowRange || event.refused) continue;
+      const std::string& prefix = event.detail;
+      auto it =
+          std::partition_point(sorted.begin(), sorted.end(), [&](int32_t r) {
+            return key(r) < std::pair<std::string_view, std::string_view>(
+                                event.table, prefix);
+          });
+      for (; it != sorted.end(); ++it) {
+        const RowName& named = row_names_[*it];
+        if (!DropCovers(event, named.table, named.row)) break;
+        drops_[*it].removals.push_back(Removal{event.at});
+      }
     }
   }
+  if (drops_.empty()) return;
   for (auto& [row, drops] : drops_) {
-    std::sort(drops.at.begin(), drops.at.end());
+    std::stable_sort(
+        drops.removals.begin(), drops.removals.end(),
+        [](const Removal& a, const Removal& b) { return a.at < b.at; });
+    for (const Removal& r : drops.removals) drops.at.push_back(r.at);
     drops.floor.assign(drops.at.size(), kNothing);
   }
-  // floor[k]: the newest write committed at or before at[k].
-  const auto& ops = history_.operations;
+  // floor[k]: the newest write that removals[0..k] removed (the first
+  // removal at or after its commit that covers it).
   for (size_t id = 0; id < ops.size(); ++id) {
     if (!IsWriteType(ops[id].type) || ops[id].written().empty() ||
         ops[id].version == 0) {
@@ -415,11 +434,15 @@ void Analysis::IndexDrops() {
     auto it = drops_.find(row_of_[id]);
     if (it == drops_.end()) continue;
     auto& drops = it->second;
-    auto k =
-        std::lower_bound(drops.at.begin(), drops.at.end(), ops[id].committed) -
-        drops.at.begin();
-    if (k < static_cast<long>(drops.at.size())) {
-      drops.floor[k] = std::max(drops.floor[k], KeyOf(ops[id]));
+    for (size_t k = static_cast<size_t>(std::lower_bound(drops.at.begin(),
+                                                         drops.at.end(),
+                                                         ops[id].committed) -
+                                        drops.at.begin());
+         k < drops.at.size(); ++k) {
+      if (drops.removals[k].Covers(ops[id])) {
+        drops.floor[k] = std::max(drops.floor[k], KeyOf(ops[id]));
+        break;
+      }
     }
   }
   for (auto& [row, drops] : drops_) {
@@ -546,15 +569,27 @@ void Analysis::IndexExpiries() {
   }
 }
 
-bool Analysis::DroppedAtOrAfter(int32_t row, Duration t) const {
+bool Analysis::RemovedLater(int32_t row, const Operation& op) const {
   auto it = drops_.find(row);
-  return it != drops_.end() && it->second.at.back() >= t;
+  if (it == drops_.end()) return false;
+  const auto& drops = it->second;
+  for (size_t k = static_cast<size_t>(
+           std::lower_bound(drops.at.begin(), drops.at.end(), op.committed) -
+           drops.at.begin());
+       k < drops.at.size(); ++k) {
+    if (drops.removals[k].Covers(op)) return true;
+  }
+  return false;
 }
 
 std::optional<Duration> Analysis::LastDrop(int32_t row) const {
   auto it = drops_.find(row);
   if (it == drops_.end()) return std::nullopt;
-  return it->second.at.back();
+  for (auto r = it->second.removals.rbegin(); r != it->second.removals.rend();
+       ++r) {
+    if (r->whole) return r->at;
+  }
+  return std::nullopt;
 }
 
 void Analysis::AnalyzeReads() {
@@ -737,7 +772,7 @@ void Analysis::FindLostWrites() {
     const uint32_t id = acked_writes_[i];
     const Operation& op = ops[id];
     const int32_t row = row_of_[id];
-    if (DroppedAtOrAfter(row, op.committed)) continue;
+    if (RemovedLater(row, op)) continue;
     // Garbage collection may have removed it by the end: not lost.
     if (const auto expiry = ExpiryOf(op); expiry && *expiry <= history_.ended) {
       continue;

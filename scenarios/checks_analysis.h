@@ -192,21 +192,38 @@ class Analysis {
   // The effective key of a read of `row` that saw `seen` and completed at
   // `complete`.
   OrderKey Effective(int32_t row, OrderKey seen, sim::Duration complete) const;
-  // Whether a DropRowRange covering `row` happened at or after `t`.
-  bool DroppedAtOrAfter(int32_t row, sim::Duration t) const;
+  // Whether a removal by design (a DropRowRange covering its row, or a
+  // delete of the row, its family or a time range holding its timestamp)
+  // took effect at or after committed write `op` committed.
+  bool RemovedLater(int32_t row, const Operation& op) const;
   // The earliest time garbage collection may remove the cell committed
   // write `op` wrote, were it still its column's newest: when the table's
   // GC rule in force deletes a newest cell of that age (History::gc_rules;
   // max_age parts only, since max_num_versions keeps the newest). nullopt:
   // never within the run's rules.
   std::optional<sim::Duration> ExpiryOf(const Operation& op) const;
-  // The time of the last DropRowRange covering `row` (nullopt: none).
+  // The time of the last DropRowRange covering `row`, or delete of the
+  // row or its family, which also removes counters (nullopt: none).
   std::optional<sim::Duration> LastDrop(int32_t row) const;
 
  private:
+  // What removed a row's value cells by design: when, and which cell
+  // timestamps (everything, for a DropRowRange or a delete of the row or
+  // family, which also removes counters: `whole`).
+  struct Removal {
+    sim::Duration at{0};
+    cluster::Timestamp from = cluster::Timestamp::min();
+    cluster::Timestamp to = cluster::Timestamp::max();
+    bool whole = true;
+    bool Covers(const Operation& write) const {
+      return write.committed <= at && write.timestamp >= from &&
+             write.timestamp <= to;
+    }
+  };
   struct RowDrops {
     std::vector<sim::Duration> at;  // sorted
-    std::vector<OrderKey> floor;    // newest write committed at or before
+    std::vector<Removal> removals;  // in the order of `at`
+    std::vector<OrderKey> floor;    // newest write it removed, or earlier
   };
   // The writes of a row that garbage collection may remove, by expiry.
   struct RowExpiries {

@@ -18,8 +18,21 @@ std::string_view OpTypeName(OpType type) {
       return "check_and_mutate";
     case OpType::kReadModifyWrite:
       return "read_modify_write";
+    case OpType::kDeleteRow:
+      return "delete_row";
+    case OpType::kDeleteFamily:
+      return "delete_family";
+    case OpType::kDeleteCells:
+      return "delete_cells";
+    case OpType::kAppend:
+      return "append";
   }
   return "unknown";
+}
+
+bool IsDelete(OpType type) {
+  return type == OpType::kDeleteRow || type == OpType::kDeleteFamily ||
+         type == OpType::kDeleteCells;
 }
 
 std::string_view EventKindName(EventKind kind) {

@@ -51,15 +51,23 @@ inline constexpr sim::Time kRunEpoch{std::chrono::seconds(1767225600)};
 
 inline constexpr std::string_view kValueColumn = "v";
 inline constexpr std::string_view kCounterColumn = "n";
+// The column `append` operations append to.
+inline constexpr std::string_view kLogColumn = "log";
 
 enum class OpType : uint8_t {
   kReadRow,
   kScan,
   kWrite,
   kCheckAndMutate,
-  kReadModifyWrite
+  kReadModifyWrite,
+  kDeleteRow,     // DeleteFromRow
+  kDeleteFamily,  // DeleteFromFamily of the table's first family
+  kDeleteCells,   // DeleteFromColumn of the value column, a time range
+  kAppend,        // ReadModifyWriteRow appending to another column
 };
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
+// The deletes: kDeleteRow, kDeleteFamily, kDeleteCells.
+bool IsDelete(OpType type);
 
 // At most 96 bytes: a run records millions of them, and every byte per
 // operation costs time (docs/PERFORMANCE.md).
@@ -80,12 +88,13 @@ struct Operation {
   // The cluster the last attempt was routed to ("" if routing refused it).
   Name cluster;
 
-  // Writes (kWrite, and kCheckAndMutate whichever branch ran): the virtual
-  // time the write committed on the serving cluster, its position in that
-  // cluster's replication log, the cell timestamp, and the commit version
-  // there. `version` is 0 when nothing was committed; it can be non-zero
-  // for a failed operation (committed, but the reply came too late). The
-  // tag written is written().
+  // Writes (kWrite, and kCheckAndMutate whichever branch ran) and deletes:
+  // the virtual time the change committed on the serving cluster, its
+  // position in that cluster's replication log, the cell timestamp (a
+  // delete's: the end of what it covers), and the commit version there.
+  // `version` is 0 when nothing was committed; it can be non-zero for a
+  // failed operation (committed, but the reply came too late). The tag
+  // written is written().
   sim::Duration committed{0};
   uint64_t log_position = 0;
   cluster::Timestamp timestamp;
@@ -123,6 +132,16 @@ struct Operation {
   void set_counter(int64_t counter) {
     BTSIM_CHECK(type == OpType::kReadModifyWrite);
     slot_ = counter;
+  }
+  // kDeleteCells: the start of the time range it deletes (the end is
+  // `timestamp`, included).
+  cluster::Timestamp delete_start() const {
+    return type == OpType::kDeleteCells ? cluster::TimestampFromMicros(slot_)
+                                        : cluster::Timestamp::min();
+  }
+  void set_delete_start(cluster::Timestamp start) {
+    BTSIM_CHECK(type == OpType::kDeleteCells);
+    slot_ = cluster::Micros(start);
   }
 
   Name client() const { return source->client; }  // e.g. "writer-3"
@@ -205,6 +224,20 @@ struct GcRuleChange {
   std::string table;
   cluster::GcRule rule;
 };
+
+// Whether delete `del` removed the value cell that write `write` wrote:
+// `del` committed after it on the same row, and (kDeleteCells) its time
+// range holds the write's timestamp. Deletes of the whole row or family
+// remove every cell they find older than themselves.
+inline bool DeleteCovers(const Operation& del, const Operation& write) {
+  if (!IsDelete(del.type) || del.version == 0 || del.version <= write.version ||
+      del.row != write.row || del.table() != write.table()) {
+    return false;
+  }
+  return del.type != OpType::kDeleteCells ||
+         (write.timestamp >= del.delete_start() &&
+          write.timestamp <= del.timestamp);
+}
 
 // Whether `event` is a DropRowRange that took effect (not refused) and
 // covers row `row` of `table`: same table, the row starts with its prefix

@@ -192,8 +192,16 @@ void FillOperation(const Operation& op, v1::Operation& line) {
     case OpType::kReadModifyWrite:
       line.set_counter(op.counter());
       break;
+    case OpType::kDeleteCells:
+      line.set_delete_from_micros(cluster::Micros(op.delete_start()));
+      [[fallthrough]];
+    case OpType::kDeleteRow:
+    case OpType::kDeleteFamily:
+      line.set_timestamp_micros(cluster::Micros(op.timestamp));
+      break;
     case OpType::kWrite:
     case OpType::kCheckAndMutate:
+    case OpType::kAppend:
       break;
   }
 }

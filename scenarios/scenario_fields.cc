@@ -83,7 +83,9 @@ Status ValidateGcRule(const v1::GcRule& rule, const std::string& field) {
 Status ValidateWorkload(const v1::Workload& w, const std::string& field) {
   const v1::OpMix& m = w.mix();
   const uint64_t total = uint64_t{m.read_row()} + m.scan() + m.write() +
-                         m.check_and_mutate() + m.read_modify_write();
+                         m.check_and_mutate() + m.read_modify_write() +
+                         m.delete_row() + m.delete_family() + m.delete_cells() +
+                         m.append();
   if (total == 0) {
     return InvalidArgument(field +
                            ".mix: at least one operation needs a "
@@ -125,6 +127,16 @@ Status ValidateWorkload(const v1::Workload& w, const std::string& field) {
   }
   if (w.scan_rows() < 0 || w.scan_rows() > 10'000) {
     return InvalidArgument(field + ".scan_rows: must be in 0..10000");
+  }
+  for (const auto& [name, d] :
+       {std::pair<const char*, const google::protobuf::Duration*>{
+            "max_backdate", &w.max_backdate()},
+        {"delete_range", &w.delete_range()}}) {
+    if (d->seconds() < 0 || d->nanos() < 0 || d->nanos() > 999'999'999 ||
+        d->seconds() > 86'400 || (d->seconds() == 86'400 && d->nanos() > 0)) {
+      return InvalidArgument(field + "." + name +
+                             ": must be between 0 and 24 hours");
+    }
   }
   return OkStatus();
 }

@@ -35,7 +35,8 @@ sim::Duration OrDefault(const google::protobuf::Duration& d, bool has,
 }
 
 bool IsTransaction(OpType type) {
-  return type == OpType::kCheckAndMutate || type == OpType::kReadModifyWrite;
+  return type == OpType::kCheckAndMutate || type == OpType::kReadModifyWrite ||
+         type == OpType::kAppend;
 }
 
 appprofile::RequestKind KindOf(OpType type) {
@@ -44,6 +45,7 @@ appprofile::RequestKind KindOf(OpType type) {
       return appprofile::RequestKind::kMultiRow;
     case OpType::kCheckAndMutate:
     case OpType::kReadModifyWrite:
+    case OpType::kAppend:
       return appprofile::RequestKind::kTransaction;
     default:
       return appprofile::RequestKind::kSingleRow;
@@ -57,10 +59,14 @@ std::string_view MethodOf(OpType type) {
     case OpType::kScan:
       return "ReadRows";
     case OpType::kWrite:
+    case OpType::kDeleteRow:
+    case OpType::kDeleteFamily:
+    case OpType::kDeleteCells:
       return "MutateRow";
     case OpType::kCheckAndMutate:
       return "CheckAndMutateRow";
     case OpType::kReadModifyWrite:
+    case OpType::kAppend:
       return "ReadModifyWriteRow";
   }
   return "Unknown";
@@ -72,12 +78,20 @@ bool Retryable(StatusCode code) {
 }
 
 OpType PickOp(const v1::OpMix& mix, sim::Rng& rng) {
-  const uint64_t weights[] = {mix.read_row(), mix.scan(), mix.write(),
-                              mix.check_and_mutate(), mix.read_modify_write()};
+  // In OpType order.
+  const uint64_t weights[] = {mix.read_row(),
+                              mix.scan(),
+                              mix.write(),
+                              mix.check_and_mutate(),
+                              mix.read_modify_write(),
+                              mix.delete_row(),
+                              mix.delete_family(),
+                              mix.delete_cells(),
+                              mix.append()};
   uint64_t total = 0;
   for (uint64_t w : weights) total += w;
   uint64_t pick = rng.Uniform(total);
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < static_cast<int>(std::size(weights)); ++i) {
     if (pick < weights[i]) return static_cast<OpType>(i);
     pick -= weights[i];
   }
@@ -114,6 +128,7 @@ Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
                                  kDefaultMaxBackoff);
   group->attempt_timeout = OrDefault(
       retry.attempt_timeout(), retry.has_attempt_timeout(), sim::Duration(0));
+
   group->bypass_gating = client.bypass_transaction_gating();
   group->workload = client.workload();
   BTSIM_ASSIGN_OR_RETURN(
@@ -227,10 +242,32 @@ void SimClient::Issue(uint64_t loop_generation) {
       break;
   }
   op.invoke = context_.Elapsed();
+  // Bigtable timestamps are milliseconds, in microseconds.
+  const cluster::Timestamp now_ms =
+      cluster::TruncateToMillis(cluster::TimestampOf(now));
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
     op.set_written(texts.Store(name_ + "/" + std::to_string(sequence_++)));
-    // Bigtable timestamps are milliseconds, in microseconds.
-    op.timestamp = cluster::TruncateToMillis(cluster::TimestampOf(now));
+    op.timestamp = now_ms;
+    const v1::Workload& w = group_.workload;
+    const sim::Duration max_backdate =
+        OrDefault(w.max_backdate(), w.has_max_backdate(), sim::Duration(0));
+    if (max_backdate >= milliseconds(1)) {
+      const int64_t back =
+          sim::UniformInt(rng_, 0, max_backdate / milliseconds(1));
+      op.timestamp = std::max(cluster::Timestamp{},
+                              now_ms - std::chrono::milliseconds(back));
+    }
+  } else if (IsDelete(op.type)) {
+    op.timestamp = now_ms;
+    if (op.type == OpType::kDeleteCells) {
+      const v1::Workload& w = group_.workload;
+      const sim::Duration range =
+          OrDefault(w.delete_range(), w.has_delete_range(), seconds(1));
+      op.set_delete_start(std::max(
+          cluster::Timestamp{},
+          now_ms -
+              std::chrono::duration_cast<std::chrono::microseconds>(range)));
+    }
   }
   const uint64_t index = op.id;
   std::vector<Operation>& ops = history.operations;
@@ -545,6 +582,35 @@ Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
       for (const cluster::ModifiedCell& cell : *cells) {
         result.set_counter(DecodeCounter(cell.value));
       }
+      Committed(cluster_id, cluster, op);
+      return OkStatus();
+    }
+    case OpType::kDeleteRow:
+    case OpType::kDeleteFamily:
+    case OpType::kDeleteCells: {
+      cluster::Mutation del;
+      if (op.type == OpType::kDeleteRow) {
+        del = cluster::DeleteFromRow{};
+      } else if (op.type == OpType::kDeleteFamily) {
+        del = cluster::DeleteFromFamily{family};
+      } else {
+        // [start, end): the end is one microsecond past the last deleted.
+        del = cluster::DeleteFromColumn{
+            family, std::string(kValueColumn), op.delete_start(),
+            op.timestamp + std::chrono::microseconds(1)};
+      }
+      Status s = cluster.MutateRow(op.table(), op.row, {&del, 1});
+      if (s.ok()) Committed(cluster_id, cluster, op);
+      return s;
+    }
+    case OpType::kAppend: {
+      cluster::ReadModifyWriteRule rule;
+      rule.family = family;
+      rule.qualifier = std::string(kLogColumn);
+      rule.kind = cluster::ReadModifyWriteRule::Kind::kAppend;
+      rule.append_value = "+";
+      auto cells = cluster.ReadModifyWriteRow(op.table(), op.row, {&rule, 1});
+      if (!cells.ok()) return cells.status();
       Committed(cluster_id, cluster, op);
       return OkStatus();
     }

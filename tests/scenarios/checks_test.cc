@@ -288,6 +288,39 @@ History ExpiringWrite(std::vector<GcRuleChange> rules, int64_t ended_ms) {
   return b.history();
 }
 
+// A write missing at the end, then a delete of its row committed `at_ms`
+// (kDeleteCells over [from_us, to_us]).
+History DeletedWrite(OpType type, int64_t at_ms, int64_t from_us = 0,
+                     int64_t to_us = 0) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10, "c1", StatusCode::kOk, 5000);
+  Operation& del = b.Op(type, "w-0", "r", at_ms, at_ms + 10, "c1");
+  del.version = 1000;
+  del.committed = Ms(at_ms + 5);
+  del.timestamp = cluster::TimestampFromMicros(to_us);
+  if (type == OpType::kDeleteCells) {
+    del.set_delete_start(cluster::TimestampFromMicros(from_us));
+  }
+  b.Cluster("c1");
+  return b.history();
+}
+
+TEST(LostWritesTest, ADeleteCommittedAfterAWriteRemovesItByDesign) {
+  const auto lost = [](const History& h) {
+    return RunCheck(h, "lost_writes").value;
+  };
+  EXPECT_EQ(lost(DeletedWrite(OpType::kDeleteRow, 20)), 0);
+  EXPECT_EQ(lost(DeletedWrite(OpType::kDeleteFamily, 20)), 0);
+  EXPECT_EQ(lost(DeletedWrite(OpType::kDeleteCells, 20, 4000, 6000)), 0);
+  // The range misses the write's timestamp (5 ms): the write is lost.
+  EXPECT_EQ(lost(DeletedWrite(OpType::kDeleteCells, 20, 6000, 9000)), 1);
+  EXPECT_EQ(lost(DeletedWrite(OpType::kDeleteCells, 20, 0, 4000)), 1);
+  // A delete that never committed removes nothing.
+  History never = DeletedWrite(OpType::kDeleteRow, 20);
+  never.operations[1].version = 0;
+  EXPECT_EQ(lost(never), 1);
+}
+
 TEST(LostWritesTest, CellsAnAgeRuleMayHaveRemovedAreNotLost) {
   using std::chrono::seconds;
   const auto lost = [](const History& h) {
