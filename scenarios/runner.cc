@@ -313,6 +313,7 @@ void Runner::Settle() {
     history_.settled = context_.Elapsed();
   }
   CheckTokenWaits(steps_);
+  steps_.FinishCatchUps();
   context_.finished = true;
   // Operations that never finished.
   for (Operation& op : history_.operations) {

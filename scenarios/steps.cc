@@ -63,23 +63,37 @@ size_t StepRun::AddEvent(Event event) {
 }
 
 void StepRun::WatchCatchUp(size_t event_index) {
-  RunContext* run = context;
-  auto positions = run->instance->replicas().LogPositions();
+  catch_ups[event_index] = context->instance->replicas().LogPositions();
   // The pending task owns the poll; the poll refers to itself weakly (a
   // strong self-reference would never be freed).
   auto poll = std::make_shared<std::function<void()>>();
   std::weak_ptr<std::function<void()>> weak = poll;
-  *poll = [run, event_index, positions, weak] {
-    if (run->instance->replicas().HasApplied(positions)) {
-      run->history->events[event_index].end = run->Elapsed();
+  *poll = [this, event_index, weak] {
+    auto it = catch_ups.find(event_index);
+    if (it == catch_ups.end()) return;  // ended by FinishCatchUps
+    if (context->instance->replicas().HasApplied(it->second)) {
+      context->history->events[event_index].end = context->Elapsed();
+      catch_ups.erase(it);
       return;
     }
-    if (run->finished) return;
+    if (context->finished) return;
     if (auto self = weak.lock()) {
-      run->scheduler->RunAfter(kCatchUpPollInterval, [self] { (*self)(); });
+      context->scheduler->RunAfter(kCatchUpPollInterval, [self] { (*self)(); });
     }
   };
   (*poll)();
+}
+
+void StepRun::FinishCatchUps() {
+  auto& replicas = context->instance->replicas();
+  for (auto it = catch_ups.begin(); it != catch_ups.end();) {
+    if (replicas.HasApplied(it->second)) {
+      context->history->events[it->first].end = context->Elapsed();
+      it = catch_ups.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 std::vector<uint64_t> StepRun::Unreplicated(const std::string& cluster) const {

@@ -83,14 +83,20 @@ struct StepRun {
     std::vector<uint64_t> writes;
   };
   std::map<size_t, TokenWait> token_waits;
+  // Catch-ups not yet complete, by event index: the log positions to reach.
+  std::map<size_t, std::map<std::string, uint64_t>> catch_ups;
 
   // Adds `event` to the history and to the trace; returns its index in
   // history->events.
   size_t AddEvent(Event event);
   // Sets history->events[event_index].end once every cluster has applied
   // everything committed (anywhere) before now; checks every 100 ms until
-  // the run has finished.
+  // the run has finished, and once more when it settles
+  // (FinishCatchUps).
   void WatchCatchUp(size_t event_index);
+  // Ends every watched catch-up that is complete now (the runner calls it
+  // when the run settles, before the last poll of each would have come).
+  void FinishCatchUps();
   // The ids of the write operations committed on `cluster` that no other
   // cluster has applied yet (see Event::unreplicated_ops).
   std::vector<uint64_t> Unreplicated(const std::string& cluster) const;

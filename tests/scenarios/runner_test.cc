@@ -1070,3 +1070,50 @@ TEST(RunnerTest, WallClockIsReadAroundTheChecksAndChangesNothing) {
 
 }  // namespace
 }  // namespace btsim::scenarios
+
+namespace btsim::scenarios {
+namespace {
+
+// A heal just before the end: replication catches up while the run
+// settles, and the heal's catch-up is recorded even when the run settled
+// before the catch-up's next poll.
+TEST(RunnerTest, ACatchUpCompletedWhileSettlingIsRecorded) {
+  for (int heal_ms : {9'930, 9'950, 9'970, 9'990}) {
+    SCOPED_TRACE("heal at " + std::to_string(heal_ms) + " ms");
+    const RunOutcome o = Play(R"pb(
+                                clients {
+                                  name: "w"
+                                  app_profile: "pinned"
+                                  workload {
+                                    mix { write: 1 }
+                                    keys {
+                                      uniform {}
+                                      entities: 1000
+                                    }
+                                    ops_per_second: 200
+                                  }
+                                }
+                                timeline {
+                                  at { seconds: 1 }
+                                  partition { a: "c1" b: "c3" }
+                                }
+                                timeline { at { seconds: 9 nanos:)pb" +
+                              std::to_string((heal_ms - 9'000) * 1'000'000) +
+                              R"pb(}
+                                   heal { a: "c1" b: "c3" }
+      }
+    )pb");
+    ASSERT_GE(o.history.settled, sim::Duration(0));
+    bool found = false;
+    for (const Event& e : o.history.events) {
+      if (e.kind != EventKind::kHeal) continue;
+      found = true;
+      EXPECT_GE(e.end, e.at);
+      EXPECT_LE(e.end, o.history.settled);
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
+}  // namespace
+}  // namespace btsim::scenarios
