@@ -88,7 +88,10 @@ class Cluster {
   // resolve by last-writer-wins on their versions, as cells do: a table
   // remembers its creation and deletions, a family its last change
   // (Table::ApplyReplicatedFamilies), and an older change never undoes a
-  // newer one, whatever the order records arrive in.
+  // newer one. (The admin layers also apply every schema change on every
+  // cluster at once: with changes that only travel the logs, a table or
+  // family deleted and created again on different clusters can still end
+  // different when the records reach a third cluster out of order.)
   void ApplyReplicated(const CommitRecord& record);
   // ApplyReplicated for each of `records` in order, calling `applied(i)`
   // after records[i]; each run of row writes to one table goes to the table

@@ -87,6 +87,35 @@ bool GcRule::Deletes(int64_t index, Timestamp timestamp, Timestamp now) const {
   return false;
 }
 
+std::optional<std::chrono::microseconds> GcRule::NewestCellAge() const {
+  switch (kind) {
+    case Kind::kMaxAge:
+      return max_age;
+    case Kind::kUnion: {
+      std::optional<std::chrono::microseconds> out;
+      for (const GcRule& r : rules) {
+        const auto age = r.NewestCellAge();
+        if (age && (!out || *age < *out)) out = age;
+      }
+      return out;
+    }
+    case Kind::kIntersection: {
+      if (rules.empty()) return std::nullopt;
+      std::optional<std::chrono::microseconds> out;
+      for (const GcRule& r : rules) {
+        const auto age = r.NewestCellAge();
+        if (!age) return std::nullopt;
+        if (!out || *age > *out) out = age;
+      }
+      return out;
+    }
+    case Kind::kNone:
+    case Kind::kMaxVersions:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 std::string FormatAge(std::chrono::microseconds age) {

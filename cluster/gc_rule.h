@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ struct GcRule {
   // True when the rule deletes a cell that is the `index`-th newest (0-based)
   // of its column and has `timestamp`, at time `now`.
   bool Deletes(int64_t index, Timestamp timestamp, Timestamp now) const;
+  // The age beyond which the rule deletes a column's newest cell (nullopt:
+  // never). max_num_versions keeps at least the newest, so only max_age
+  // parts count: a union deletes when any part does, an intersection when
+  // every part does.
+  std::optional<std::chrono::microseconds> NewestCellAge() const;
 
   // Human-readable form, e.g. "(versions() > 2 || age() > 1d)".
   std::string ToString() const;

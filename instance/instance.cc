@@ -68,11 +68,11 @@ Result<std::unique_ptr<Instance>> Instance::Create(
   }
   instance->transport_->SetDefaultBandwidth(config.replication_bandwidth);
   // Transport::SetLatencyEverywhere hides every per-link model.
-  for (const LinkOverride& o : config.link_overrides) {
-    if (config.replication_latency && o.latency) {
-      return InvalidArgument(
-          "link_overrides: a latency cannot be combined with "
-          "replication_latency");
+  for (size_t i = 0; i < config.link_overrides.size(); ++i) {
+    if (config.replication_latency && config.link_overrides[i].latency) {
+      return InvalidArgument("link_overrides[" + std::to_string(i) +
+                             "].latency: cannot be combined with "
+                             "replication_latency");
     }
   }
   auto zone_of = [&config](const std::string& id) -> const std::string* {

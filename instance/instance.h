@@ -254,8 +254,9 @@ class Instance {
            const InstanceConfig& config);
   // Tells the observers about a replicated entry (Replicas' apply hook).
   void OnApplied(const replication::AppliedInfo& info);
-  // Charges a batch's rows to the receiving cluster's nodes and returns when
-  // they are done (Replicas' apply queue; now unless queue_on_nodes_).
+  // Charges a batch's rows to the receiving cluster's nodes, once per
+  // tablet in the order the batch first names them, and returns when they
+  // are done (Replicas' apply queue; now unless queue_on_nodes_).
   sim::Time QueueReplicated(
       uint32_t peer_number, std::string_view peer,
       std::span<const cluster::CommitRecord* const> records);

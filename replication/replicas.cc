@@ -293,9 +293,9 @@ void Replicas::RelayRemovedEntries(const Member& removed) {
       CommitRecord copy = entry.record;
       copy.share = cluster::RowShare{};  // the removed origin's row versions
       oldest = std::min(oldest, copy.version);
-      const uint64_t before = relay->log.last_position();
+      const size_t before = relay->log.size();
       OnLocalCommit(relay->origin, std::move(copy));
-      if (relay->log.last_position() == before) continue;  // not kept
+      if (relay->log.size() == before) continue;  // only a position taken
       // Where the entry was first committed, even if it was relayed to the
       // removed cluster itself.
       if (entry.source_position != 0) {
@@ -711,8 +711,10 @@ void Replicas::OnAck(uint32_t origin, uint32_t peer, uint64_t applied,
     shipper.rttvar = (3 * shipper.rttvar + error) / 4;
     shipper.srtt = (7 * shipper.srtt + rtt) / 8;
   }
-  shipper.rto = std::clamp(shipper.srtt + 4 * shipper.rttvar,
-                           options_.min_retransmit, kMaxMeasuredTimeout);
+  shipper.rto =
+      std::clamp(shipper.srtt + 4 * shipper.rttvar,
+                 std::min(options_.min_retransmit, kMaxMeasuredTimeout),
+                 kMaxMeasuredTimeout);
   if (applied > shipper.acked) {
     shipper.acked = applied;
     shipper.sent = std::max(shipper.sent, applied);
@@ -801,11 +803,12 @@ std::map<std::string, sim::Time> Replicas::PendingSince(
       std::max(it->second.acked, from->log.truncated_through());
   for (const LogEntry* entry :
        from->log.Read(after, std::numeric_limits<size_t>::max())) {
-    // Entries are in commit order: the first of each table is its oldest.
-    oldest.try_emplace(
-        entry->record.table,
-        sim::Time(
-            cluster::VersionTime(entry->record.version).time_since_epoch()));
+    // The oldest of each table (entries relayed for a removed cluster can
+    // be older than those before them).
+    const sim::Time committed(
+        cluster::VersionTime(entry->record.version).time_since_epoch());
+    auto [found, inserted] = oldest.try_emplace(entry->record.table, committed);
+    if (!inserted) found->second = std::min(found->second, committed);
   }
   return oldest;
 }

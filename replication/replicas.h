@@ -71,8 +71,10 @@ struct ClusterSpec {
 // One log entry a peer applied, as reported to the apply hook. The views
 // and the record are valid only during the call.
 struct AppliedInfo {
-  std::string_view origin;  // the cluster that committed the record
-  std::string_view peer;    // the cluster that applied it
+  // The cluster whose log the entry came from: the one that committed it,
+  // or a survivor relaying it for a removed cluster (see the header).
+  std::string_view origin;
+  std::string_view peer;  // the cluster that applied it
   // The same two clusters by number: their origins in commit versions
   // (cluster::VersionOrigin). An instance never reuses one, even for a
   // cluster re-added under an old id, so consumers may key state by them.

@@ -370,6 +370,21 @@ void Analysis::IndexRows() {
   }
 }
 
+namespace {
+
+// Commit versions follow each cluster's hybrid clock, which can run ahead
+// of the run's clock: a delete ordered after a write by version may have
+// committed a little earlier by time.
+constexpr Duration kClockLead = std::chrono::seconds(1);
+
+}  // namespace
+
+size_t Analysis::FirstRemovalFor(const RowDrops& drops, Duration committed) {
+  return static_cast<size_t>(std::lower_bound(drops.at.begin(), drops.at.end(),
+                                              committed - kClockLead) -
+                             drops.at.begin());
+}
+
 void Analysis::IndexDrops() {
   const auto& ops = history_.operations;
   bool any_drop = false;
@@ -381,6 +396,7 @@ void Analysis::IndexDrops() {
     const Operation& op = ops[id];
     if (!IsDelete(op.type) || op.version == 0) continue;
     Removal removal{op.committed};
+    removal.version = op.version;
     if (op.type == OpType::kDeleteCells) {
       removal.from = op.delete_start();
       removal.to = op.timestamp;
@@ -434,10 +450,7 @@ void Analysis::IndexDrops() {
     auto it = drops_.find(row_of_[id]);
     if (it == drops_.end()) continue;
     auto& drops = it->second;
-    for (size_t k = static_cast<size_t>(std::lower_bound(drops.at.begin(),
-                                                         drops.at.end(),
-                                                         ops[id].committed) -
-                                        drops.at.begin());
+    for (size_t k = FirstRemovalFor(drops, ops[id].committed);
          k < drops.at.size(); ++k) {
       if (drops.removals[k].Covers(ops[id])) {
         drops.floor[k] = std::max(drops.floor[k], KeyOf(ops[id]));
@@ -479,45 +492,6 @@ OrderKey Analysis::Effective(int32_t row, OrderKey seen,
   return out;
 }
 
-namespace {
-
-// The age beyond which `rule` deletes a column's newest cell (nullopt:
-// never). max_num_versions keeps at least the newest, so only max_age
-// parts count: a union deletes when any part does, an intersection when
-// every part does.
-std::optional<std::chrono::microseconds> NewestCellAge(
-    const cluster::GcRule& rule) {
-  using Kind = cluster::GcRule::Kind;
-  switch (rule.kind) {
-    case Kind::kMaxAge:
-      return rule.max_age;
-    case Kind::kUnion: {
-      std::optional<std::chrono::microseconds> out;
-      for (const cluster::GcRule& r : rule.rules) {
-        const auto age = NewestCellAge(r);
-        if (age && (!out || *age < *out)) out = age;
-      }
-      return out;
-    }
-    case Kind::kIntersection: {
-      if (rule.rules.empty()) return std::nullopt;
-      std::optional<std::chrono::microseconds> out;
-      for (const cluster::GcRule& r : rule.rules) {
-        const auto age = NewestCellAge(r);
-        if (!age) return std::nullopt;
-        if (!out || *age > *out) out = age;
-      }
-      return out;
-    }
-    case Kind::kNone:
-    case Kind::kMaxVersions:
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::optional<Duration> Analysis::ExpiryOf(const Operation& op) const {
   auto it = age_periods_.find(op.table());
   if (it == age_periods_.end()) return std::nullopt;
@@ -539,7 +513,7 @@ void Analysis::IndexExpiries() {
   bool any_age = false;
   for (const GcRuleChange& change : history_.gc_rules) {
     auto& periods = age_periods_[change.table];
-    periods.push_back(AgePeriod{change.at, NewestCellAge(change.rule)});
+    periods.push_back(AgePeriod{change.at, change.rule.NewestCellAge()});
     any_age |= periods.back().age.has_value();
   }
   if (!any_age) {
@@ -573,10 +547,8 @@ bool Analysis::RemovedLater(int32_t row, const Operation& op) const {
   auto it = drops_.find(row);
   if (it == drops_.end()) return false;
   const auto& drops = it->second;
-  for (size_t k = static_cast<size_t>(
-           std::lower_bound(drops.at.begin(), drops.at.end(), op.committed) -
-           drops.at.begin());
-       k < drops.at.size(); ++k) {
+  for (size_t k = FirstRemovalFor(drops, op.committed); k < drops.at.size();
+       ++k) {
     if (drops.removals[k].Covers(op)) return true;
   }
   return false;

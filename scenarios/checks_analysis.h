@@ -215,9 +215,12 @@ class Analysis {
     cluster::Timestamp from = cluster::Timestamp::min();
     cluster::Timestamp to = cluster::Timestamp::max();
     bool whole = true;
+    // A delete's commit version (0 for a DropRowRange: ordered by time).
+    uint64_t version = 0;
     bool Covers(const Operation& write) const {
-      return write.committed <= at && write.timestamp >= from &&
-             write.timestamp <= to;
+      const bool after =
+          version != 0 ? write.version < version : write.committed <= at;
+      return after && write.timestamp >= from && write.timestamp <= to;
     }
   };
   struct RowDrops {
@@ -236,6 +239,9 @@ class Analysis {
     sim::Duration from{0};
     std::optional<std::chrono::microseconds> age;
   };
+  // The first of `drops` that may remove a write committed at
+  // `committed` (Removal::Covers decides).
+  static size_t FirstRemovalFor(const RowDrops& drops, sim::Duration committed);
   void IndexRows();
   void IndexDrops();
   void IndexExpiries();

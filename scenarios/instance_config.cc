@@ -214,11 +214,11 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
     BTSIM_ASSIGN_OR_RETURN(
         config.replication_latency,
         DurationOf(links.replication_latency(), "links.replication_latency"));
-    for (const pb::Link& link : links.overrides()) {
-      if (link.has_latency()) {
-        return InvalidArgument(
-            "links.overrides: a latency cannot be combined with "
-            "links.replication_latency");
+    for (int i = 0; i < links.overrides_size(); ++i) {
+      if (links.overrides(i).has_latency()) {
+        return InvalidArgument(Indexed("links.overrides", i) +
+                               ".latency: cannot be combined with "
+                               "links.replication_latency");
       }
     }
   }

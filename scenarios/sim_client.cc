@@ -470,7 +470,7 @@ void SimClient::Serve(uint32_t m) {
   Operation abandoned;
   Operation& result = current ? op : (abandoned = op);
   sim::Time done = messages_[m].done;
-  Status status = Execute(**cluster, op, result, &done);
+  Status status = Execute(**cluster, cluster_id, op, result, &done);
   if (status.ok()) {
     if (op.type == OpType::kReadRow) {
       report.returned_rows = result.read().empty() ? 0 : 1;
@@ -499,11 +499,11 @@ void SimClient::Answer(uint32_t m, instance::RequestReport& report,
                      [this, m] { DeliverReply(m); });
 }
 
-Status SimClient::Execute(cluster::Cluster& cluster, Operation& op,
+Status SimClient::Execute(cluster::Cluster& cluster,
+                          std::string_view cluster_id, Operation& op,
                           Operation& result, sim::Time* done) {
   instance::Instance& instance = *context_.instance;
   const std::string& family = group_.family;
-  const std::string_view cluster_id = op.cluster;
   auto charge = [&](cluster::OpKind kind, int64_t units) {
     *done = std::max(
         *done, instance.Charge(cluster_id, op.table(), op.row, kind, units));

@@ -136,8 +136,8 @@ class SimClient {
   // what it returns goes to `result` (`op`, or a copy nobody reads). The
   // node was charged for the request at admission; a scan's bytes are
   // charged here and may move *done later.
-  Status Execute(cluster::Cluster& cluster, Operation& op, Operation& result,
-                 sim::Time* done);
+  Status Execute(cluster::Cluster& cluster, std::string_view cluster_id,
+                 Operation& op, Operation& result, sim::Time* done);
   // Records the commit of `op`'s write on `cluster_id`.
   void Committed(std::string_view cluster_id, const cluster::Cluster& cluster,
                  Operation& op);

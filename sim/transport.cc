@@ -164,8 +164,8 @@ void Transport::Send(std::string_view from, std::string_view to, Task deliver,
   const int64_t bandwidth =
       link.bandwidth > 0 ? link.bandwidth : default_bandwidth_;
   if (bandwidth > 0 && bytes > 0) {
-    const auto on_wire = Duration(static_cast<int64_t>(std::ceil(
-        static_cast<double>(bytes) * 1e9 / static_cast<double>(bandwidth))));
+    const auto on_wire = ToNanos(std::ceil(static_cast<double>(bytes) * 1e9 /
+                                           static_cast<double>(bandwidth)));
     departure = std::max(now, link.wire_free) + on_wire;
     link.wire_free = departure;
   }

@@ -259,7 +259,7 @@ TEST(InstanceConfigFileTest, EveryValidationErrorNamesItsField) {
                    latency + " } }");
   EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(both.status().message(),
-            "links.overrides: a latency cannot be combined with "
+            "links.overrides[0].latency: cannot be combined with "
             "links.replication_latency");
   // A bandwidth alone can be.
   auto bandwidth_only =

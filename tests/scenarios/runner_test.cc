@@ -1117,3 +1117,54 @@ TEST(RunnerTest, ACatchUpCompletedWhileSettlingIsRecorded) {
 
 }  // namespace
 }  // namespace btsim::scenarios
+
+namespace btsim::scenarios {
+namespace {
+
+// A consistency-token wait that ends after an age rule removed some of
+// the writes before it counts none of them as violations.
+TEST(RunnerTest, ATokenWaitCountsNoWriteAnAgeRuleRemoved) {
+  const RunOutcome o = PlayScenario(R"pb(
+    duration { seconds: 15 }
+    instance {
+      clusters { id: "c1" zone: "us-east1-b" nodes: 1 }
+      clusters { id: "c2" zone: "us-east1-c" nodes: 1 }
+    }
+    tables {
+      id: "t"
+      families {
+        name: "cf"
+        gc_rule { max_age { seconds: 1 } }
+      }
+    }
+    clients {
+      name: "w"
+      workload {
+        mix { write: 1 }
+        keys {
+          uniform {}
+          entities: 100000
+        }
+        ops_per_second: 100
+      }
+    }
+    timeline {
+      at { seconds: 12 }
+      wait_for_replication {
+        table: "t"
+        interval { nanos: 10000000 }
+      }
+    }
+  )pb");
+  bool found = false;
+  for (const Event& e : o.history.events) {
+    if (e.kind != EventKind::kTokenWait) continue;
+    found = true;
+    EXPECT_GE(e.end, e.at);
+    EXPECT_EQ(e.violations, 0);
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace btsim::scenarios
