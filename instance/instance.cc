@@ -393,7 +393,7 @@ void Instance::OnApplied(const replication::AppliedInfo& info) {
   for (InstanceObserver* o : observers_) o->OnReplicated(info);
 }
 
-sim::Time Instance::QueueReplicated(
+std::optional<sim::Time> Instance::QueueReplicated(
     uint32_t peer_number, std::string_view peer,
     std::span<const cluster::CommitRecord* const> records) {
   const sim::Time now = scheduler_.Now();
@@ -417,12 +417,25 @@ sim::Time Instance::QueueReplicated(
         done,
         model.Submit(now, tablet, cluster::OpKind::kReplicationApply, units));
   };
+  batch_tablets_.clear();
   for (const cluster::CommitRecord* record : records) {
     if (record->kind != cluster::CommitRecord::Kind::kMutateRow) continue;
     Capacity* cap = Prepare(*found, peer, record->table, now);
     if (cap == nullptr) continue;
-    const uint64_t tablet =
-        cap->table->TabletStartHash(record->row_key, cap->table_hash);
+    batch_tablets_.push_back(
+        cap->table->TabletStartHash(record->row_key, cap->table_hash));
+  }
+  if (queue_on_nodes_) {
+    // Nodes whose queues are full take no replicated work either: the
+    // batch waits in the origin's log and comes again.
+    for (uint64_t tablet : batch_tablets_) {
+      const int node = model.NodeOf(tablet);
+      if (node >= 0 && model.BusyUntil(node) - now > node_queue_limit_) {
+        return std::nullopt;
+      }
+    }
+  }
+  for (uint64_t tablet : batch_tablets_) {
     if (!tablet_units_.Add(tablet)) {
       tablet_units_.Drain(submit);
       tablet_units_.Add(tablet);

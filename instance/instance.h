@@ -256,8 +256,10 @@ class Instance {
   void OnApplied(const replication::AppliedInfo& info);
   // Charges a batch's rows to the receiving cluster's nodes, once per
   // tablet in the order the batch first names them, and returns when they
-  // are done (Replicas' apply queue; now unless queue_on_nodes_).
-  sim::Time QueueReplicated(
+  // are done (Replicas' apply queue; now unless queue_on_nodes_). With
+  // queue_on_nodes_, nullopt (nothing charged) when a node serving one of
+  // its rows holds more than node_queue_limit_ of work.
+  std::optional<sim::Time> QueueReplicated(
       uint32_t peer_number, std::string_view peer,
       std::span<const cluster::CommitRecord* const> records);
 
@@ -271,8 +273,10 @@ class Instance {
   // first use (null: not yet). Origin numbers are never reused; the whole
   // list is dropped when a cluster is removed.
   std::vector<Capacity*> capacity_by_origin_;
-  // QueueReplicated's rows per tablet; empty between calls.
+  // QueueReplicated's rows per tablet, and the tablet of each row; empty
+  // between calls.
   TabletUnits tablet_units_;
+  std::vector<uint64_t> batch_tablets_;
   std::string name_;
   std::string client_zone_;
   sim::Rng rng_;

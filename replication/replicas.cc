@@ -620,7 +620,15 @@ void Replicas::Receive(uint32_t peer, uint32_t origin, uint64_t after,
     for (uint64_t position = first; position <= last; ++position) {
       prefetch_records_.push_back(&from->log.At(position).record);
     }
-    ready = std::max(ready, apply_queue_(peer, m->spec.id, prefetch_records_));
+    const std::optional<sim::Time> done =
+        apply_queue_(peer, m->spec.id, prefetch_records_);
+    if (!done) {
+      // Refused: as if it had not arrived (the ack says where the peer is).
+      in.queued = first - 1;
+      SendAck(*m, *from, sent_at);
+      return;
+    }
+    ready = std::max(ready, *done);
   }
   ready = std::max(ready, in.ready_at);
   in.ready_at = ready;

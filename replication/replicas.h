@@ -44,6 +44,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -183,9 +184,11 @@ class Replicas {
   // log order, arriving now) on the nodes of cluster `peer` (number
   // `peer_number`, see AppliedInfo) and returns when they finish, >= now.
   // The entries are applied then, and never before the previous batch from
-  // the same origin. Unset (the default): at once. Must not call back into
-  // the replicas.
-  using ApplyQueue = std::function<sim::Time(
+  // the same origin. nullopt: the nodes refuse the batch now (overloaded);
+  // it is neither applied nor acknowledged, and the origin sends it again
+  // after its retransmit timeout. Unset (the default): at once. Must not
+  // call back into the replicas.
+  using ApplyQueue = std::function<std::optional<sim::Time>(
       uint32_t peer_number, std::string_view peer,
       std::span<const cluster::CommitRecord* const> records)>;
   void set_apply_queue(ApplyQueue queue) { apply_queue_ = std::move(queue); }

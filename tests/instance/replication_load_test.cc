@@ -169,6 +169,31 @@ TEST_F(ReplicationLoadTest, AnOverloadedClusterLagsAndCatchesUp) {
   EXPECT_EQ(observer_.delays["c2"].size(), observer_.delays["c3"].size());
 }
 
+TEST_F(ReplicationLoadTest, FullNodesRefuseReplicationWhichComesAgainLater) {
+  // c1 (4 nodes) takes more writes than c2's single node can apply.
+  Make({{"c1", "us-east1-b", 4}, {"c2", "us-east1-c", 1}}, milliseconds(1));
+  WriteSteadily("c1", 20'000, seconds(5));
+  sim::Duration longest_queue{0};
+  uint64_t most_behind = 0;
+  for (int step = 1; step <= 50; ++step) {
+    scheduler_.RunUntil(kStart + milliseconds(100 * step));
+    const cluster::NodeModel* nodes = instance_->Nodes("c2");
+    longest_queue =
+        std::max(longest_queue, nodes->BusyUntil(0) - scheduler_.Now());
+    most_behind = std::max(most_behind, MaxBacklog());
+  }
+  // c2's queue stays near its limit (1 s) instead of growing with the
+  // backlog, which waits in c1's log; a request still finds room there.
+  EXPECT_LT(longest_queue, milliseconds(1'100));
+  EXPECT_GT(most_behind, 10'000u);
+  const auto admission = instance_->Admit("c2", "t", "a", OpKind::kRead, 1,
+                                          scheduler_.Now() + seconds(10));
+  EXPECT_EQ(admission.outcome, cluster::NodeModel::Admission::Outcome::kServed);
+  // Once the writes stop, c2 catches up.
+  scheduler_.RunUntil(kStart + seconds(60));
+  EXPECT_EQ(MaxBacklog(), 0u);
+}
+
 TEST_F(ReplicationLoadTest, ALinkBandwidthGovernsLag) {
   auto p99_with = [this](int64_t bandwidth) {
     instance_.reset();
