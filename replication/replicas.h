@@ -12,7 +12,9 @@
 //   set_apply_queue), applies its entries exactly once and in order per
 //   origin (deduplicated by position), then acknowledges its watermark and
 //   echoes the batch's send time. An overloaded peer therefore acknowledges
-//   late, and the origin's backlog grows in its log, not in the network.
+//   late, or refuses the batch (the origin sends it again after its
+//   timeout), and the origin's backlog grows in its log, not in the
+//   network.
 // - Round trips are measured from the echoed send times (so retransmitted
 //   batches measure too). The retransmit timeout is srtt + 4 rttvar (RFC
 //   6298's estimator) within [min_retransmit, ...], `initial_retransmit`
