@@ -380,9 +380,11 @@ constexpr Duration kClockLead = std::chrono::seconds(1);
 }  // namespace
 
 size_t Analysis::FirstRemovalFor(const RowDrops& drops, Duration committed) {
-  return static_cast<size_t>(std::lower_bound(drops.at.begin(), drops.at.end(),
-                                              committed - kClockLead) -
-                             drops.at.begin());
+  return static_cast<size_t>(
+      std::partition_point(
+          drops.removals.begin(), drops.removals.end(),
+          [&](const Removal& r) { return r.at < committed - kClockLead; }) -
+      drops.removals.begin());
 }
 
 void Analysis::IndexDrops() {
@@ -395,14 +397,7 @@ void Analysis::IndexDrops() {
   for (size_t id = 0; id < ops.size(); ++id) {
     const Operation& op = ops[id];
     if (!IsDelete(op.type) || op.version == 0) continue;
-    Removal removal{op.committed};
-    removal.version = op.version;
-    if (op.type == OpType::kDeleteCells) {
-      removal.from = op.delete_start();
-      removal.to = op.timestamp;
-      removal.whole = false;
-    }
-    drops_[row_of_[id]].removals.push_back(removal);
+    drops_[row_of_[id]].removals.push_back(Removal{op.committed, &op});
   }
   if (any_drop) {
     // Rows sorted by (table, row), to find a prefix's rows by binary
@@ -437,8 +432,7 @@ void Analysis::IndexDrops() {
     std::stable_sort(
         drops.removals.begin(), drops.removals.end(),
         [](const Removal& a, const Removal& b) { return a.at < b.at; });
-    for (const Removal& r : drops.removals) drops.at.push_back(r.at);
-    drops.floor.assign(drops.at.size(), kNothing);
+    drops.floor.assign(drops.removals.size(), kNothing);
   }
   // floor[k]: the newest write that removals[0..k] removed (the first
   // removal at or after its commit that covers it).
@@ -451,7 +445,7 @@ void Analysis::IndexDrops() {
     if (it == drops_.end()) continue;
     auto& drops = it->second;
     for (size_t k = FirstRemovalFor(drops, ops[id].committed);
-         k < drops.at.size(); ++k) {
+         k < drops.removals.size(); ++k) {
       if (drops.removals[k].Covers(ops[id])) {
         drops.floor[k] = std::max(drops.floor[k], KeyOf(ops[id]));
         break;
@@ -477,8 +471,11 @@ OrderKey Analysis::Effective(int32_t row, OrderKey seen,
                              Duration complete) const {
   OrderKey out = seen;
   if (auto it = drops_.find(row); it != drops_.end()) {
-    const auto& at = it->second.at;
-    auto k = std::upper_bound(at.begin(), at.end(), complete) - at.begin();
+    const auto& removals = it->second.removals;
+    auto k = std::partition_point(
+                 removals.begin(), removals.end(),
+                 [&](const Removal& r) { return r.at <= complete; }) -
+             removals.begin();
     if (k > 0) out = std::max(out, it->second.floor[k - 1]);
   }
   if (auto it = expiries_.find(row); it != expiries_.end()) {
@@ -547,8 +544,8 @@ bool Analysis::RemovedLater(int32_t row, const Operation& op) const {
   auto it = drops_.find(row);
   if (it == drops_.end()) return false;
   const auto& drops = it->second;
-  for (size_t k = FirstRemovalFor(drops, op.committed); k < drops.at.size();
-       ++k) {
+  for (size_t k = FirstRemovalFor(drops, op.committed);
+       k < drops.removals.size(); ++k) {
     if (drops.removals[k].Covers(op)) return true;
   }
   return false;
@@ -559,7 +556,7 @@ std::optional<Duration> Analysis::LastDrop(int32_t row) const {
   if (it == drops_.end()) return std::nullopt;
   for (auto r = it->second.removals.rbegin(); r != it->second.removals.rend();
        ++r) {
-    if (r->whole) return r->at;
+    if (r->whole()) return r->at;
   }
   return std::nullopt;
 }

@@ -207,26 +207,22 @@ class Analysis {
   std::optional<sim::Duration> LastDrop(int32_t row) const;
 
  private:
-  // What removed a row's value cells by design: when, and which cell
-  // timestamps (everything, for a DropRowRange or a delete of the row or
-  // family, which also removes counters: `whole`).
+  // What removed a row's value cells by design: a DropRowRange (every cell
+  // committed before it) or a delete (DeleteCovers); all but a delete of
+  // cells also remove counters (`whole`).
   struct Removal {
     sim::Duration at{0};
-    cluster::Timestamp from = cluster::Timestamp::min();
-    cluster::Timestamp to = cluster::Timestamp::max();
-    bool whole = true;
-    // A delete's commit version (0 for a DropRowRange: ordered by time).
-    uint64_t version = 0;
+    const Operation* del = nullptr;  // the delete; null: a DropRowRange
     bool Covers(const Operation& write) const {
-      const bool after =
-          version != 0 ? write.version < version : write.committed <= at;
-      return after && write.timestamp >= from && write.timestamp <= to;
+      return del != nullptr ? DeleteCovers(*del, write) : write.committed <= at;
+    }
+    bool whole() const {
+      return del == nullptr || del->type != OpType::kDeleteCells;
     }
   };
   struct RowDrops {
-    std::vector<sim::Duration> at;  // sorted
-    std::vector<Removal> removals;  // in the order of `at`
-    std::vector<OrderKey> floor;    // newest write it removed, or earlier
+    std::vector<Removal> removals;  // sorted by `at`
+    std::vector<OrderKey> floor;    // newest write removals[0..k] removed
   };
   // The writes of a row that garbage collection may remove, by expiry.
   struct RowExpiries {

@@ -1,8 +1,6 @@
 #include "scenarios/steps.h"
 
 #include <algorithm>
-#include <functional>
-#include <memory>
 #include <utility>
 
 #include "base/check.h"
@@ -62,38 +60,39 @@ size_t StepRun::AddEvent(Event event) {
   return events.size() - 1;
 }
 
+namespace {
+
+// Ends catch-up `event_index` if every cluster has applied its positions;
+// true when it is no longer pending.
+bool FinishCatchUp(StepRun& run, size_t event_index) {
+  auto it = run.catch_ups.find(event_index);
+  if (it == run.catch_ups.end()) return true;
+  if (!run.context->instance->replicas().HasApplied(it->second)) return false;
+  run.context->history->events[event_index].end = run.context->Elapsed();
+  run.catch_ups.erase(it);
+  return true;
+}
+
+void PollCatchUp(StepRun& run, size_t event_index) {
+  if (FinishCatchUp(run, event_index) || run.context->finished) return;
+  run.context->scheduler->RunAfter(kCatchUpPollInterval, [&run, event_index] {
+    PollCatchUp(run, event_index);
+  });
+}
+
+}  // namespace
+
 void StepRun::WatchCatchUp(size_t event_index) {
   catch_ups[event_index] = context->instance->replicas().LogPositions();
-  // The pending task owns the poll; the poll refers to itself weakly (a
-  // strong self-reference would never be freed).
-  auto poll = std::make_shared<std::function<void()>>();
-  std::weak_ptr<std::function<void()>> weak = poll;
-  *poll = [this, event_index, weak] {
-    auto it = catch_ups.find(event_index);
-    if (it == catch_ups.end()) return;  // ended by FinishCatchUps
-    if (context->instance->replicas().HasApplied(it->second)) {
-      context->history->events[event_index].end = context->Elapsed();
-      catch_ups.erase(it);
-      return;
-    }
-    if (context->finished) return;
-    if (auto self = weak.lock()) {
-      context->scheduler->RunAfter(kCatchUpPollInterval, [self] { (*self)(); });
-    }
-  };
-  (*poll)();
+  PollCatchUp(*this, event_index);
 }
 
 void StepRun::FinishCatchUps() {
-  auto& replicas = context->instance->replicas();
-  for (auto it = catch_ups.begin(); it != catch_ups.end();) {
-    if (replicas.HasApplied(it->second)) {
-      context->history->events[it->first].end = context->Elapsed();
-      it = catch_ups.erase(it);
-    } else {
-      ++it;
-    }
+  std::vector<size_t> pending;
+  for (const auto& [event_index, positions] : catch_ups) {
+    pending.push_back(event_index);
   }
+  for (size_t event_index : pending) FinishCatchUp(*this, event_index);
 }
 
 std::vector<uint64_t> StepRun::Unreplicated(const std::string& cluster) const {
