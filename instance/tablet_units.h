@@ -37,19 +37,6 @@ class TabletUnits {
     return true;
   }
 
-  // Adds one unit to `tablet_id`'s count if it is held; false, changing
-  // nothing, if not.
-  bool AddIfHeld(uint64_t tablet_id) {
-    for (size_t i = Home(tablet_id); slots_[i].units != 0;
-         i = (i + 1) & (kSlots - 1)) {
-      if (slots_[i].id == tablet_id) {
-        ++slots_[i].units;
-        return true;
-      }
-    }
-    return false;
-  }
-
   // Calls submit(tablet_id, units) for every id held, then holds none.
   template <class Submit>
   void Drain(Submit submit) {

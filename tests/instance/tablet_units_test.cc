@@ -34,11 +34,9 @@ TEST(TabletUnitsTest, CountsUnitsPerIdAndDrainsEachOnce) {
                                                      ::testing::Pair(263, 1)));
   EXPECT_TRUE(units.empty());
   EXPECT_TRUE(Drained(units).empty());
-  // AddIfHeld counts only ids held already.
-  EXPECT_FALSE(units.AddIfHeld(7));
+  // Counts start again from nothing after a drain.
   ASSERT_TRUE(units.Add(7));
-  EXPECT_TRUE(units.AddIfHeld(7));
-  EXPECT_FALSE(units.AddIfHeld(7 + 256));  // same home slot, not held
+  ASSERT_TRUE(units.Add(7));
   EXPECT_THAT(Drained(units), ::testing::ElementsAre(::testing::Pair(7, 2)));
   // Reusable after a drain.
   ASSERT_TRUE(units.Add(263));
