@@ -378,7 +378,10 @@ Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
   return OkStatus();
 }
 
-void Cluster::Compact() { Compact(last_version_); }
+void Cluster::Compact() {
+  // Nothing committed later can have an older version than now.
+  Compact(std::max(last_version_, MakeVersion(TimestampOf(clock_.Now()), 0)));
+}
 
 void Cluster::Compact(Version tombstone_horizon, CompactionShares* shares) {
   const Timestamp now = TimestampOf(clock_.Now());

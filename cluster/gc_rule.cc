@@ -1,5 +1,6 @@
 #include "cluster/gc_rule.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -114,6 +115,18 @@ std::optional<std::chrono::microseconds> GcRule::NewestCellAge() const {
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+bool GcRule::CountsVersions() const {
+  if (kind == Kind::kMaxVersions) return true;
+  return std::any_of(rules.begin(), rules.end(),
+                     [](const GcRule& r) { return r.CountsVersions(); });
+}
+
+bool GcRule::LimitsAge() const {
+  if (kind == Kind::kMaxAge) return true;
+  return std::any_of(rules.begin(), rules.end(),
+                     [](const GcRule& r) { return r.LimitsAge(); });
 }
 
 namespace {

@@ -51,16 +51,24 @@ void Encode(const RowData& row, Sink& sink) {
 
 bool IsCovered(const RowData& row, const FamilyData& family,
                const ColumnData& column, const CellData& cell) {
-  if (cell.version < row.tombstone || cell.version < family.tombstone) {
-    return true;
-  }
-  for (const ColumnTombstone& t : column.tombstones) {
-    if (cell.version < t.version &&
-        InTimestampRange(cell.timestamp, t.start, t.end)) {
-      return true;
+  return HiddenAt(row, family, column, cell) != kNoVersion;
+}
+
+Version HiddenAt(const RowData& row, const FamilyData& family,
+                 const ColumnData& column, const CellData& cell) {
+  Version oldest = kNoVersion;
+  auto consider = [&](Version tombstone) {
+    if (cell.version < tombstone &&
+        (oldest == kNoVersion || tombstone < oldest)) {
+      oldest = tombstone;
     }
+  };
+  consider(row.tombstone);
+  consider(family.tombstone);
+  for (const ColumnTombstone& t : column.tombstones) {
+    if (InTimestampRange(cell.timestamp, t.start, t.end)) consider(t.version);
   }
-  return false;
+  return oldest;
 }
 
 RowRecord::RowRecord(std::string_view key, const RowData& row) {

@@ -64,6 +64,10 @@ struct RowData {
 // True when a tombstone of the row, family or column hides `cell`.
 bool IsCovered(const RowData& row, const FamilyData& family,
                const ColumnData& column, const CellData& cell);
+// The version of the oldest tombstone of the row, family or column that
+// hides `cell`; kNoVersion when none does.
+Version HiddenAt(const RowData& row, const FamilyData& family,
+                 const ColumnData& column, const CellData& cell);
 
 // One stored row: key and encoded data in a single allocation, plus one bit
 // its owner may keep with it (mark).

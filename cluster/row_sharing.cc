@@ -46,7 +46,7 @@ CompactionShares::Recorded CompactionShares::Find(const RowRecord& row,
     const Slot& slot = slots_[i];
     if (!slot.row.valid()) return {};
     if (slot.row.allocation() == row.allocation()) {
-      return {&slot.result, slot.family_id, slot.rule};
+      return {&slot.result, slot.family_id, slot.rule, slot.newest_version};
     }
   }
 }
@@ -71,7 +71,7 @@ void CompactionShares::Prefetch(const RowRecord& row, bool near) const {
 
 void CompactionShares::Add(const RowRecord& row, uint32_t family_id,
                            const GcRule& rule, Timestamp now,
-                           const RowRecord& result) {
+                           Version newest_version, const RowRecord& result) {
   if (now != now_) {
     Clear();
     now_ = now;
@@ -91,6 +91,7 @@ void CompactionShares::Add(const RowRecord& row, uint32_t family_id,
   slot.result = result.Share();
   slot.rule = &rule;
   slot.family_id = family_id;
+  slot.newest_version = newest_version;
 }
 
 void CompactionShares::Clear() {

@@ -85,13 +85,16 @@ class RowShare {
 class CompactionShares {
  public:
   // What was recorded for compacting `row` (the same allocation): the
-  // result, the family id of the row's one column and the GC rule used. A
-  // cluster whose rule for that family equals *rule would compute the same
-  // result, and may take it without reading the row.
+  // result, the family id of the row's one column, the GC rule used and
+  // the row's newest commit version. A cluster whose rule for that family
+  // equals *rule, and whose compaction horizon is at or above that
+  // version, would compute the same result, and may take it without
+  // reading the row.
   struct Recorded {
     const RowRecord* result = nullptr;  // null: nothing recorded
     uint32_t family_id = 0;
     const GcRule* rule = nullptr;
+    Version newest_version = 0;
   };
   Recorded Find(const RowRecord& row, Timestamp now) const;
   // Hints for a caller about to compact many rows: requests what Find(row,
@@ -99,10 +102,11 @@ class CompactionShares {
   // once that has arrived (`near`), the result taking it writes to.
   void Prefetch(const RowRecord& row, bool near) const;
   // Records `result` as what compacting `row`, whose one column is in
-  // family `family_id`, with `rule` at `now` gives (forgetting the
-  // results of another moment). Only shared rows are worth recording.
+  // family `family_id` and whose newest version is `newest_version`, with
+  // `rule` at `now` gives (forgetting the results of another moment). Only
+  // shared rows are worth recording.
   void Add(const RowRecord& row, uint32_t family_id, const GcRule& rule,
-           Timestamp now, const RowRecord& result);
+           Timestamp now, Version newest_version, const RowRecord& result);
   // Forgets every result, dropping its references, and keeps room for
   // about as many results as this round had.
   void Clear();
@@ -116,6 +120,7 @@ class CompactionShares {
     RowRecord result;
     const GcRule* rule = nullptr;
     uint32_t family_id = 0;
+    Version newest_version = 0;
   };
   size_t Home(const void* allocation) const;
   // Doubles the table (at least 1,024 slots), moving every entry.

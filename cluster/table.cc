@@ -176,14 +176,21 @@ void Table::ApplyFamilyModification(const FamilyModification& m,
   switch (m.kind) {
     case FamilyModification::Kind::kCreate: {
       auto entry = std::make_unique<FamilyEntry>(
-          FamilyEntry{m.name, static_cast<uint32_t>(families_by_id_.size()),
-                      m.gc_rule, version, version});
+          FamilyEntry{.name = m.name,
+                      .id = static_cast<uint32_t>(families_by_id_.size()),
+                      .gc_rule = m.gc_rule,
+                      .created = version,
+                      .changed = version,
+                      .past_rules = {}});
       families_by_id_.push_back(entry.get());
       families_[m.name] = std::move(entry);
       return;
     }
     case FamilyModification::Kind::kUpdate: {
       FamilyEntry& entry = *families_[m.name];
+      if (version > entry.changed) {  // else the old rule never governed
+        entry.past_rules.push_back({entry.changed, std::move(entry.gc_rule)});
+      }
       entry.gc_rule = m.gc_rule;
       entry.changed = version;
       return;

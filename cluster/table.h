@@ -81,6 +81,7 @@ struct TableStats {
 };
 
 namespace internal {
+struct GcPeriod;
 class RowProbes;
 class Tablet;
 struct RowEdit;
@@ -179,13 +180,16 @@ class Table {
 
   // ---- Compaction ----
   // Rewrites the rows that may have something to reclaim (written since
-  // the last compaction, holding tombstones newer than the horizon, or
-  // subject to an age-based GC rule; every row after a schema change):
-  // drops cells hidden by tombstones, tombstones with version <=
-  // `tombstone_horizon`, data of dropped families, and cells the GC rules
-  // delete at `now`; then splits large tablets and merges small ones. With
-  // `shares` (may be null), results are shared with the other clusters
-  // compacting in the same round (cluster/row_sharing.h).
+  // the last compaction, holding tombstones or versions above the horizon,
+  // or subject to an age-based GC rule; every row after a schema change):
+  // drops tombstones with version <= `tombstone_horizon` and the cells they
+  // hide, data of dropped families, and the cells garbage collection
+  // removes as judged at the versions up to the horizon
+  // (cluster/internal/column_gc.h); then splits large tablets and merges
+  // small ones. Requires every change with a version <= the horizon
+  // applied, and the horizon not after `now`. With `shares` (may be null),
+  // results are shared with the other clusters compacting at `now`
+  // (cluster/row_sharing.h).
   void Compact(Timestamp now, Version tombstone_horizon,
                CompactionShares* shares = nullptr);
 
@@ -211,7 +215,16 @@ class Table {
     uint32_t id;  // never reused, so a dropped family's data is unreachable
     GcRule gc_rule;
     Version created = 0;  // the change that created it
-    Version changed = 0;  // its last change
+    Version changed = 0;  // its last change (gc_rule's, from then on)
+    // The rules in effect before `changed`, each from `since` until the
+    // next one (oldest first): compaction judges each version by the rule
+    // then in effect (cluster/internal/column_gc.h), and forgets one once
+    // its successor is at or below the horizon.
+    struct PastRule {
+      Version since;
+      GcRule rule;
+    };
+    std::vector<PastRule> past_rules;
   };
   using Tablets = std::vector<std::unique_ptr<internal::Tablet>>;
 
@@ -273,6 +286,11 @@ class Table {
   internal::RowEdit CompactRow(const RowRecord& row, bool every_row,
                                Timestamp now, Version tombstone_horizon,
                                CompactionShares* shares) const;
+  // The GC rules `entry` has had, oldest first: in *one when it has had
+  // only its current rule, else in *many.
+  static std::span<const internal::GcPeriod> PeriodsOf(
+      const FamilyEntry& entry, internal::GcPeriod* one,
+      std::vector<internal::GcPeriod>* many);
 
   std::string id_;
   TableOptions options_;

@@ -3,6 +3,7 @@
 // merging, and comparing replicas' contents. The rest of Table is in table.cc
 // and table_read.cc.
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "base/bytes.h"
 #include "base/check.h"
+#include "cluster/internal/column_gc.h"
 #include "cluster/internal/row_apply.h"
 #include "cluster/internal/row_edits.h"
 #include "cluster/internal/tablet.h"
@@ -21,7 +23,11 @@
 namespace btsim::cluster {
 
 using internal::FamilyIds;
+using internal::FindGarbage;
+using internal::GcCell;
+using internal::GcPeriod;
 using internal::KeepNewestCells;
+using internal::kNeverHidden;
 using internal::LoneColumn;
 using internal::ReadLoneColumn;
 using internal::RowEdit;
@@ -68,7 +74,24 @@ void Table::ApplyReplicatedFamilies(std::span<const FamilyModification> mods,
     const Version newest =
         std::max(drop, present == families_.end() ? Version{0}
                                                   : present->second->changed);
-    if (version <= newest) continue;  // a newer change won
+    if (version <= newest) {
+      // A newer change won; this one's rule still governed the versions
+      // until the next change.
+      if (present != families_.end() &&
+          m.kind != FamilyModification::Kind::kDrop &&
+          version >= present->second->created && version > drop) {
+        FamilyEntry& entry = *present->second;
+        auto at = std::lower_bound(entry.past_rules.begin(),
+                                   entry.past_rules.end(), version,
+                                   [](const FamilyEntry::PastRule& r,
+                                      Version v) { return r.since < v; });
+        if (version != entry.changed &&
+            (at == entry.past_rules.end() || at->since != version)) {
+          entry.past_rules.insert(at, {version, m.gc_rule});
+        }
+      }
+      continue;
+    }
     FamilyModification mod = m;
     if (m.kind == FamilyModification::Kind::kDrop &&
         present == families_.end()) {
@@ -204,25 +227,16 @@ void Table::MergeSmallTablets() {
 
 // ---------------------------------------------------------------- Compaction
 
-namespace {
-
-bool HasAgeRule(const GcRule& rule) {
-  if (rule.kind == GcRule::Kind::kMaxAge) return true;
-  for (const GcRule& r : rule.rules) {
-    if (HasAgeRule(r)) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 void Table::Compact(Timestamp now, Version tombstone_horizon,
                     CompactionShares* shares) {
-  bool age_rules = false;
+  // Age rules and rules not yet settled (a change above the horizon, or
+  // one whose predecessor is still remembered) can change any row.
+  bool every_row = schema_dirty_;
   for (const auto& [name, entry] : families_) {
-    age_rules = age_rules || HasAgeRule(entry->gc_rule);
+    every_row = every_row || entry->gc_rule.LimitsAge() ||
+                !entry->past_rules.empty() ||
+                entry->changed > tombstone_horizon;
   }
-  const bool every_row = schema_dirty_ || age_rules;
   const RowEditor edit = [&](const RowRecord& row) {
     return CompactRow(row, every_row, now, tombstone_horizon, shares);
   };
@@ -234,6 +248,17 @@ void Table::Compact(Timestamp now, Version tombstone_horizon,
   }
   for (auto& tablet : tablets_) tablet->EditDue(every_row, edit, ahead);
   schema_dirty_ = false;
+  for (auto& [name, entry] : families_) {
+    // Every version a forgotten rule governed has now been judged.
+    std::vector<FamilyEntry::PastRule>& past = entry->past_rules;
+    size_t judged = 0;
+    while (judged < past.size() &&
+           (judged + 1 < past.size() ? past[judged + 1].since
+                                     : entry->changed) <= tombstone_horizon) {
+      ++judged;
+    }
+    past.erase(past.begin(), past.begin() + static_cast<ptrdiff_t>(judged));
+  }
   std::erase_if(range_tombstones_, [&](const RangeTombstone& r) {
     return r.version <= tombstone_horizon;
   });
@@ -247,11 +272,15 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
   RowEdit out;
   if (shares != nullptr) {
     // Another cluster compacted this very row version already: its result
-    // is ours when our GC rule for the row's family is the same.
+    // is ours when our GC rule for the row's family is the same and
+    // settled, and the horizon does not matter to it.
     const CompactionShares::Recorded known = shares->Find(record, now);
     if (known.result != nullptr && known.family_id < families_by_id_.size() &&
         families_by_id_[known.family_id] != nullptr &&
-        families_by_id_[known.family_id]->gc_rule == *known.rule) {
+        families_by_id_[known.family_id]->past_rules.empty() &&
+        families_by_id_[known.family_id]->changed <= tombstone_horizon &&
+        families_by_id_[known.family_id]->gc_rule == *known.rule &&
+        known.newest_version <= tombstone_horizon) {
       out.replacement = known.result->Share();
       return out;
     }
@@ -263,33 +292,44 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
   if (ReadLoneColumn(record.encoded(), &lone) &&
       lone.family_id < families_by_id_.size() &&
       families_by_id_[lone.family_id] != nullptr) {
-    const GcRule& rule = families_by_id_[lone.family_id]->gc_rule;
-    size_t keep = 0;
-    bool newest_kept = true;  // the kept cells are the newest ones
+    const FamilyEntry& entry = *families_by_id_[lone.family_id];
+    GcPeriod one;
+    std::vector<GcPeriod> many;
+    std::array<GcCell, LoneColumn::kMaxCells> cells;
+    Version newest_version = 0;
     for (size_t k = 0; k < lone.cells; ++k) {
-      if (rule.Deletes(static_cast<int64_t>(k), lone.timestamps[k], now)) {
-        continue;
-      }
-      newest_kept = newest_kept && keep == k;
-      ++keep;
+      cells[k] = {lone.timestamps[k], lone.versions[k]};
+      newest_version = std::max(newest_version, lone.versions[k]);
     }
-    if (newest_kept) {
+    FindGarbage(std::span(cells.data(), lone.cells),
+                PeriodsOf(entry, &one, &many), tombstone_horizon);
+    size_t keep = 0;
+    while (keep < lone.cells && !cells[keep].garbage) ++keep;
+    size_t k = keep;
+    while (k < lone.cells && cells[k].garbage) ++k;
+    if (k == lone.cells) {  // the kept cells are the newest ones
+      // Cells above the horizon may still become garbage.
+      out.mark = newest_version > tombstone_horizon && keep > 1;
       if (keep == 0) {
         out.erase = true;
       } else if (keep < lone.cells) {
         out.replacement = KeepNewestCells(record, lone, keep);
-        if (shares != nullptr && record.shared()) {
-          shares->Add(record, lone.family_id, rule, now, out.replacement);
+        if (shares != nullptr && record.shared() &&
+            newest_version <= tombstone_horizon && !entry.gc_rule.LimitsAge() &&
+            entry.past_rules.empty() && entry.changed <= tombstone_horizon) {
+          shares->Add(record, lone.family_id, entry.gc_rule, now,
+                      newest_version, out.replacement);
         }
       }
       return out;
     }
   }
   RowData row = DecodeRow(record.encoded());
+  std::vector<GcCell> cells;
   RowData kept;
   kept.tombstone =
       row.tombstone > tombstone_horizon ? row.tombstone : kNoVersion;
-  bool kept_tombstones = kept.tombstone != kNoVersion;
+  bool revisit = kept.tombstone != kNoVersion;
   bool changed = kept.tombstone != row.tombstone;
   for (FamilyData& f : row.families) {
     const FamilyEntry* entry =
@@ -298,28 +338,35 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
       changed = true;
       continue;
     }
+    GcPeriod one;
+    std::vector<GcPeriod> many;
+    const std::span<const GcPeriod> periods = PeriodsOf(*entry, &one, &many);
     FamilyData nf{
         f.id, f.tombstone > tombstone_horizon ? f.tombstone : kNoVersion, {}};
     changed |= nf.tombstone != f.tombstone;
-    kept_tombstones = kept_tombstones || nf.tombstone != kNoVersion;
+    revisit = revisit || nf.tombstone != kNoVersion;
     for (ColumnData& c : f.columns) {
       ColumnData nc{c.qualifier, {}, {}};
-      int64_t index = 0;
+      cells.clear();
       for (const CellData& cell : c.cells) {
-        if (IsCovered(row, f, c, cell)) {
+        const Version hidden = HiddenAt(row, f, c, cell);
+        cells.push_back({cell.timestamp, cell.version,
+                         hidden == kNoVersion ? kNeverHidden : hidden});
+      }
+      FindGarbage(cells, periods, tombstone_horizon);
+      for (size_t i = 0; i < c.cells.size(); ++i) {
+        if (cells[i].garbage) {
           changed = true;
-          continue;
+        } else {
+          nc.cells.push_back(c.cells[i]);
+          // Cells above the horizon may still become garbage.
+          revisit = revisit || c.cells[i].version > tombstone_horizon;
         }
-        if (entry->gc_rule.Deletes(index++, cell.timestamp, now)) {
-          changed = true;
-          continue;
-        }
-        nc.cells.push_back(cell);
       }
       for (const ColumnTombstone& t : c.tombstones) {
         if (t.version > tombstone_horizon) {
           nc.tombstones.push_back(t);
-          kept_tombstones = true;
+          revisit = true;
         } else {
           changed = true;
         }
@@ -340,8 +387,20 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
   }
   if (changed) out.replacement = RowRecord(record.key(), kept);
   // Tombstones above the horizon must be revisited once it moves.
-  out.mark = kept_tombstones;
+  out.mark = revisit;
   return out;
+}
+
+std::span<const GcPeriod> Table::PeriodsOf(const FamilyEntry& entry,
+                                           GcPeriod* one,
+                                           std::vector<GcPeriod>* many) {
+  *one = {entry.changed, &entry.gc_rule};
+  if (entry.past_rules.empty()) return std::span(one, 1);
+  for (const FamilyEntry::PastRule& r : entry.past_rules) {
+    many->push_back({r.since, &r.rule});
+  }
+  many->push_back(*one);
+  return *many;
 }
 
 namespace {

@@ -190,7 +190,7 @@ bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {
   out->cells_at = static_cast<size_t>(in.pos() - encoded.data());
   for (size_t k = 0; k < out->cells; ++k) {
     out->timestamps[k] = GetCellTimestamp(in);
-    in.Varint();  // version
+    out->versions[k] = in.Varint();
     in.Bytes(in.Varint());
     out->end[k] = static_cast<size_t>(in.pos() - encoded.data());
   }

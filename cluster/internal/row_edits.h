@@ -36,8 +36,10 @@ struct LoneColumn {
   static constexpr size_t kMaxCells = 8;
   uint32_t family_id = 0;
   size_t cells = 0;
-  // Cell k's timestamp (newest first), and where its encoding ends.
+  // Cell k's timestamp (newest first), version, and where its encoding
+  // ends.
   std::array<Timestamp, kMaxCells> timestamps{};
+  std::array<Version, kMaxCells> versions{};
   std::array<size_t, kMaxCells> end{};
   size_t count_at = 0;  // where the cell count starts
   size_t cells_at = 0;  // where the first cell starts

@@ -193,11 +193,13 @@ Outcome RunConvergence(int clusters, uint64_t seed, int steps,
   for (int c = 0; c < clusters; ++c) {
     outcome.delivered.push_back(set.Contents(c));
   }
-  // One compaction round at one moment, as Replicas::CompactAll
-  // runs it: with shares, the clusters share their compacted rows.
+  // One compaction round at one moment, after every commit, as
+  // Replicas::CompactAll runs it: with shares, the clusters share their
+  // compacted rows.
+  set.clock().Advance(sim::Duration(1000));
   CompactionShares compaction_shares;
   for (int c = 0; c < clusters; ++c) {
-    set.cluster(c).Compact(set.cluster(c).last_version(),
+    set.cluster(c).Compact(set.SafeHorizon(c),
                            shares ? &compaction_shares : nullptr);
   }
   for (int c = 0; c < clusters; ++c) {
@@ -257,10 +259,11 @@ TEST(ConvergenceTest, SharedCompactionResultsChangeNoReplicasContents) {
       if (rng.Bernoulli(0.3)) set.DeliverOne(rng);
     }
     set.DeliverAll(rng);
+    set.clock().Advance(sim::Duration(1000));
     CompactionShares compaction_shares;
     std::vector<std::string> contents;
     for (int c = 0; c < set.size(); ++c) {
-      set.cluster(c).Compact(set.cluster(c).last_version(),
+      set.cluster(c).Compact(set.SafeHorizon(c),
                              shares ? &compaction_shares : nullptr);
     }
     for (int c = 0; c < set.size(); ++c) contents.push_back(set.Contents(c));

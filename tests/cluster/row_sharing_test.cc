@@ -143,7 +143,7 @@ TEST(CompactionSharesTest, FindsAResultForTheSameAllocationAndTime) {
   const RowRecord result("key", OneCell("new"));
   const GcRule one = GcRule::MaxVersions(1);
   EXPECT_EQ(shares.Find(row, TimestampFromMicros(5)).result, nullptr);
-  shares.Add(row, 3, one, TimestampFromMicros(5), result);
+  shares.Add(row, 3, one, TimestampFromMicros(5), Version{0}, result);
   const CompactionShares::Recorded found =
       shares.Find(row.Share(), TimestampFromMicros(5));
   ASSERT_NE(found.result, nullptr);
@@ -167,7 +167,8 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
     // Neither hint changes anything, even when the table is empty.
     shares.Prefetch(rows.back(), false);
     shares.Prefetch(rows.back(), true);
-    shares.Add(rows.back(), 0, one, TimestampFromMicros(5), results.back());
+    shares.Add(rows.back(), 0, one, TimestampFromMicros(5), Version{0},
+               results.back());
   }
   for (int i = 0; i < 5000; ++i) {
     shares.Prefetch(rows[(i + 8) % 5000], false);
@@ -185,12 +186,12 @@ TEST(CompactionSharesTest, HoldsManyRowsAcrossGrowth) {
   EXPECT_EQ(shares.Find(unrecorded, TimestampFromMicros(5)).result, nullptr);
   // Recording a row again replaces its result.
   const RowRecord other("key7", OneCell("other"));
-  shares.Add(rows[7], 1, one, TimestampFromMicros(5), other);
+  shares.Add(rows[7], 1, one, TimestampFromMicros(5), Version{0}, other);
   EXPECT_EQ(shares.Find(rows[7], TimestampFromMicros(5)).result->allocation(),
             other.allocation());
   EXPECT_EQ(shares.Find(rows[7], TimestampFromMicros(5)).family_id, 1u);
   // A result of another time forgets every result of this one.
-  shares.Add(rows[8], 0, one, TimestampFromMicros(6), other);
+  shares.Add(rows[8], 0, one, TimestampFromMicros(6), Version{0}, other);
   EXPECT_EQ(shares.Find(rows[8], TimestampFromMicros(6)).result->allocation(),
             other.allocation());
   EXPECT_EQ(shares.Find(rows[8], TimestampFromMicros(5)).result, nullptr);
@@ -205,7 +206,7 @@ TEST(CompactionSharesTest, KeepsItsRowsAlive) {
   {
     const RowRecord row("key", TwoCells());
     address = row.allocation();
-    shares.Add(row, 0, one, TimestampFromMicros(5),
+    shares.Add(row, 0, one, TimestampFromMicros(5), Version{0},
                RowRecord("key", OneCell("new")));
     EXPECT_TRUE(row.shared());
   }
@@ -221,7 +222,7 @@ TEST(CompactionSharesTest, ClearForgetsEveryResultAndDropsItsReferences) {
   std::vector<RowRecord> rows;
   for (int i = 0; i < 5000; ++i) {
     rows.emplace_back("key" + std::to_string(i), TwoCells());
-    shares.Add(rows.back(), 0, one, TimestampFromMicros(5),
+    shares.Add(rows.back(), 0, one, TimestampFromMicros(5), Version{0},
                RowRecord("key", OneCell("new")));
     ASSERT_TRUE(rows.back().shared());
   }
@@ -233,7 +234,8 @@ TEST(CompactionSharesTest, ClearForgetsEveryResultAndDropsItsReferences) {
   // The next rounds, smaller (the table shrinks) and empty, work alike.
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 10; ++i) {
-      shares.Add(rows[i], 0, one, TimestampFromMicros(6 + round), rows[i + 1]);
+      shares.Add(rows[i], 0, one, TimestampFromMicros(6 + round), Version{0},
+                 rows[i + 1]);
     }
     for (int i = 0; i < 10; ++i) {
       const RowRecord* found =
@@ -371,7 +373,7 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   CompactionShares shares;
   const Timestamp now = TimestampFromMicros(kNowMicros + 1000);
   const GcRule origin_rule = GcRule::MaxVersions(1);
-  shares.Add(last_share_.after(), 0, origin_rule, now,
+  shares.Add(last_share_.after(), 0, origin_rule, now, Version{0},
              RowRecord("k", OneCell("from the share")));
   const Version horizon = MakeVersion(now, 0);
   replica_.Compact(now, horizon, &shares);
@@ -380,7 +382,7 @@ TEST_F(ReplicaTest, CompactionTakesASharedResultOnlyUnderAnEqualGcRule) {
   ASSERT_EQ(ReadK(same).size(), 1u);
   EXPECT_EQ(ReadK(same)[0].value, "from the share");
   // At another time the result is not the same compaction.
-  shares.Add(last_share_.after(), 0, origin_rule, now,
+  shares.Add(last_share_.after(), 0, origin_rule, now, Version{0},
              RowRecord("k", OneCell("from the share")));
   const Timestamp later = now + std::chrono::milliseconds(1);
   origin_.Compact(later, MakeVersion(later, 0), &shares);
