@@ -95,6 +95,7 @@ std::unique_ptr<Table> Table::Clone() const {
   copy->range_tombstones_ = range_tombstones_;
   copy->dropped_families_ = dropped_families_;
   copy->created_version_ = created_version_;
+  copy->superseded_ = superseded_;
   copy->schema_dirty_ = true;
   return copy;
 }
@@ -333,9 +334,11 @@ Status Table::ApplyToRow(std::string_view key,
       kMaxRowBytes);
   if (!written.row.valid()) return RowTooLarge(key, written.size);
   RowShare share;
-  if (commit_hook_ && mutations.size() == 1) {
+  // A replica taking a shared result would not learn what it superseded.
+  if (commit_hook_ && mutations.size() == 1 && written.superseded.empty()) {
     share = RowShare(slot.row, written.row, written.dirty, ids.ids()[0]);
   }
+  RecordSuperseded(key, written.superseded);
   tablets_[ti]->Put(slot, std::move(written.row), written.dirty);
   AfterWrite(ti);
   if (commit_hook_) {
@@ -343,6 +346,17 @@ Status Table::ApplyToRow(std::string_view key,
                  std::move(share));
   }
   return OkStatus();
+}
+
+void Table::RecordSuperseded(
+    std::string_view key,
+    std::span<const internal::SupersededCell> superseded) {
+  if (superseded.empty()) return;
+  auto [it, inserted] = superseded_.try_emplace(std::string(key));
+  for (const internal::SupersededCell& c : superseded) {
+    it->second.push_back(Superseded{c.family_id, std::string(c.qualifier),
+                                    c.timestamp, c.version, c.until});
+  }
 }
 
 void Table::AfterWrite(size_t ti) {

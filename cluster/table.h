@@ -81,7 +81,9 @@ struct TableStats {
 };
 
 namespace internal {
+struct GcCell;
 struct GcPeriod;
+struct SupersededCell;
 class RowProbes;
 class Tablet;
 struct RowEdit;
@@ -258,6 +260,9 @@ class Table {
                     const CommitContext& commit, size_t probe);
   // A replicated change of one row (ApplyReplicated).
   void ApplyReplicatedRow(const CommitRecord& record, size_t probe);
+  // Remembers the cells a write to row `key` superseded (superseded_).
+  void RecordSuperseded(std::string_view key,
+                        std::span<const internal::SupersededCell> superseded);
   // Starts probes_ for `keys` (the rows of a batch of writes).
   void ProbeRows(std::span<const std::string_view> keys);
   // After every row write in tablet `ti`: a split if it grew too large.
@@ -285,7 +290,16 @@ class Table {
   // may need it; `shares` and the rest as for Compact.
   internal::RowEdit CompactRow(const RowRecord& row, bool every_row,
                                Timestamp now, Version tombstone_horizon,
-                               CompactionShares* shares) const;
+                               CompactionShares* shares);
+  struct Superseded;
+  // Appends to *cells the superseded cells of `column` (judged until the
+  // next version of their timestamp, or until hidden), each in timestamp
+  // order, with -1 - (its index in `superseded`) at the same place in *from.
+  static void AddSuperseded(const RowData& row, const FamilyData& family,
+                            const ColumnData& column,
+                            const std::vector<Superseded>& superseded,
+                            std::vector<internal::GcCell>* cells,
+                            std::vector<ptrdiff_t>* from);
   // The GC rules `entry` has had, oldest first: in *one when it has had
   // only its current rule, else in *many.
   static std::span<const internal::GcPeriod> PeriodsOf(
@@ -299,6 +313,18 @@ class Table {
   // The version of the latest drop of each family ever dropped.
   std::map<std::string, Version, std::less<>> dropped_families_;
   Version created_version_ = 0;
+  // Cells that another version of the same timestamp replaced or beat, by
+  // row key: garbage collection counts them for the versions they were
+  // the cell at their timestamp (cluster/internal/column_gc.h), so
+  // compaction keeps them until the horizon passes their successor.
+  struct Superseded {
+    uint32_t family_id;
+    std::string qualifier;
+    Timestamp timestamp;
+    Version version;
+    Version until;  // the version that superseded it
+  };
+  std::map<std::string, std::vector<Superseded>, std::less<>> superseded_;
   // FindFamily's last answer (writes name the same family again and again):
   // null, or an entry of families_. Cleared whenever one is dropped.
   mutable const FamilyEntry* last_family_ = nullptr;

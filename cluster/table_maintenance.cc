@@ -148,6 +148,7 @@ void Table::ApplyReplicatedRow(const CommitRecord& record, size_t probe) {
         key, slot.row,
         {mutations, ids.ids(), version, TruncateToMillis(VersionTime(version))},
         std::numeric_limits<int64_t>::max());
+    RecordSuperseded(key, written.superseded);
     tablet.Put(slot, std::move(written.row), written.dirty);
   }
   AfterWrite(ti);
@@ -191,6 +192,13 @@ void Table::DropRowRangeAt(std::string_view prefix, Version version) {
   };
   const std::string end = PrefixSuccessor(prefix);
   for (auto& tablet : tablets_) tablet->EditRange(prefix, end, edit);
+  // Superseded cells it removes no longer count for anything that stays.
+  for (auto it = superseded_.lower_bound(prefix);
+       it != superseded_.end() && it->first.starts_with(prefix);) {
+    std::erase_if(it->second,
+                  [&](const Superseded& c) { return c.version < version; });
+    it = it->second.empty() ? superseded_.erase(it) : std::next(it);
+  }
 }
 
 void Table::MaybeSplit(size_t ti) {
@@ -248,6 +256,16 @@ void Table::Compact(Timestamp now, Version tombstone_horizon,
   }
   for (auto& tablet : tablets_) tablet->EditDue(every_row, edit, ahead);
   schema_dirty_ = false;
+  // Superseded cells are judged for good once their successor is at or
+  // below the horizon, or their family is gone.
+  for (auto it = superseded_.begin(); it != superseded_.end();) {
+    std::erase_if(it->second, [&](const Superseded& c) {
+      return c.until <= tombstone_horizon ||
+             c.family_id >= families_by_id_.size() ||
+             families_by_id_[c.family_id] == nullptr;
+    });
+    it = it->second.empty() ? superseded_.erase(it) : std::next(it);
+  }
   for (auto& [name, entry] : families_) {
     // Every version a forgotten rule governed has now been judged.
     std::vector<FamilyEntry::PastRule>& past = entry->past_rules;
@@ -268,9 +286,15 @@ void Table::Compact(Timestamp now, Version tombstone_horizon,
 
 RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
                           Timestamp now, Version tombstone_horizon,
-                          CompactionShares* shares) const {
+                          CompactionShares* shares) {
   RowEdit out;
-  if (shares != nullptr) {
+  std::vector<Superseded>* superseded = nullptr;
+  if (!superseded_.empty()) {
+    auto it = superseded_.find(record.key());
+    if (it != superseded_.end()) superseded = &it->second;
+  }
+  // Rows with superseded cells take the general path below.
+  if (superseded == nullptr && shares != nullptr) {
     // Another cluster compacted this very row version already: its result
     // is ours when our GC rule for the row's family is the same and
     // settled, and the horizon does not matter to it.
@@ -285,11 +309,14 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
       return out;
     }
   }
-  if (!every_row && !MayNeedCompaction(record.encoded())) return out;
+  if (superseded == nullptr && !every_row &&
+      !MayNeedCompaction(record.encoded())) {
+    return out;
+  }
   // The commonest case, on the encoding: one column and no tombstone, whose
   // GC rule drops its oldest cells (or none, or all).
   LoneColumn lone;
-  if (ReadLoneColumn(record.encoded(), &lone) &&
+  if (superseded == nullptr && ReadLoneColumn(record.encoded(), &lone) &&
       lone.family_id < families_by_id_.size() &&
       families_by_id_[lone.family_id] != nullptr) {
     const FamilyEntry& entry = *families_by_id_[lone.family_id];
@@ -326,6 +353,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
   }
   RowData row = DecodeRow(record.encoded());
   std::vector<GcCell> cells;
+  std::vector<ptrdiff_t> from;
   RowData kept;
   kept.tombstone =
       row.tombstone > tombstone_horizon ? row.tombstone : kNoVersion;
@@ -347,20 +375,33 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
     revisit = revisit || nf.tombstone != kNoVersion;
     for (ColumnData& c : f.columns) {
       ColumnData nc{c.qualifier, {}, {}};
+      // The column's cells, with its superseded ones (at their place in
+      // timestamp order): `from` is a cell's index in c.cells, or -1 - k
+      // for (*superseded)[k].
       cells.clear();
-      for (const CellData& cell : c.cells) {
-        const Version hidden = HiddenAt(row, f, c, cell);
-        cells.push_back({cell.timestamp, cell.version,
+      from.clear();
+      for (size_t i = 0; i < c.cells.size(); ++i) {
+        const Version hidden = HiddenAt(row, f, c, c.cells[i]);
+        cells.push_back({c.cells[i].timestamp, c.cells[i].version,
                          hidden == kNoVersion ? kNeverHidden : hidden});
+        from.push_back(static_cast<ptrdiff_t>(i));
+      }
+      if (superseded != nullptr) {
+        AddSuperseded(row, f, c, *superseded, &cells, &from);
       }
       FindGarbage(cells, periods, tombstone_horizon);
-      for (size_t i = 0; i < c.cells.size(); ++i) {
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (from[i] < 0) {
+          if (cells[i].garbage) (*superseded)[-1 - from[i]].version = 0;
+          continue;
+        }
+        const CellData& cell = c.cells[from[i]];
         if (cells[i].garbage) {
           changed = true;
         } else {
-          nc.cells.push_back(c.cells[i]);
+          nc.cells.push_back(cell);
           // Cells above the horizon may still become garbage.
-          revisit = revisit || c.cells[i].version > tombstone_horizon;
+          revisit = revisit || cell.version > tombstone_horizon;
         }
       }
       for (const ColumnTombstone& t : c.tombstones) {
@@ -381,6 +422,12 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
       changed = true;
     }
   }
+  if (superseded != nullptr) {
+    // Those found garbage (marked with version 0) are judged for good.
+    std::erase_if(*superseded,
+                  [](const Superseded& c) { return c.version == 0; });
+    revisit = revisit || !superseded->empty();
+  }
   if (kept.empty()) {
     out.erase = true;
     return out;
@@ -389,6 +436,46 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
   // Tombstones above the horizon must be revisited once it moves.
   out.mark = revisit;
   return out;
+}
+
+void Table::AddSuperseded(const RowData& row, const FamilyData& family,
+                          const ColumnData& column,
+                          const std::vector<Superseded>& superseded,
+                          std::vector<GcCell>* cells,
+                          std::vector<ptrdiff_t>* from) {
+  for (size_t k = 0; k < superseded.size(); ++k) {
+    const Superseded& s = superseded[k];
+    if (s.version == 0 || s.family_id != family.id ||
+        s.qualifier != column.qualifier) {
+      continue;
+    }
+    // The cell at its timestamp until the next version written there that
+    // this cluster has seen (arrival order does not matter).
+    Version until = s.until;
+    for (const Superseded& t : superseded) {
+      if (t.family_id == s.family_id && t.timestamp == s.timestamp &&
+          t.qualifier == s.qualifier && t.version > s.version &&
+          t.version < until) {
+        until = t.version;
+      }
+    }
+    for (const CellData& c : column.cells) {
+      if (c.timestamp == s.timestamp && c.version > s.version &&
+          c.version < until) {
+        until = c.version;
+      }
+    }
+    const Version hidden =
+        HiddenAt(row, family, column, CellData{s.timestamp, s.version, {}});
+    GcCell cell{s.timestamp, s.version,
+                hidden == kNoVersion ? until : std::min(until, hidden)};
+    // After the cells with a timestamp at least as new.
+    size_t at = 0;
+    while (at < cells->size() && (*cells)[at].timestamp >= s.timestamp) ++at;
+    cells->insert(cells->begin() + static_cast<ptrdiff_t>(at), cell);
+    from->insert(from->begin() + static_cast<ptrdiff_t>(at),
+                 -1 - static_cast<ptrdiff_t>(k));
+  }
 }
 
 std::span<const GcPeriod> Table::PeriodsOf(const FamilyEntry& entry,

@@ -15,7 +15,9 @@
 // Only versions up to `horizon` are judged: every change at or below it has
 // been applied here, so the judgement is final. A hidden cell stays (hidden)
 // until its tombstone is at or below the horizon, since it still counts for
-// the older cells at the versions before it was hidden.
+// the older cells at the versions before it was hidden; likewise a cell
+// that a newer version of its timestamp superseded counts, as a cell hidden
+// from that version on, whichever of the two a replica received first.
 #ifndef BTSIM_CLUSTER_INTERNAL_COLUMN_GC_H_
 #define BTSIM_CLUSTER_INTERNAL_COLUMN_GC_H_
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,10 +57,15 @@ void AddColumns(FamilyData& family, std::vector<std::string_view> qualifiers) {
   family.columns = std::move(merged);
 }
 
+// A cell that lost its timestamp to another version: (loser, winner's
+// version).
+using Loser = std::pair<CellData, Version>;
+
 // Restores a column's invariant (timestamps descending and unique) after
 // cells were appended: of cells with one timestamp the newest version wins,
-// and of equal versions (one request) the one appended last.
-void NormalizeCells(ColumnData& column) {
+// and of equal versions (one request) the one appended last. Appends each
+// cell that lost to another version to *losers.
+void NormalizeCells(ColumnData& column, std::vector<Loser>* losers) {
   auto& cells = column.cells;
   // Usually one cell was appended to a column in order: it is then already
   // in place, or (a new version of a many-version column, as
@@ -81,6 +87,11 @@ void NormalizeCells(ColumnData& column) {
         [](const CellData& c, Timestamp ts) { return c.timestamp > ts; });
     if (pos->timestamp == last.timestamp) {
       // Of one timestamp the newest version wins; the later one on a tie.
+      if (last.version > pos->version) {
+        losers->emplace_back(*pos, last.version);
+      } else if (last.version < pos->version) {
+        losers->emplace_back(last, pos->version);
+      }
       if (last.version >= pos->version) *pos = last;
       cells.pop_back();
     } else {
@@ -98,6 +109,11 @@ void NormalizeCells(ColumnData& column) {
     size_t j = i;
     for (; j < cells.size() && cells[j].timestamp == cells[i].timestamp; ++j) {
       if (cells[j].version >= cells[best].version) best = j;
+    }
+    for (size_t k = i; k < j; ++k) {
+      if (cells[k].version != cells[best].version) {
+        losers->emplace_back(cells[k], cells[best].version);
+      }
     }
     cells[out++] = cells[best];
     i = j;
@@ -120,8 +136,10 @@ Timestamp Resolved(Timestamp timestamp, const Request& request) {
   return timestamp == kServerTimestamp ? request.server_time : timestamp;
 }
 
-// Edits `row` by the request's mutations.
-void Apply(const Request& request, RowData& row) {
+// Edits `row` by the request's mutations, appending the cells its writes
+// superseded to *superseded.
+void Apply(const Request& request, RowData& row,
+           std::vector<SupersededCell>* superseded) {
   const std::span<const Mutation> mutations = request.mutations;
   const std::span<const uint32_t> ids = request.family_ids;
   BTSIM_CHECK(ids.size() == mutations.size());
@@ -172,14 +190,14 @@ void Apply(const Request& request, RowData& row) {
              InTimestampRange(cell.timestamp, start, end);
     });
   };
-  std::vector<ColumnData*> appended;
+  std::vector<std::pair<ColumnData*, uint32_t>> appended;  // and family id
   for (size_t i = 0; i < mutations.size(); ++i) {
     const Mutation& m = mutations[i];
     if (const auto* set = std::get_if<SetCell>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), set->qualifier);
       c.cells.push_back(
           CellData{Resolved(set->timestamp, request), version, set->value});
-      appended.push_back(&c);
+      appended.emplace_back(&c, ids[i]);
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), col->qualifier);
       AddColumnTombstone(c, col->start, col->end, version);
@@ -199,7 +217,22 @@ void Apply(const Request& request, RowData& row) {
   }
   std::sort(appended.begin(), appended.end());
   appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
-  for (ColumnData* c : appended) NormalizeCells(*c);
+  std::vector<Loser> losers;
+  for (const auto& [c, family_id] : appended) {
+    losers.clear();
+    NormalizeCells(*c, &losers);
+    for (const auto& [cell, winner] : losers) {
+      superseded->push_back(SupersededCell{
+          family_id, c->qualifier, cell.timestamp, cell.version, winner});
+    }
+  }
+  // In column order, not the order of the columns' addresses.
+  std::sort(superseded->begin(), superseded->end(),
+            [](const SupersededCell& a, const SupersededCell& b) {
+              return std::tie(a.family_id, a.qualifier, a.timestamp,
+                              a.version) <
+                     std::tie(b.family_id, b.qualifier, b.timestamp, b.version);
+            });
 }
 
 }  // namespace
@@ -207,8 +240,8 @@ void Apply(const Request& request, RowData& row) {
 WrittenRow ApplyMutations(std::string_view key, const RowRecord* old,
                           const Request& request, int64_t max_bytes) {
   RowData row = old != nullptr ? DecodeRow(old->encoded()) : RowData{};
-  Apply(request, row);
   WrittenRow out;
+  Apply(request, row, &out.superseded);
   out.size = EncodedSize(row) + key.size();
   if (static_cast<int64_t>(out.size) > max_bytes) return out;
   out.row = RowRecord(key, row);
@@ -220,11 +253,18 @@ WrittenRow ApplyRequest(std::string_view key, const RowRecord* old,
                         const Request& request, int64_t max_bytes) {
   if (request.mutations.size() == 1) {
     if (const auto* set = std::get_if<SetCell>(&request.mutations[0])) {
-      RowRecord row = WithCellWritten(
-          key, old, request.family_ids[0], set->qualifier,
-          Resolved(set->timestamp, request), request.version, set->value);
+      Version superseded = kNoVersion;
+      RowRecord row =
+          WithCellWritten(key, old, request.family_ids[0], set->qualifier,
+                          Resolved(set->timestamp, request), request.version,
+                          set->value, &superseded);
       if (row.valid()) {
         WrittenRow out;
+        if (superseded != kNoVersion && superseded != request.version) {
+          out.superseded.push_back(SupersededCell{
+              request.family_ids[0], set->qualifier,
+              Resolved(set->timestamp, request), superseded, request.version});
+        }
         out.size = row.encoded().size() + key.size();
         if (static_cast<int64_t>(out.size) > max_bytes) return out;
         // A new row of one cell has nothing to compact.

@@ -58,11 +58,26 @@ class FamilyIds {
   std::vector<uint32_t> many_;  // every id, once there are two
 };
 
+// A cell that another of the same timestamp replaced (or, arriving late,
+// lost to): the cell at `timestamp` from `version` until `until`, the
+// winner's version. Garbage collection still needs it (column_gc.h).
+// `qualifier` points into the request or the old row.
+struct SupersededCell {
+  uint32_t family_id;
+  std::string_view qualifier;
+  Timestamp timestamp;
+  Version version;
+  Version until;
+};
+
 // The row after a request.
 struct WrittenRow {
   RowRecord row;       // invalid when the row would exceed the size limit
   size_t size = 0;     // bytes of key and encoding
   bool dirty = false;  // MayNeedCompaction(row)
+  // Cells of another version the request's writes met at their
+  // timestamps (writes of one request do not supersede each other).
+  std::vector<SupersededCell> superseded;
 };
 
 // Applies `request` to `old` (null: the row does not exist) for row `key`.

@@ -142,15 +142,17 @@ RowRecord WithNewestCell(const RowRecord& old, uint32_t family_id,
 RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
                                  std::string_view qualifier,
                                  Timestamp timestamp, Version version,
-                                 std::string_view value) {
+                                 std::string_view value, Version* superseded) {
   const std::string_view encoded = old.encoded();
   const std::optional<ColumnCells> column =
       FindColumnCells(encoded, family_id, qualifier);
   if (!column || column->cells == 0) return RowRecord();
   Reader in(encoded.substr(column->cells_at));
   if (GetCellTimestamp(in) != timestamp) return RowRecord();
-  if (in.Varint() > version) return RowRecord();  // the old cell wins
+  const Version replaced = in.Varint();
+  if (replaced > version) return RowRecord();  // the old cell wins
   in.Bytes(in.Varint());
+  *superseded = replaced;
   const size_t first_end = static_cast<size_t>(in.pos() - encoded.data());
   // The old encoding with its first cell of the column rewritten.
   return Spliced(old, column->cells_at, first_end,
@@ -162,7 +164,8 @@ RowRecord WithNewestCellReplaced(const RowRecord& old, uint32_t family_id,
 RowRecord WithCellWritten(std::string_view key, const RowRecord* old,
                           uint32_t family_id, std::string_view qualifier,
                           Timestamp timestamp, Version version,
-                          std::string_view value) {
+                          std::string_view value, Version* superseded) {
+  *superseded = kNoVersion;
   const int64_t micros = Micros(timestamp);
   if (micros < 0 || micros % 1000 != 0) return RowRecord();
   if (old == nullptr) {
@@ -172,7 +175,7 @@ RowRecord WithCellWritten(std::string_view key, const RowRecord* old,
       WithNewestCell(*old, family_id, qualifier, timestamp, version, value);
   if (out.valid()) return out;
   return WithNewestCellReplaced(*old, family_id, qualifier, timestamp, version,
-                                value);
+                                value, superseded);
 }
 
 bool ReadLoneColumn(std::string_view encoded, LoneColumn* out) {

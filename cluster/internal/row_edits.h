@@ -23,12 +23,13 @@ namespace btsim::cluster::internal {
 // cell; a cell in an existing column in a later millisecond than its newest
 // cell (it comes first); or that newest cell rewritten in its millisecond, by a
 // version no older than its own (of one timestamp the newest version wins; the
-// later write on a tie), as ReadModifyWriteRow writes a hot row. Otherwise an
+// later write on a tie), as ReadModifyWriteRow writes a hot row; then
+// *superseded is the rewritten cell's version (else kNoVersion). Otherwise an
 // invalid record.
 RowRecord WithCellWritten(std::string_view key, const RowRecord* old,
                           uint32_t family_id, std::string_view qualifier,
                           Timestamp timestamp, Version version,
-                          std::string_view value);
+                          std::string_view value, Version* superseded);
 
 // A row with no tombstone and one column (of one family) holding at most
 // kMaxCells cells: what compaction's commonest case reads of it.

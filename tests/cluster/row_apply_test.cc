@@ -106,7 +106,7 @@ const RowRecord* OrNull(const RowRecord& r) { return r.valid() ? &r : nullptr; }
 
 TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
   const std::string keys[] = {"k", "row-0001", std::string(300, 'x')};
-  int requests = 0, fast = 0, cells_over_one = 0;
+  int requests = 0, fast = 0, cells_over_one = 0, superseded = 0;
   for (uint64_t seed = 1; seed <= 25; ++seed) {
     RequestMaker maker(seed);
     sim::Rng& rng = maker.rng();
@@ -141,10 +141,11 @@ TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
           const Timestamp ts = set->timestamp == kServerTimestamp
                                    ? request.server_time
                                    : set->timestamp;
-          fast +=
-              WithCellWritten(key, OrNull(row.fast), r.family_ids[0],
-                              set->qualifier, ts, commit_version, set->value)
-                  .valid();
+          Version superseded = kNoVersion;
+          fast += WithCellWritten(key, OrNull(row.fast), r.family_ids[0],
+                                  set->qualifier, ts, commit_version,
+                                  set->value, &superseded)
+                      .valid();
         }
       }
       WrittenRow a = ApplyRequest(key, OrNull(row.fast), request, kNoLimit);
@@ -159,6 +160,18 @@ TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
       ASSERT_EQ(a.size, b.size);
       ASSERT_EQ(a.size, a.row.encoded().size() + key.size());
       ASSERT_EQ(a.dirty, b.dirty) << "seed " << seed << " step " << step;
+      ASSERT_EQ(a.superseded.size(), b.superseded.size())
+          << "seed " << seed << " step " << step;
+      for (size_t i = 0; i < a.superseded.size(); ++i) {
+        const SupersededCell& x = a.superseded[i];
+        const SupersededCell& y = b.superseded[i];
+        ASSERT_EQ(x.family_id, y.family_id);
+        ASSERT_EQ(x.qualifier, y.qualifier);
+        ASSERT_EQ(x.timestamp, y.timestamp);
+        ASSERT_EQ(x.version, y.version);
+        ASSERT_EQ(x.until, y.until);
+        superseded += 1;
+      }
       ASSERT_EQ(a.dirty, MayNeedCompaction(a.row.encoded()));
       cells_over_one += a.dirty ? 1 : 0;
       row.fast = std::move(a.row);
@@ -170,6 +183,7 @@ TEST(RowApplyTest, TheFastPathGivesTheGeneralPathsRowsByteForByte) {
   EXPECT_GT(fast, requests / 5);
   EXPECT_GT(requests - fast, requests / 4);
   EXPECT_GT(cells_over_one, requests / 4);
+  EXPECT_GT(superseded, 100);  // rewrites of a timestamp, in both orders
 }
 
 TEST(RowApplyTest, BothPathsRefuseARowOverTheLimitAlike) {

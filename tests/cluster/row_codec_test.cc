@@ -499,9 +499,10 @@ TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
     if (rng.Bernoulli(0.05)) ts += 1;
     const Version version = rng.Uniform(60);
     const std::string_view value = NewValue(rng, long_value);
+    Version superseded = 1;
     const RowRecord got =
         WithCellWritten("key", absent ? nullptr : &old, family, qualifier,
-                        TimestampFromMicros(ts), version, value);
+                        TimestampFromMicros(ts), version, value, &superseded);
 
     const bool on_grid = ts % 1000 == 0;
     const bool prepend = column != nullptr &&
@@ -540,9 +541,10 @@ TEST(RowEditsTest, WithCellWrittenIsTheGeneralWriteByteForByteWhenItApplies) {
   EXPECT_GT(older_lost, 20);
   EXPECT_GT(declined, 1000);
   // A negative timestamp is left to the general path.
-  EXPECT_FALSE(
-      WithCellWritten("k", nullptr, 0, "q", TimestampFromMicros(-5000), 2, "y")
-          .valid());
+  Version superseded = 0;
+  EXPECT_FALSE(WithCellWritten("k", nullptr, 0, "q", TimestampFromMicros(-5000),
+                               2, "y", &superseded)
+                   .valid());
 }
 
 TEST(RowCodecTest, NewestLiveCellIsTheFirstLiveCellOfItsColumn) {
