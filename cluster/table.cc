@@ -354,8 +354,11 @@ void Table::RecordSuperseded(
   if (superseded.empty()) return;
   auto [it, inserted] = superseded_.try_emplace(std::string(key));
   for (const internal::SupersededCell& c : superseded) {
-    it->second.push_back(Superseded{c.family_id, std::string(c.qualifier),
-                                    c.timestamp, c.version, c.until});
+    it->second.push_back(Superseded{.family_id = c.family_id,
+                                    .qualifier = std::string(c.qualifier),
+                                    .timestamp = c.timestamp,
+                                    .version = c.version,
+                                    .until = c.until});
   }
 }
 

@@ -322,7 +322,8 @@ class Table {
     std::string qualifier;
     Timestamp timestamp;
     Version version;
-    Version until;  // the version that superseded it
+    Version until;         // the version that superseded it
+    bool garbage = false;  // found so by compaction (then forgotten)
   };
   std::map<std::string, std::vector<Superseded>, std::less<>> superseded_;
   // FindFamily's last answer (writes name the same family again and again):

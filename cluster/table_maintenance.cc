@@ -392,7 +392,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
       FindGarbage(cells, periods, tombstone_horizon);
       for (size_t i = 0; i < cells.size(); ++i) {
         if (from[i] < 0) {
-          if (cells[i].garbage) (*superseded)[-1 - from[i]].version = 0;
+          if (cells[i].garbage) (*superseded)[-1 - from[i]].garbage = true;
           continue;
         }
         const CellData& cell = c.cells[from[i]];
@@ -423,9 +423,8 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
     }
   }
   if (superseded != nullptr) {
-    // Those found garbage (marked with version 0) are judged for good.
-    std::erase_if(*superseded,
-                  [](const Superseded& c) { return c.version == 0; });
+    // Those found garbage are judged for good.
+    std::erase_if(*superseded, [](const Superseded& c) { return c.garbage; });
     revisit = revisit || !superseded->empty();
   }
   if (kept.empty()) {
@@ -445,7 +444,7 @@ void Table::AddSuperseded(const RowData& row, const FamilyData& family,
                           std::vector<ptrdiff_t>* from) {
   for (size_t k = 0; k < superseded.size(); ++k) {
     const Superseded& s = superseded[k];
-    if (s.version == 0 || s.family_id != family.id ||
+    if (s.garbage || s.family_id != family.id ||
         s.qualifier != column.qualifier) {
       continue;
     }
@@ -453,9 +452,9 @@ void Table::AddSuperseded(const RowData& row, const FamilyData& family,
     // this cluster has seen (arrival order does not matter).
     Version until = s.until;
     for (const Superseded& t : superseded) {
-      if (t.family_id == s.family_id && t.timestamp == s.timestamp &&
-          t.qualifier == s.qualifier && t.version > s.version &&
-          t.version < until) {
+      if (!t.garbage && t.family_id == s.family_id &&
+          t.timestamp == s.timestamp && t.qualifier == s.qualifier &&
+          t.version > s.version && t.version < until) {
         until = t.version;
       }
     }
