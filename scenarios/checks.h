@@ -89,7 +89,10 @@
 //     (neither present nor superseded), unless a DropRowRange covering the
 //     row happened at or after the write committed. Counted once per write;
 //     the detail names the first few (client, row, tag, cluster). Writes
-//     whose expiry is at or before History::ended are not lost. In a run
+//     whose expiry is at or before History::ended are not lost, nor are
+//     writes a max_num_versions limit made surplus at some moment (GC
+//     removes those for good, even once the newer versions are deleted;
+//     Analysis::MayHaveBeenCollected). In a run
 //     that did not settle (History::settled < 0), a write missing on a
 //     cluster that had not yet applied it from its origin's log
 //     (ClusterState::applied) is pending there, not lost; the detail counts

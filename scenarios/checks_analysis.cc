@@ -212,6 +212,7 @@ Analysis::Analysis(const History& history)
   IndexRows();
   IndexDrops();
   IndexExpiries();
+  IndexCollected();
   AnalyzeReads();
   FindLostWrites();
 }
@@ -746,6 +747,7 @@ void Analysis::FindLostWrites() {
     if (const auto expiry = ExpiryOf(op); expiry && *expiry <= history_.ended) {
       continue;
     }
+    if (MayHaveBeenCollected(id)) continue;
     for (size_t c : surviving_) {
       const RowState* state = State(row, c);
       const OrderKey have = state == nullptr || state->tag.empty()

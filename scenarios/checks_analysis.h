@@ -205,6 +205,12 @@ class Analysis {
   // The time of the last DropRowRange covering `row`, or delete of the
   // row or its family, which also removes counters (nullopt: none).
   std::optional<sim::Duration> LastDrop(int32_t row) const;
+  // Whether committed write `op` (an id) was, at some moment, beyond the
+  // table's version limit among its row's visible writes: garbage
+  // collection may then have removed it for good (cluster GC acts as if
+  // after every commit), even once the newer versions are deleted. Age
+  // limits of an intersection are taken as reached.
+  bool MayHaveBeenCollected(uint32_t op) const;
 
  private:
   // What removed a row's value cells by design: a DropRowRange (every cell
@@ -241,6 +247,8 @@ class Analysis {
   void IndexRows();
   void IndexDrops();
   void IndexExpiries();
+  // Fills collected_ (checks_collected.cc).
+  void IndexCollected();
   void AnalyzeReads();
   // Fills ReadResult::k_stale (called by AnalyzeReads).
   void CountStaleWrites();
@@ -255,7 +263,8 @@ class Analysis {
   std::map<int32_t, RowDrops> drops_;
   std::map<std::string, std::vector<AgePeriod>, std::less<>> age_periods_;
   std::map<int32_t, RowExpiries> expiries_;
-  TagIndex tags_;  // committed writes' tags
+  std::vector<bool> collected_;  // per op (empty: no version limits)
+  TagIndex tags_;                // committed writes' tags
   std::vector<uint32_t> acked_writes_;
   std::vector<size_t> surviving_;
   // States by row and column: row r's state on final_state[c] is

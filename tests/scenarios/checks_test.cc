@@ -321,6 +321,38 @@ TEST(LostWritesTest, ADeleteCommittedAfterAWriteRemovesItByDesign) {
   EXPECT_EQ(lost(never), 1);
 }
 
+// Write "old" (timestamp 5 ms) and a newer version (6 ms), that one
+// deleted (kDeleteCells over [6, 7) ms) at 40 ms; the final state has
+// neither. "old" is written at 0 ms, "new" at 20 ms.
+History SurplusWrite(std::optional<int64_t> max_versions) {
+  Builder b;
+  b.Write("w-0", "r", "w-0/old", 0, 10, "c1", StatusCode::kOk, 5000);
+  b.Write("w-0", "r", "w-0/new", 20, 30, "c1", StatusCode::kOk, 6000);
+  Operation& del = b.Op(OpType::kDeleteCells, "w-0", "r", 40, 50, "c1");
+  del.version = 1000;
+  del.committed = Ms(45);
+  del.timestamp = cluster::TimestampFromMicros(7000);
+  del.set_delete_start(cluster::TimestampFromMicros(6000));
+  b.Cluster("c1");
+  if (max_versions) {
+    b.history().gc_rules = {
+        {Duration(0), "t", cluster::GcRule::MaxVersions(*max_versions)}};
+  }
+  return b.history();
+}
+
+TEST(LostWritesTest, VersionsAVersionLimitMadeSurplusAreNotLost) {
+  const auto lost = [](const History& h) {
+    return RunCheck(h, "lost_writes").value;
+  };
+  // One version kept: "old" was surplus once "new" committed (20 ms), and
+  // GC removes a surplus version for good.
+  EXPECT_EQ(lost(SurplusWrite(1)), 0);
+  // Without a limit, or within it, "old" should have stayed.
+  EXPECT_EQ(lost(SurplusWrite(std::nullopt)), 1);
+  EXPECT_EQ(lost(SurplusWrite(2)), 1);
+}
+
 TEST(LostWritesTest, CellsAnAgeRuleMayHaveRemovedAreNotLost) {
   using std::chrono::seconds;
   const auto lost = [](const History& h) {
