@@ -273,11 +273,9 @@ Measure ReadViolations(const Analysis& analysis, const Filter& filter,
 Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
   const History& history = analysis.history();
   const auto& ops = history.operations;
-  struct Counts {
-    int64_t acked = 0;
-    int64_t selected = 0;
-  };
-  std::map<int32_t, Counts> rows;
+  // Each row's acknowledged increments since its last drop: (commit time,
+  // the op).
+  std::map<int32_t, std::vector<std::pair<Duration, uint32_t>>> increments_of;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operation& op = ops[i];
     if (op.type != OpType::kReadModifyWrite || !op.ok()) continue;
@@ -286,9 +284,32 @@ Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
     if (auto drop = analysis.LastDrop(row); drop && committed <= *drop) {
       continue;
     }
+    increments_of[row].emplace_back(committed, static_cast<uint32_t>(i));
+  }
+  struct Counts {
+    int64_t acked = 0;
+    int64_t selected = 0;
+  };
+  std::map<int32_t, Counts> rows;
+  for (auto& [row, increments] : increments_of) {
+    std::sort(increments.begin(), increments.end());
+    // An age rule may have removed the counter cell whenever the newest one
+    // expired before the next increment (or by the end): the counter
+    // restarts from 0 after that.
+    size_t first = 0;
+    for (size_t k = 0; k < increments.size(); ++k) {
+      const std::optional<Duration> expiry =
+          analysis.ExpiryOf(ops[increments[k].second]);
+      if (!expiry) continue;
+      const Duration next =
+          k + 1 < increments.size() ? increments[k + 1].first : history.ended;
+      if (*expiry <= next) first = k + 1;
+    }
     Counts& counts = rows[row];
-    ++counts.acked;
-    counts.selected += filter.Selects(op);
+    for (size_t k = first; k < increments.size(); ++k) {
+      ++counts.acked;
+      counts.selected += filter.Selects(ops[increments[k].second]);
+    }
   }
   int64_t lost = 0;
   int64_t increments = 0;

@@ -105,8 +105,11 @@
 //     superseded) in the final state; the detail then says "approximate".
 //   lost_updates (LOST_UPDATES): per (table, row), the acknowledged
 //     kReadModifyWrite operations (each adds 1) committed after the row's
-//     last covering DropRowRange, minus the largest final counter over the
-//     surviving clusters, clamped at 0; summed over rows. With filters, a
+//     last covering DropRowRange (or delete of the row or family) and after
+//     the last moment an age rule may have removed the counter cell (the
+//     newest one's expiry, Analysis::ExpiryOf, before the next increment or
+//     the end), minus the largest final counter over the surviving
+//     clusters, clamped at 0; summed over rows. With filters, a
 //     row contributes min(its loss, the selected increments on it): an
 //     upper bound of how many selected increments can be among the lost.
 //   token_violations (TOKEN_VIOLATIONS): the sum of Event::violations over

@@ -491,10 +491,13 @@ OrderKey Analysis::Effective(int32_t row, OrderKey seen,
 }
 
 std::optional<Duration> Analysis::ExpiryOf(const Operation& op) const {
+  // The cell's timestamp on the run's clock: an increment's is its commit
+  // time (the server's).
+  const Duration written = op.type == OpType::kReadModifyWrite
+                               ? op.committed
+                               : op.timestamp - cluster::TimestampOf(kRunEpoch);
   auto it = age_periods_.find(op.table());
   if (it == age_periods_.end()) return std::nullopt;
-  // The cell's timestamp on the run's clock.
-  const Duration written = op.timestamp - cluster::TimestampOf(kRunEpoch);
   const std::vector<AgePeriod>& periods = it->second;
   for (size_t p = 0; p < periods.size(); ++p) {
     if (!periods[p].age) continue;

@@ -197,7 +197,9 @@ class Analysis {
   // took effect at or after committed write `op` committed.
   bool RemovedLater(int32_t row, const Operation& op) const;
   // The earliest time garbage collection may remove the cell committed
-  // write `op` wrote, were it still its column's newest: when the table's
+  // write or increment `op` wrote, were it still its column's newest (an
+  // increment's counter cell is timestamped when it commits): when the
+  // table's
   // GC rule in force deletes a newest cell of that age (History::gc_rules;
   // max_age parts only, since max_num_versions keeps the newest). nullopt:
   // never within the run's rules.

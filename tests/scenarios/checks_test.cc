@@ -476,6 +476,29 @@ TEST(LostUpdatesTest, DroppedIncrementsAreNotCounted) {
   EXPECT_TRUE(Eval(b.history(), "metric: LOST_UPDATES at_most: 0").pass);
 }
 
+TEST(LostUpdatesTest, IncrementsBeforeTheCounterMayHaveExpiredAreNotCounted) {
+  // Two increments 5 s apart under a 1 s age rule: the first one's cell
+  // may have been collected before the second (the counter restarts), so
+  // a final counter of 1 loses nothing; 0 loses the second.
+  const auto lost = [](int64_t final_counter, std::vector<GcRuleChange> rules,
+                       int64_t ended_ms) {
+    Builder b;
+    b.Increment("a-0", "n", 1, 0, 10);
+    b.Increment("a-0", "n", 2, 5000, 5010);
+    b.Row(b.Cluster("c1"), "t", "n").counter = final_counter;
+    b.history().gc_rules = std::move(rules);
+    b.history().ended = Ms(ended_ms);
+    return RunCheck(b.history(), "lost_updates").value;
+  };
+  const std::vector<GcRuleChange> age = {
+      {Duration(0), "t", cluster::GcRule::MaxAge(std::chrono::seconds(1))}};
+  EXPECT_EQ(lost(1, {}, 5500), 1);  // no rule: one of two lost
+  EXPECT_EQ(lost(1, age, 5500), 0);
+  EXPECT_EQ(lost(0, age, 5500), 1);
+  // By the end (7 s) the second one's cell may be gone too.
+  EXPECT_EQ(lost(0, age, 7000), 0);
+}
+
 TEST(TokenTest, ViolationsAndWaitSeconds) {
   Builder b;
   Event& first = b.AddEvent(EventKind::kTokenWait, 1000, "");
