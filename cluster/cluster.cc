@@ -379,7 +379,8 @@ Status Cluster::ReadRows(std::string_view table, const ReadOptions& options,
 }
 
 void Cluster::Compact() {
-  // Nothing committed later can have an older version than now.
+  // A lone cluster has applied every change, and commits nothing older
+  // than now from here on.
   Compact(std::max(last_version_, MakeVersion(TimestampOf(clock_.Now()), 0)));
 }
 

@@ -87,9 +87,10 @@ class CompactionShares {
   // What was recorded for compacting `row` (the same allocation): the
   // result, the family id of the row's one column, the GC rule used and
   // the row's newest commit version. A cluster whose rule for that family
-  // equals *rule, and whose compaction horizon is at or above that
-  // version, would compute the same result, and may take it without
-  // reading the row.
+  // equals *rule (and has been its only rule through the horizon), whose
+  // compaction horizon is at or above that version, and which holds no
+  // superseded cell of the row, would compute the same result, and may
+  // take it without reading the row.
   struct Recorded {
     const RowRecord* result = nullptr;  // null: nothing recorded
     uint32_t family_id = 0;

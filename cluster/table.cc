@@ -352,8 +352,17 @@ void Table::RecordSuperseded(
     std::string_view key,
     std::span<const internal::SupersededCell> superseded) {
   if (superseded.empty()) return;
-  auto [it, inserted] = superseded_.try_emplace(std::string(key));
+  auto it = superseded_.find(key);
+  if (it == superseded_.end()) {
+    it = superseded_.try_emplace(std::string(key)).first;
+  }
   for (const internal::SupersededCell& c : superseded) {
+    const bool known = std::any_of(
+        it->second.begin(), it->second.end(), [&](const Superseded& s) {
+          return s.family_id == c.family_id && s.qualifier == c.qualifier &&
+                 s.timestamp == c.timestamp && s.version == c.version;
+        });
+    if (known) continue;
     it->second.push_back(Superseded{.family_id = c.family_id,
                                     .qualifier = std::string(c.qualifier),
                                     .timestamp = c.timestamp,

@@ -189,7 +189,8 @@ class Table {
   // removes as judged at the versions up to the horizon
   // (cluster/internal/column_gc.h); then splits large tablets and merges
   // small ones. Requires every change with a version <= the horizon
-  // applied, and the horizon not after `now`. With `shares` (may be null),
+  // applied; ages are judged at the judged versions' times, so at most the
+  // horizon's, whatever `now`. With `shares` (may be null),
   // results are shared with the other clusters compacting at `now`
   // (cluster/row_sharing.h).
   void Compact(Timestamp now, Version tombstone_horizon,
@@ -292,9 +293,10 @@ class Table {
                                Timestamp now, Version tombstone_horizon,
                                CompactionShares* shares);
   struct Superseded;
-  // Appends to *cells the superseded cells of `column` (judged until the
-  // next version of their timestamp, or until hidden), each in timestamp
-  // order, with -1 - (its index in `superseded`) at the same place in *from.
+  // Inserts into *cells, at their place in timestamp order, the superseded
+  // cells of `column` (visible until the next version of their timestamp,
+  // or until hidden), with -1 - (its index in `superseded`) at the same
+  // place in *from.
   static void AddSuperseded(const RowData& row, const FamilyData& family,
                             const ColumnData& column,
                             const std::vector<Superseded>& superseded,
@@ -338,6 +340,8 @@ class Table {
   // Set when the schema changes (GC rules, dropped families): the next
   // compaction must visit every row, not only the dirty ones.
   bool schema_dirty_ = true;
+  // The highest horizon compaction has judged GC through.
+  Version judged_through_ = 0;
   CommitHook commit_hook_;
   struct RangeTombstone {
     std::string prefix;

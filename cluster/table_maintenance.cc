@@ -77,9 +77,11 @@ void Table::ApplyReplicatedFamilies(std::span<const FamilyModification> mods,
     if (version <= newest) {
       // A newer change won; this one's rule still governed the versions
       // until the next change.
+      // (A change from before the family's creation is harmless: no cell
+      // is older than the creation. Keeping it matters when an earlier
+      // creation arrives later.)
       if (present != families_.end() &&
-          m.kind != FamilyModification::Kind::kDrop &&
-          version >= present->second->created && version > drop) {
+          m.kind != FamilyModification::Kind::kDrop && version > drop) {
         FamilyEntry& entry = *present->second;
         auto at = std::lower_bound(entry.past_rules.begin(),
                                    entry.past_rules.end(), version,
@@ -237,13 +239,19 @@ void Table::MergeSmallTablets() {
 
 void Table::Compact(Timestamp now, Version tombstone_horizon,
                     CompactionShares* shares) {
-  // Age rules and rules not yet settled (a change above the horizon, or
-  // one whose predecessor is still remembered) can change any row.
+  // Age rules can change any row, and so can a rule change the horizon
+  // passes now: every row is judged by it (rows with versions above the
+  // horizon are revisited anyway).
   bool every_row = schema_dirty_;
+  auto passes = [&](Version since) {
+    return since > judged_through_ && since <= tombstone_horizon;
+  };
   for (const auto& [name, entry] : families_) {
-    every_row = every_row || entry->gc_rule.LimitsAge() ||
-                !entry->past_rules.empty() ||
-                entry->changed > tombstone_horizon;
+    every_row =
+        every_row || entry->gc_rule.LimitsAge() || passes(entry->changed) ||
+        std::any_of(
+            entry->past_rules.begin(), entry->past_rules.end(),
+            [&](const FamilyEntry::PastRule& r) { return passes(r.since); });
   }
   const RowEditor edit = [&](const RowRecord& row) {
     return CompactRow(row, every_row, now, tombstone_horizon, shares);
@@ -256,6 +264,7 @@ void Table::Compact(Timestamp now, Version tombstone_horizon,
   }
   for (auto& tablet : tablets_) tablet->EditDue(every_row, edit, ahead);
   schema_dirty_ = false;
+  judged_through_ = std::max(judged_through_, tombstone_horizon);
   // Superseded cells are judged for good once their successor is at or
   // below the horizon, or their family is gone.
   for (auto it = superseded_.begin(); it != superseded_.end();) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/check.h"
+#include "cluster/version.h"
 
 namespace btsim::scenarios::checks_internal {
 namespace {
@@ -491,11 +492,17 @@ OrderKey Analysis::Effective(int32_t row, OrderKey seen,
 }
 
 std::optional<Duration> Analysis::ExpiryOf(const Operation& op) const {
-  // The cell's timestamp on the run's clock: an increment's is its commit
-  // time (the server's).
-  const Duration written = op.type == OpType::kReadModifyWrite
-                               ? op.committed
-                               : op.timestamp - cluster::TimestampOf(kRunEpoch);
+  // The cell's timestamp on the run's clock: an increment's is the
+  // server's, its commit time in whole milliseconds (its reply's when the
+  // commit is unknown).
+  Duration written = op.timestamp - cluster::TimestampOf(kRunEpoch);
+  if (op.type == OpType::kReadModifyWrite) {
+    written =
+        op.version != 0
+            ? cluster::TruncateToMillis(cluster::VersionTime(op.version)) -
+                  cluster::TimestampOf(kRunEpoch)
+            : op.complete;
+  }
   auto it = age_periods_.find(op.table());
   if (it == age_periods_.end()) return std::nullopt;
   const std::vector<AgePeriod>& periods = it->second;

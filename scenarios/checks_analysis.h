@@ -198,11 +198,10 @@ class Analysis {
   bool RemovedLater(int32_t row, const Operation& op) const;
   // The earliest time garbage collection may remove the cell committed
   // write or increment `op` wrote, were it still its column's newest (an
-  // increment's counter cell is timestamped when it commits): when the
-  // table's
-  // GC rule in force deletes a newest cell of that age (History::gc_rules;
-  // max_age parts only, since max_num_versions keeps the newest). nullopt:
-  // never within the run's rules.
+  // increment's counter cell has its commit time, in whole milliseconds):
+  // when the table's GC rule in force deletes a newest cell of that age
+  // (History::gc_rules; max_age parts only, since max_num_versions keeps
+  // the newest). nullopt: never within the run's rules.
   std::optional<sim::Duration> ExpiryOf(const Operation& op) const;
   // The time of the last DropRowRange covering `row`, or delete of the
   // row or its family, which also removes counters (nullopt: none).

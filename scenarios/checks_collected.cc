@@ -103,7 +103,28 @@ void Analysis::IndexCollected() {
     const auto& periods = table->second;
     // The visible writes by timestamp, newest first.
     std::map<cluster::Timestamp, uint32_t, std::greater<>> visible;
+    std::optional<int64_t> limit;
+    size_t next_period = 0;
+    // The visible writes beyond the limit are surplus, and GC may remove
+    // them from then on: they no longer count for older ones.
+    auto collect = [&] {
+      if (!limit || static_cast<int64_t>(visible.size()) <= *limit) return;
+      auto surplus = std::next(visible.begin(), *limit);
+      for (auto it = surplus; it != visible.end(); ++it) {
+        collected_[it->second] = true;
+      }
+      visible.erase(surplus, visible.end());
+    };
+    // The rule changes up to `t` (a stricter limit acts when it is set).
+    auto rules_until = [&](Duration t) {
+      for (; next_period < periods.size() && periods[next_period].first <= t;
+           ++next_period) {
+        limit = periods[next_period].second;
+        collect();
+      }
+    };
     for (const Change& change : changes) {
+      rules_until(change.at);
       const Operation& op = ops[change.op];
       if (!change.visible) {
         auto it = visible.find(op.timestamp);
@@ -116,20 +137,9 @@ void Analysis::IndexCollected() {
         if (ops[it->second].version > op.version) continue;
         it->second = change.op;
       }
-      std::optional<int64_t> limit;
-      for (const auto& [from, l] : periods) {
-        if (from > change.at) break;
-        limit = l;
-      }
-      if (!limit) continue;
-      // The visible writes beyond the limit are surplus, and GC may remove
-      // them from now on: they no longer count for older ones.
-      if (static_cast<int64_t>(visible.size()) <= *limit) continue;
-      auto surplus = std::next(visible.begin(), *limit);
-      for (auto s = surplus; s != visible.end(); ++s)
-        collected_[s->second] = true;
-      visible.erase(surplus, visible.end());
+      collect();
     }
+    rules_until(Duration::max());
   }
 }
 

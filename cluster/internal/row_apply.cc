@@ -226,13 +226,21 @@ void Apply(const Request& request, RowData& row,
           family_id, c->qualifier, cell.timestamp, cell.version, winner});
     }
   }
-  // In column order, not the order of the columns' addresses.
+  // In column order, not the order of the columns' addresses; a cell the
+  // request wrote twice (one version) once.
+  auto key = [](const SupersededCell& c) {
+    return std::tie(c.family_id, c.qualifier, c.timestamp, c.version);
+  };
   std::sort(superseded->begin(), superseded->end(),
-            [](const SupersededCell& a, const SupersededCell& b) {
-              return std::tie(a.family_id, a.qualifier, a.timestamp,
-                              a.version) <
-                     std::tie(b.family_id, b.qualifier, b.timestamp, b.version);
+            [&](const SupersededCell& a, const SupersededCell& b) {
+              return key(a) < key(b);
             });
+  superseded->erase(
+      std::unique(superseded->begin(), superseded->end(),
+                  [&](const SupersededCell& a, const SupersededCell& b) {
+                    return key(a) == key(b);
+                  }),
+      superseded->end());
 }
 
 }  // namespace

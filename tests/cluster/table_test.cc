@@ -452,6 +452,46 @@ TEST(TableGcTest, ARewrittenTimestampCountsFromItsFirstVersionInAnyOrder) {
   }
 }
 
+TEST(TableGcTest, ACellWrittenTwiceInOneRequestCountsOnce) {
+  // Keep two versions. q@1 (version 1) stays whatever the order of q@5's
+  // writes: twice in one request at version 2, once at version 3.
+  auto at = [](int v) { return MakeVersion(kNow, 0) + (v << kOriginBits); };
+  auto cells = [&](bool newer_first) {
+    Table table("t", TableOptions{}, std::vector<std::string>{});
+    const FamilyModification create[] = {
+        CreateFamily("cf", GcRule::MaxVersions(2))};
+    EXPECT_TRUE(table.ModifyColumnFamilies(create, at(0)).ok());
+    auto write = [&](std::vector<Mutation> m, int v) {
+      EXPECT_TRUE(table.MutateRow("r", m, CommitContext{at(v), kNow}).ok());
+    };
+    write({Set("cf", "q", 1000, "x")}, 1);
+    const std::vector<Mutation> twice = {Set("cf", "q", 5000, "a"),
+                                         Set("cf", "q", 5000, "b")};
+    if (newer_first) {
+      write({Set("cf", "q", 5000, "c")}, 3);
+      write(twice, 2);
+    } else {
+      write(twice, 2);
+      write({Set("cf", "q", 5000, "c")}, 3);
+    }
+    table.Compact(kNow + std::chrono::seconds(1), at(10));
+    RowSet set;
+    set.AddKey("r");
+    ReadOptions options;
+    options.rows = &set;
+    sim::Rng rng(1);
+    std::vector<std::string> values;
+    table.Read(options, rng,
+               [&](std::string_view, std::span<const CellView> row) {
+                 for (const CellView& c : row) values.emplace_back(c.value);
+                 return true;
+               });
+    return values;
+  };
+  EXPECT_THAT(cells(false), ElementsAre("c", "x"));
+  EXPECT_THAT(cells(true), ElementsAre("c", "x"));
+}
+
 TEST_F(TableTest, CompactionRemovesARowWhoseOnlyColumnAgedOut) {
   ASSERT_TRUE(
       Modify({UpdateFamily("cf", GcRule::MaxAge(std::chrono::minutes(1)))})

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cluster/version.h"
 #include "scenarios/checks_analysis.h"
 #include "tests/scenarios/checks_test_util.h"
 
@@ -353,6 +354,28 @@ TEST(LostWritesTest, VersionsAVersionLimitMadeSurplusAreNotLost) {
   EXPECT_EQ(lost(SurplusWrite(2)), 1);
 }
 
+TEST(LostWritesTest, AStricterVersionLimitCollectsWhenItIsSet) {
+  // Three versions kept while three are written; then one kept (at 50 ms,
+  // with no write after it): the two older ones are surplus from then on,
+  // and stay removed when the newest is deleted at 80 ms.
+  Builder b;
+  b.Write("w-0", "r", "w-0/1", 0, 10, "c1", StatusCode::kOk, 1000);
+  b.Write("w-0", "r", "w-0/2", 10, 20, "c1", StatusCode::kOk, 2000);
+  b.Write("w-0", "r", "w-0/3", 20, 30, "c1", StatusCode::kOk, 3000);
+  Operation& del = b.Op(OpType::kDeleteCells, "w-0", "r", 80, 90, "c1");
+  del.version = 1000;
+  del.committed = Ms(85);
+  del.timestamp = cluster::TimestampFromMicros(4000);
+  del.set_delete_start(cluster::TimestampFromMicros(3000));
+  b.Cluster("c1");
+  b.history().gc_rules = {{Duration(0), "t", cluster::GcRule::MaxVersions(3)},
+                          {Ms(50), "t", cluster::GcRule::MaxVersions(1)}};
+  EXPECT_EQ(RunCheck(b.history(), "lost_writes").value, 0);
+  // Without the stricter limit, both are lost.
+  b.history().gc_rules.pop_back();
+  EXPECT_EQ(RunCheck(b.history(), "lost_writes").value, 2);
+}
+
 TEST(LostWritesTest, CellsAnAgeRuleMayHaveRemovedAreNotLost) {
   using std::chrono::seconds;
   const auto lost = [](const History& h) {
@@ -483,8 +506,11 @@ TEST(LostUpdatesTest, IncrementsBeforeTheCounterMayHaveExpiredAreNotCounted) {
   const auto lost = [](int64_t final_counter, std::vector<GcRuleChange> rules,
                        int64_t ended_ms) {
     Builder b;
-    b.Increment("a-0", "n", 1, 0, 10);
-    b.Increment("a-0", "n", 2, 5000, 5010);
+    // Committed at 5 ms and 5,005 ms.
+    b.Increment("a-0", "n", 1, 0, 10).version =
+        cluster::MakeVersion(cluster::TimestampOf(kRunEpoch + Ms(5)), 1);
+    b.Increment("a-0", "n", 2, 5000, 5010).version =
+        cluster::MakeVersion(cluster::TimestampOf(kRunEpoch + Ms(5005)), 1);
     b.Row(b.Cluster("c1"), "t", "n").counter = final_counter;
     b.history().gc_rules = std::move(rules);
     b.history().ended = Ms(ended_ms);
