@@ -64,6 +64,8 @@ class RequestReporter {
     report.refused = refused_;
     std::lock_guard<std::mutex> lock(served_->mu);
     served_->instance->ReportRequest(report);
+    // The server's routing front end learns from what it routed.
+    served_->instance->ObserveOutcome("", report.cluster, report.code);
   }
 
   std::string_view app_profile() const { return app_profile_; }

@@ -1,6 +1,7 @@
 #include "instance/instance.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -63,6 +64,7 @@ Result<std::unique_ptr<Instance>> Instance::Create(
   if (config.node_queue_limit < sim::Duration(0)) {
     return InvalidArgument("node_queue_limit: must not be negative");
   }
+  BTSIM_RETURN_IF_ERROR(config.detector_options.Validate("detector"));
   if (config.replication_bandwidth < 0) {
     return InvalidArgument("replication_bandwidth: must not be negative");
   }
@@ -133,7 +135,10 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
           scheduler, rng.Fork("transport"), config.links)),
       replicas_(std::make_unique<replication::Replicas>(
           scheduler, *transport_, rng.Fork("replication"), config.replication)),
-      profiles_(IdsOf(config.clusters)) {
+      profiles_(IdsOf(config.clusters)),
+      detector_(config.detector),
+      detector_options_(config.detector_options),
+      probe_rng_(rng.Fork("probes")) {
   if (config.replication_latency) {
     transport_->SetLatencyEverywhere(
         sim::LatencyModel::Constant(*config.replication_latency));
@@ -148,6 +153,7 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
 }
 
 Instance::~Instance() {
+  *alive_ = false;
   replicas_->set_apply_hook(nullptr);
   replicas_->set_apply_queue(nullptr);
 }
@@ -166,8 +172,27 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   }
   const appprofile::RouteRequest request{
       kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
-  const std::vector<appprofile::RouteCandidate>& candidates =
+  const std::vector<appprofile::RouteCandidate>& known =
       RouteCandidates(request.client_zone);
+  std::span<const appprofile::RouteCandidate> candidates = known;
+  std::array<appprofile::RouteCandidate, appprofile::kMaxRouteCandidates>
+      observed;
+  if (detector_ == InstanceConfig::Detector::kObserved &&
+      known.size() <= observed.size()) {
+    // What the front end believes; when it has ejected every cluster it
+    // tries them all rather than refuse everything.
+    const appprofile::ClusterHealth& health = FrontEnd(request.client_zone);
+    bool any = false;
+    for (size_t i = 0; i < known.size(); ++i) {
+      observed[i] = known[i];
+      observed[i].available = health.Admitted(known[i].id);
+      any = any || observed[i].available;
+    }
+    for (size_t i = 0; i < known.size() && !any; ++i) {
+      observed[i].available = true;
+    }
+    candidates = std::span(observed.data(), known.size());
+  }
   auto route = appprofile::Route(*profile, request, candidates, rng_);
   if (!route.ok()) return refuse(route.status());
   const std::string_view chosen = route->chosen();
@@ -177,8 +202,9 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
                                         return c.id.data() == chosen.data();
                                       });
   BTSIM_CHECK(candidate != candidates.end());
-  if (!candidate->available) {
-    // Single-cluster routing never fails over by itself.
+  if (!candidate->available && detector_ == InstanceConfig::Detector::kOracle) {
+    // Single-cluster routing never fails over by itself. (A front end
+    // that only observes sends the request, and the cluster answers.)
     return refuse(Unavailable("cluster '" + std::string(chosen) +
                               "' of app profile '" + profile->id +
                               "' is unavailable"));
@@ -230,8 +256,10 @@ Status Instance::Execute(std::string_view app_profile_id,
                          appprofile::RequestKind kind, std::string_view row_key,
                          const std::function<Status(cluster::Cluster&)>& op) {
   BTSIM_ASSIGN_OR_RETURN(std::string id, Route(app_profile_id, kind, row_key));
-  BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster, ClusterIfUp(id));
-  return op(*cluster);
+  auto cluster = ClusterIfUp(id);
+  Status status = cluster.ok() ? op(**cluster) : cluster.status();
+  ObserveOutcome("", id, status.code());
+  return status;
 }
 
 Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {
@@ -458,6 +486,80 @@ double Instance::CpuLoad(std::string_view cluster) const {
 double Instance::HottestNodeLoad(std::string_view cluster) const {
   const cluster::NodeModel* model = Nodes(cluster);
   return model == nullptr ? 0 : model->HottestNodeLoad(scheduler_.Now());
+}
+
+appprofile::ClusterHealth& Instance::FrontEnd(std::string_view client_zone) {
+  const std::string_view zone =
+      client_zone.empty() ? client_zone_ : client_zone;
+  auto it = front_ends_.find(zone);
+  if (it == front_ends_.end()) {
+    it = front_ends_
+             .emplace(std::string(zone),
+                      appprofile::ClusterHealth(detector_options_))
+             .first;
+  }
+  return it->second;
+}
+
+void Instance::ObserveOutcome(std::string_view client_zone,
+                              std::string_view cluster, StatusCode code) {
+  if (detector_ == InstanceConfig::Detector::kOracle || cluster.empty()) {
+    return;
+  }
+  appprofile::ClusterHealth& health = FrontEnd(client_zone);
+  health.RecordOutcome(cluster, code, scheduler_.Now());
+  if (health.AnyEjected() && !probing_) {
+    probing_ = true;
+    scheduler_.RunAfter(detector_options_.probe_interval,
+                        [this, alive = alive_] {
+                          if (*alive) ProbeEjected();
+                        });
+  }
+}
+
+bool Instance::Admitted(std::string_view client_zone,
+                        std::string_view cluster) const {
+  const std::string_view zone =
+      client_zone.empty() ? client_zone_ : client_zone;
+  auto it = front_ends_.find(zone);
+  return it == front_ends_.end() || it->second.Admitted(cluster);
+}
+
+void Instance::ProbeEjected() {
+  probing_ = false;
+  bool any = false;
+  for (auto& [zone, health] : front_ends_) {
+    for (std::string& cluster : health.ProbesDue(scheduler_.Now())) {
+      Probe(zone, std::move(cluster));
+    }
+    any = any || health.AnyEjected();
+  }
+  if (any) {
+    probing_ = true;
+    scheduler_.RunAfter(detector_options_.probe_interval,
+                        [this, alive = alive_] {
+                          if (*alive) ProbeEjected();
+                        });
+  }
+}
+
+void Instance::Probe(std::string zone, std::string cluster) {
+  std::string_view cluster_zone;
+  for (const ClusterConfig& c : clusters_) {
+    if (c.id == cluster) cluster_zone = c.zone;
+  }
+  if (cluster_zone.empty()) return;  // removed since
+  const sim::LatencyModel link = transport_->LatencyOf(zone, cluster_zone);
+  const sim::Duration there = link.Sample(probe_rng_);
+  const sim::Duration back = link.Sample(probe_rng_);
+  scheduler_.RunAfter(there, [this, alive = alive_, zone, cluster, back] {
+    if (!*alive) return;
+    // The cluster answers the probe unless it is down.
+    const bool ok = !replicas_->IsDown(cluster);
+    scheduler_.RunAfter(back, [this, alive, zone, cluster, ok] {
+      if (*alive) FrontEnd(zone).RecordProbe(cluster, ok, scheduler_.Now());
+    });
+  });
 }
 
 }  // namespace btsim::instance

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "appprofile/app_profile.h"
+#include "appprofile/cluster_health.h"
 #include "appprofile/router.h"
 #include "base/result.h"
 #include "cluster/cluster.h"
@@ -79,6 +80,13 @@ struct InstanceConfig {
   // (Admit; NodeModel::Admission::kQueueFull). Bigtable publishes no such
   // figure: btsim's assumption (README, "Assumptions").
   sim::Duration node_queue_limit = std::chrono::seconds(1);
+  // What multi-cluster routing believes about the clusters' health: what
+  // each client zone's routing front end has observed (kObserved,
+  // appprofile/cluster_health.h), or the clusters' true state (kOracle, an
+  // idealised router for experiments).
+  enum class Detector { kObserved, kOracle };
+  Detector detector = Detector::kObserved;
+  appprofile::DetectorOptions detector_options;
 };
 
 // One request as its server saw it. Views are valid during the call only.
@@ -142,13 +150,22 @@ class Instance {
   void RemoveObserver(InstanceObserver* observer);
   // Passes a served request to every observer.
   void ReportRequest(const RequestReport& request);
+  // The routing front end of `client_zone` (empty: the instance's client
+  // zone) saw a request it routed to `cluster` end with `code` (its reply,
+  // or its attempt timing out). Ejected clusters are probed until
+  // readmitted. Nothing happens with the oracle detector.
+  void ObserveOutcome(std::string_view client_zone, std::string_view cluster,
+                      StatusCode code);
+  // Whether `client_zone`'s front end routes to `cluster` (not ejected).
+  bool Admitted(std::string_view client_zone, std::string_view cluster) const;
 
   // Runs `op` on the cluster that serves this request under the profile
   // (empty id: "default"): NOT_FOUND for an unknown profile,
   // FAILED_PRECONDITION for a refused transaction, UNAVAILABLE when the
-  // chosen single-cluster target is down or no multi-cluster candidate is
-  // up. Multi-cluster routing skips down clusters (a failover when the
-  // nearest is skipped). Returns `op`'s status.
+  // chosen cluster is down. Multi-cluster routing skips the clusters the
+  // instance's front end has ejected (a failover when the nearest is
+  // skipped); the outcome is what it learns from (ObserveOutcome). Returns
+  // `op`'s status.
   Status Execute(std::string_view app_profile_id, appprofile::RequestKind kind,
                  std::string_view row_key,
                  const std::function<Status(cluster::Cluster&)>& op);
@@ -302,6 +319,23 @@ class Instance {
   uint64_t route_candidates_version_ = kStale;
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
+
+  // ---- Routing front ends ----
+  // `client_zone`'s front end (empty: the instance's), made when missing.
+  appprofile::ClusterHealth& FrontEnd(std::string_view client_zone);
+  // Probes what every front end has ejected and is due, then runs again
+  // after a probe interval while any cluster is ejected.
+  void ProbeEjected();
+  // A probe from `zone` to `cluster` sent now: it answers unless the
+  // cluster is down when it arrives.
+  void Probe(std::string zone, std::string cluster);
+  InstanceConfig::Detector detector_;
+  appprofile::DetectorOptions detector_options_;
+  sim::Rng probe_rng_;
+  std::map<std::string, appprofile::ClusterHealth, std::less<>> front_ends_;
+  bool probing_ = false;  // a ProbeEjected is scheduled
+  // False once the instance is destroyed (its scheduled probes see it).
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace btsim::instance

@@ -65,6 +65,44 @@ Result<sim::Duration> DurationOf(const google::protobuf::Duration& d,
          sim::Duration(d.nanos());
 }
 
+// The detector's fields into config->detector*: unset ones keep the
+// defaults; negative counts, a rate outside (0, 1] and non-positive
+// durations are refused, naming the field.
+Status DetectorOf(const pb::Detector& d, instance::InstanceConfig* config) {
+  config->detector = d.mode() == pb::Detector::ORACLE
+                         ? instance::InstanceConfig::Detector::kOracle
+                         : instance::InstanceConfig::Detector::kObserved;
+  appprofile::DetectorOptions& o = config->detector_options;
+  auto count = [](int32_t value, const std::string& field, int* out) -> Status {
+    if (value < 0) return InvalidArgument(field + ": must not be negative");
+    if (value > 0) *out = value;
+    return OkStatus();
+  };
+  BTSIM_RETURN_IF_ERROR(count(d.consecutive_failures(),
+                              "detector.consecutive_failures",
+                              &o.consecutive_failures));
+  BTSIM_RETURN_IF_ERROR(
+      count(d.min_requests(), "detector.min_requests", &o.min_requests));
+  BTSIM_RETURN_IF_ERROR(
+      count(d.readmit_after(), "detector.readmit_after", &o.readmit_after));
+  if (d.error_rate() != 0) o.error_rate = d.error_rate();
+  auto duration = [](bool has, const google::protobuf::Duration& value,
+                     const std::string& field, sim::Duration* out) -> Status {
+    if (!has) return OkStatus();
+    BTSIM_ASSIGN_OR_RETURN(*out, DurationOf(value, field));
+    return OkStatus();
+  };
+  BTSIM_RETURN_IF_ERROR(
+      duration(d.has_window(), d.window(), "detector.window", &o.window));
+  BTSIM_RETURN_IF_ERROR(duration(d.has_base_ejection(), d.base_ejection(),
+                                 "detector.base_ejection", &o.base_ejection));
+  BTSIM_RETURN_IF_ERROR(duration(d.has_max_ejection(), d.max_ejection(),
+                                 "detector.max_ejection", &o.max_ejection));
+  BTSIM_RETURN_IF_ERROR(duration(d.has_probe_interval(), d.probe_interval(),
+                                 "detector.probe_interval", &o.probe_interval));
+  return o.Validate("detector");
+}
+
 Result<sim::LatencyModel> LatencyOf(const pb::Latency& latency,
                                     const std::string& field) {
   using sim::LatencyModel;
@@ -269,6 +307,10 @@ Result<LoadedConfig> Convert(const pb::InstanceConfig& proto) {
     BTSIM_ASSIGN_OR_RETURN(
         config.node_queue_limit,
         DurationOf(proto.node_queue_limit(), "node_queue_limit"));
+  }
+
+  if (proto.has_detector()) {
+    BTSIM_RETURN_IF_ERROR(DetectorOf(proto.detector(), &config));
   }
 
   // Replication shipping.

@@ -323,6 +323,10 @@ void SimClient::DeliverReply(uint32_t m) {
   const uint32_t token = message.token;
   Status status = std::move(message.status);
   message.status = OkStatus();
+  // The routing front end in the client's zone passes every reply on, late
+  // ones too, and learns from it.
+  context_.instance->ObserveOutcome(group_.zone, message.cluster_id,
+                                    status.code());
   free_messages_.push_back(m);
   Reply(slot, token, std::move(status));
 }
@@ -342,6 +346,12 @@ void SimClient::RunAttempt(uint32_t slot) {
   // Replies of this attempt count unless a newer one or the timeout came
   // first (Reply checks the token).
   a.timer = scheduler.RunAfter(attempt_deadline - now, [this, slot, token] {
+    // The front end sees the attempt time out on the cluster it chose.
+    const Attempt& timed_out = attempts_[slot];
+    if (!timed_out.done && timed_out.token == token) {
+      context_.instance->ObserveOutcome(group_.zone, timed_out.cluster.view(),
+                                        StatusCode::kDeadlineExceeded);
+    }
     Reply(
         slot, token,
         Status(StatusCode::kDeadlineExceeded, "the attempt's deadline passed"));
@@ -364,6 +374,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   message.deadline = attempt_deadline;
   message.arrived = sim::Time::min();
   if (!routed.ok()) {
+    a.cluster = Name();
     const sim::LatencyModel local =
         instance.transport().LatencyOf(group_.zone, group_.zone);
     instance::RequestReport report;
@@ -382,6 +393,7 @@ void SimClient::RunAttempt(uint32_t slot) {
     routed_name_ = context_.history->names->Intern(*routed);
   }
   op.cluster = routed_name_;
+  a.cluster = routed_name_;
   message.cluster_id = std::move(*routed);
   const sim::LatencyModel& link = LinkTo(message.cluster_id);
   const sim::Duration there = link.Sample(rng_);

@@ -97,6 +97,7 @@ class SimClient {
     uint32_t token = 0;
     sim::TaskId timer = 0;
     bool done = true;
+    Name cluster;  // where the current attempt went ("": nowhere)
   };
   // One request on its way to a cluster and its reply on the way back, in
   // a slot of messages_ (reused once the reply is delivered).

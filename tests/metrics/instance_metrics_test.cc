@@ -248,7 +248,11 @@ TEST_F(InstanceMetricsTest, ReplicationLatencyFromAppliedEntries) {
 
 TEST_F(InstanceMetricsTest, FailoverAndClusterDown) {
   ASSERT_TRUE(instance_->replicas().SetDown("c1", true).ok());
-  ASSERT_TRUE(Write("", "during").ok());  // the default profile: to c2
+  // The default profile: to c1 until its front end has seen it fail, then
+  // to c2.
+  int failed = 0;
+  while (!Write("", "during").ok() && failed < 10) ++failed;
+  ASSERT_EQ(failed, 5);
   const auto families = SampleAndCollect();
   const ClientMetric* m =
       Find(families, "bigtable_multi_cluster_failovers_total",

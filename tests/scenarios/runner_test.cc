@@ -271,29 +271,59 @@ TEST(RunnerTest, PinnedProfileFailsWhileItsClusterIsDownAndRetries) {
   EXPECT_TRUE(o.history.failovers.empty());
 }
 
-TEST(RunnerTest, MultiClusterFailsOverAndBack) {
-  const RunOutcome o = Play(R"pb(
-    clients {
-      name: "app"
-      workload {
-        mix { write: 1 }
-        keys { uniform {} }
-        ops_per_second: 50
-      }
+constexpr char kOutageOfC1[] = R"pb(
+  clients {
+    name: "app"
+    workload {
+      mix { write: 1 }
+      keys { uniform {} }
+      ops_per_second: 50
     }
-    timeline {
-      at { seconds: 3 }
-      cluster_down { cluster: "c1" }
+  }
+  timeline {
+    at { seconds: 3 }
+    cluster_down { cluster: "c1" }
+  }
+  timeline {
+    at { seconds: 6 }
+    cluster_up { cluster: "c1" }
+  }
+)pb";
+
+TEST(RunnerTest, MultiClusterFailsOverOnceItSeesFailuresAndBackAfterProbes) {
+  const RunOutcome o = Play(kOutageOfC1);
+  int retried = 0;
+  for (const Operation& op : o.history.operations) {
+    EXPECT_TRUE(op.ok()) << op.message;  // failed attempts are retried
+    if (op.invoke >= seconds(3) && op.attempts > 1) ++retried;
+    if (op.invoke > milliseconds(3500) && op.invoke < seconds(6)) {
+      EXPECT_EQ(op.cluster, "c2");  // same region as the client: nearest
     }
-    timeline {
-      at { seconds: 6 }
-      cluster_up { cluster: "c1" }
+    // Readmitted once the 5 s ejection is over and three probes a second
+    // apart have succeeded since c1 came back.
+    if (op.invoke > milliseconds(6100) && op.invoke < seconds(8)) {
+      EXPECT_EQ(op.cluster, "c2");
     }
-  )pb");
+    if (op.invoke > milliseconds(9100)) {
+      EXPECT_EQ(op.cluster, "c1");
+    }
+  }
+  // The front end was not told: requests to c1 failed until it ejected c1.
+  EXPECT_GE(retried, 1);
+  EXPECT_LE(retried, 5);
+  EXPECT_FALSE(o.history.failovers.empty());
+}
+
+TEST(RunnerTest, TheOracleFailsOverAndBackAtOnce) {
+  std::string text = std::string(kBase) + kOutageOfC1;
+  const std::string c3 =
+      R"(clusters { id: "c3" zone: "europe-west1-d" nodes: 2 })";
+  text.replace(text.find(c3), c3.size(), c3 + " detector { mode: ORACLE }");
+  const RunOutcome o = PlayScenario(text);
   for (const Operation& op : o.history.operations) {
     EXPECT_TRUE(op.ok()) << op.message;
     if (op.invoke > milliseconds(3100) && op.invoke < seconds(6)) {
-      EXPECT_EQ(op.cluster, "c2");  // same region as the client: nearest
+      EXPECT_EQ(op.cluster, "c2");
     }
     if (op.invoke > milliseconds(6100)) {
       EXPECT_EQ(op.cluster, "c1");
