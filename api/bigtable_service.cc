@@ -21,7 +21,8 @@ namespace v2 = ::google::bigtable::v2;
 namespace {
 
 // Routes a request as Instance::Execute does and runs `op(cluster)` on the
-// cluster that serves it, noting that cluster (or the refusal) in `report`.
+// cluster that serves it, noting that cluster (or the refusal) in `report`
+// (whose Send tells the routing front end the outcome).
 template <typename Op>
 Status Execute(instance::Instance& instance, RequestReporter& report,
                appprofile::RequestKind kind, std::string_view row_key,
@@ -238,12 +239,12 @@ grpc::Status DoPingAndWarm(InstanceRegistry& registry,
   if (!served.ok()) return ToGrpc(served.status());
   report.Bind(**served);
   std::lock_guard<std::mutex> lock((*served)->mu);
-  // Warming succeeds when the profile can route somewhere.
+  // Warming succeeds when the profile routes to a cluster that answers.
   auto routed = (*served)->instance->Route(
       request->app_profile_id(), appprofile::RequestKind::kMultiRow, "");
   if (!routed.ok()) return ToGrpc(routed.status());
   report.set_cluster(std::move(routed).value());
-  return grpc::Status::OK;
+  return ToGrpc((*served)->instance->ClusterIfUp(report.cluster()).status());
 }
 
 grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,

@@ -107,6 +107,10 @@ void ClusterHealth::RecordProbe(std::string_view cluster, bool ok,
   }
 }
 
+void ClusterHealth::Forget(std::string_view cluster) {
+  std::erase_if(states_, [&](const State& s) { return s.cluster == cluster; });
+}
+
 bool ClusterHealth::Admitted(std::string_view cluster) const {
   const State* s = Find(cluster);
   return s == nullptr || !s->ejected;

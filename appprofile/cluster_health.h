@@ -60,6 +60,9 @@ class ClusterHealth {
   void RecordOutcome(std::string_view cluster, StatusCode code, sim::Time now);
   // A probe of `cluster` ended at `now`; `ok` when it answered.
   void RecordProbe(std::string_view cluster, bool ok, sim::Time now);
+  // Forgets `cluster` (removed from the instance): it is admitted if it
+  // comes back.
+  void Forget(std::string_view cluster);
 
   // False while `cluster` is ejected.
   bool Admitted(std::string_view cluster) const;

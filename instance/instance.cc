@@ -177,23 +177,25 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   std::span<const appprofile::RouteCandidate> candidates = known;
   std::array<appprofile::RouteCandidate, appprofile::kMaxRouteCandidates>
       observed;
-  if (detector_ == InstanceConfig::Detector::kObserved &&
-      known.size() <= observed.size()) {
-    // What the front end believes; when it has ejected every cluster it
-    // tries them all rather than refuse everything.
+  const bool observing = detector_ == InstanceConfig::Detector::kObserved;
+  if (observing) {
+    // What the front end believes, not the truth cached in `known`.
+    BTSIM_CHECK(known.size() <= observed.size());
     const appprofile::ClusterHealth& health = FrontEnd(request.client_zone);
-    bool any = false;
     for (size_t i = 0; i < known.size(); ++i) {
       observed[i] = known[i];
       observed[i].available = health.Admitted(known[i].id);
-      any = any || observed[i].available;
-    }
-    for (size_t i = 0; i < known.size() && !any; ++i) {
-      observed[i].available = true;
     }
     candidates = std::span(observed.data(), known.size());
   }
   auto route = appprofile::Route(*profile, request, candidates, rng_);
+  if (observing && !route.ok() &&
+      route.status().code() == StatusCode::kUnavailable) {
+    // Every cluster of the profile is ejected: the front end tries them
+    // all rather than refuse everything.
+    for (size_t i = 0; i < known.size(); ++i) observed[i].available = true;
+    route = appprofile::Route(*profile, request, candidates, rng_);
+  }
   if (!route.ok()) return refuse(route.status());
   const std::string_view chosen = route->chosen();
   // `chosen` views its entry of candidates.
@@ -310,6 +312,7 @@ Status Instance::RemoveCluster(std::string_view id) {
   capacity_by_origin_.clear();
   if (auto it = capacity_.find(id); it != capacity_.end()) capacity_.erase(it);
   profiles_.SetClusters(IdsOf(clusters_));
+  for (auto& [zone, health] : front_ends_) health.Forget(id);
   return OkStatus();
 }
 
@@ -548,7 +551,10 @@ void Instance::Probe(std::string zone, std::string cluster) {
   for (const ClusterConfig& c : clusters_) {
     if (c.id == cluster) cluster_zone = c.zone;
   }
-  if (cluster_zone.empty()) return;  // removed since
+  if (cluster_zone.empty()) {  // removed since
+    FrontEnd(zone).Forget(cluster);
+    return;
+  }
   const sim::LatencyModel link = transport_->LatencyOf(zone, cluster_zone);
   const sim::Duration there = link.Sample(probe_rng_);
   const sim::Duration back = link.Sample(probe_rng_);

@@ -323,10 +323,14 @@ void SimClient::DeliverReply(uint32_t m) {
   const uint32_t token = message.token;
   Status status = std::move(message.status);
   message.status = OkStatus();
-  // The routing front end in the client's zone passes every reply on, late
-  // ones too, and learns from it.
-  context_.instance->ObserveOutcome(group_.zone, message.cluster_id,
-                                    status.code());
+  // The routing front end in the client's zone learns from the replies of
+  // current attempts (the client has cancelled the others: their replies
+  // never come back).
+  const Attempt& a = attempts_[slot];
+  if (!a.done && a.token == token) {
+    context_.instance->ObserveOutcome(group_.zone, message.cluster_id,
+                                      status.code());
+  }
   free_messages_.push_back(m);
   Reply(slot, token, std::move(status));
 }
@@ -375,6 +379,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   message.arrived = sim::Time::min();
   if (!routed.ok()) {
     a.cluster = Name();
+    message.cluster_id.clear();  // the front end answers itself
     const sim::LatencyModel local =
         instance.transport().LatencyOf(group_.zone, group_.zone);
     instance::RequestReport report;

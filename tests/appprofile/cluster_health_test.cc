@@ -128,6 +128,15 @@ TEST(ClusterHealthTest, AFlappingClusterStaysOutLongerEachTime) {
   EXPECT_EQ(health.Ejections("c1"), 3);
 }
 
+TEST(ClusterHealthTest, AForgottenClusterIsAdmittedAndNotProbed) {
+  ClusterHealth health;
+  Eject(health, seconds(0));
+  health.Forget("c1");
+  EXPECT_TRUE(health.Admitted("c1"));
+  EXPECT_FALSE(health.AnyEjected());
+  EXPECT_THAT(health.ProbesDue(At(seconds(2))), IsEmpty());
+}
+
 TEST(ClusterHealthTest, OptionsNameTheirField) {
   EXPECT_TRUE(DetectorOptions{}.Validate("detector").ok());
   DetectorOptions o;

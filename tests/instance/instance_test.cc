@@ -227,6 +227,18 @@ TEST_F(InstanceTest, EachClientZoneRoutesToItsNearestCluster) {
   EXPECT_EQ(route_from("europe-west1-d"), "c3");
 }
 
+TEST_F(InstanceTest, ARemovedClusterIsNoLongerProbed) {
+  for (int i = 0; i < 5; ++i) {
+    instance_->ObserveOutcome("europe-west1-d", "c3", StatusCode::kUnavailable);
+  }
+  ASSERT_FALSE(instance_->Admitted("europe-west1-d", "c3"));
+  ASSERT_TRUE(instance_->RemoveCluster("c3").ok());
+  EXPECT_TRUE(instance_->Admitted("europe-west1-d", "c3"));
+  // No probe stays scheduled: the scheduler runs dry.
+  scheduler_.RunUntilIdle(1'000'000);
+  EXPECT_EQ(scheduler_.pending(), 0u);
+}
+
 TEST(InstanceOracleTest, TheOracleRoutesAroundADownClusterAtOnce) {
   sim::VirtualScheduler scheduler(sim::Time(std::chrono::seconds(1)));
   InstanceConfig config;
