@@ -172,7 +172,9 @@ class Instance {
 
   // The first step of Execute: the id of the cluster that serves the
   // request (reported to the observer), or the refusal. `client_zone`
-  // decides which clusters are nearest; empty: the instance's client zone.
+  // decides which clusters are nearest and whose front end's view of their
+  // health counts; empty: the instance's client zone. The caller reports
+  // the outcome (ObserveOutcome).
   Result<std::string> Route(std::string_view app_profile_id,
                             appprofile::RequestKind kind,
                             std::string_view row_key,
