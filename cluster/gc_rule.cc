@@ -117,12 +117,6 @@ std::optional<std::chrono::microseconds> GcRule::NewestCellAge() const {
   return std::nullopt;
 }
 
-bool GcRule::CountsVersions() const {
-  if (kind == Kind::kMaxVersions) return true;
-  return std::any_of(rules.begin(), rules.end(),
-                     [](const GcRule& r) { return r.CountsVersions(); });
-}
-
 bool GcRule::LimitsAge() const {
   if (kind == Kind::kMaxAge) return true;
   return std::any_of(rules.begin(), rules.end(),

@@ -40,10 +40,8 @@ struct GcRule {
   // parts count: a union deletes when any part does, an intersection when
   // every part does.
   std::optional<std::chrono::microseconds> NewestCellAge() const;
-  // Whether some part is a max_num_versions limit (deletions then depend
-  // on the column's other cells) / a max_age limit (deletions then depend
-  // on the time).
-  bool CountsVersions() const;
+  // Whether some part is a max_age limit (deletions then depend on the
+  // time).
   bool LimitsAge() const;
 
   // Human-readable form, e.g. "(versions() > 2 || age() > 1d)".

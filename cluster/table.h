@@ -302,6 +302,9 @@ class Table {
                             const std::vector<Superseded>& superseded,
                             std::vector<internal::GcCell>* cells,
                             std::vector<ptrdiff_t>* from);
+  // Whether `entry`'s current rule is the only one that judged the
+  // versions up to `horizon` (no past rule remembered, no change above it).
+  static bool RuleSettled(const FamilyEntry& entry, Version horizon);
   // The GC rules `entry` has had, oldest first: in *one when it has had
   // only its current rule, else in *many.
   static std::span<const internal::GcPeriod> PeriodsOf(

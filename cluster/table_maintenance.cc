@@ -310,8 +310,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
     const CompactionShares::Recorded known = shares->Find(record, now);
     if (known.result != nullptr && known.family_id < families_by_id_.size() &&
         families_by_id_[known.family_id] != nullptr &&
-        families_by_id_[known.family_id]->past_rules.empty() &&
-        families_by_id_[known.family_id]->changed <= tombstone_horizon &&
+        RuleSettled(*families_by_id_[known.family_id], tombstone_horizon) &&
         families_by_id_[known.family_id]->gc_rule == *known.rule &&
         known.newest_version <= tombstone_horizon) {
       out.replacement = known.result->Share();
@@ -352,7 +351,7 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
         out.replacement = KeepNewestCells(record, lone, keep);
         if (shares != nullptr && record.shared() &&
             newest_version <= tombstone_horizon && !entry.gc_rule.LimitsAge() &&
-            entry.past_rules.empty() && entry.changed <= tombstone_horizon) {
+            RuleSettled(entry, tombstone_horizon)) {
           shares->Add(record, lone.family_id, entry.gc_rule, now,
                       newest_version, out.replacement);
         }
@@ -484,6 +483,10 @@ void Table::AddSuperseded(const RowData& row, const FamilyData& family,
     from->insert(from->begin() + static_cast<ptrdiff_t>(at),
                  -1 - static_cast<ptrdiff_t>(k));
   }
+}
+
+bool Table::RuleSettled(const FamilyEntry& entry, Version horizon) {
+  return entry.past_rules.empty() && entry.changed <= horizon;
 }
 
 std::span<const GcPeriod> Table::PeriodsOf(const FamilyEntry& entry,

@@ -170,8 +170,7 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   if (profile == nullptr) {
     return refuse(profiles_.Get(app_profile_id).status());
   }
-  const appprofile::RouteRequest request{
-      kind, row_key, client_zone.empty() ? client_zone_ : client_zone};
+  const appprofile::RouteRequest request{kind, row_key, ZoneOr(client_zone)};
   const std::vector<appprofile::RouteCandidate>& known =
       RouteCandidates(request.client_zone);
   std::span<const appprofile::RouteCandidate> candidates = known;
@@ -491,9 +490,12 @@ double Instance::HottestNodeLoad(std::string_view cluster) const {
   return model == nullptr ? 0 : model->HottestNodeLoad(scheduler_.Now());
 }
 
+std::string_view Instance::ZoneOr(std::string_view client_zone) const {
+  return client_zone.empty() ? std::string_view(client_zone_) : client_zone;
+}
+
 appprofile::ClusterHealth& Instance::FrontEnd(std::string_view client_zone) {
-  const std::string_view zone =
-      client_zone.empty() ? client_zone_ : client_zone;
+  const std::string_view zone = ZoneOr(client_zone);
   auto it = front_ends_.find(zone);
   if (it == front_ends_.end()) {
     it = front_ends_
@@ -522,9 +524,7 @@ void Instance::ObserveOutcome(std::string_view client_zone,
 
 bool Instance::Admitted(std::string_view client_zone,
                         std::string_view cluster) const {
-  const std::string_view zone =
-      client_zone.empty() ? client_zone_ : client_zone;
-  auto it = front_ends_.find(zone);
+  auto it = front_ends_.find(ZoneOr(client_zone));
   return it == front_ends_.end() || it->second.Admitted(cluster);
 }
 

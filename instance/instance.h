@@ -323,6 +323,8 @@ class Instance {
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
 
   // ---- Routing front ends ----
+  // `client_zone`, or the instance's client zone when it is empty.
+  std::string_view ZoneOr(std::string_view client_zone) const;
   // `client_zone`'s front end (empty: the instance's), made when missing.
   appprofile::ClusterHealth& FrontEnd(std::string_view client_zone);
   // Probes what every front end has ejected and is due, then runs again

@@ -314,6 +314,11 @@ void SimClient::Reply(uint32_t slot, uint32_t token, Status status) {
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token) return;
   context_.scheduler->Cancel(a.timer);
+  // The routing front end in the client's zone learns from what the
+  // current attempt ended with: its reply, or its timeout (the client then
+  // cancels it, and its reply never comes back).
+  context_.instance->ObserveOutcome(group_.zone, a.cluster.view(),
+                                    status.code());
   Finish(slot, std::move(status));
 }
 
@@ -323,14 +328,6 @@ void SimClient::DeliverReply(uint32_t m) {
   const uint32_t token = message.token;
   Status status = std::move(message.status);
   message.status = OkStatus();
-  // The routing front end in the client's zone learns from the replies of
-  // current attempts (the client has cancelled the others: their replies
-  // never come back).
-  const Attempt& a = attempts_[slot];
-  if (!a.done && a.token == token) {
-    context_.instance->ObserveOutcome(group_.zone, message.cluster_id,
-                                      status.code());
-  }
   free_messages_.push_back(m);
   Reply(slot, token, std::move(status));
 }
@@ -350,12 +347,6 @@ void SimClient::RunAttempt(uint32_t slot) {
   // Replies of this attempt count unless a newer one or the timeout came
   // first (Reply checks the token).
   a.timer = scheduler.RunAfter(attempt_deadline - now, [this, slot, token] {
-    // The front end sees the attempt time out on the cluster it chose.
-    const Attempt& timed_out = attempts_[slot];
-    if (!timed_out.done && timed_out.token == token) {
-      context_.instance->ObserveOutcome(group_.zone, timed_out.cluster.view(),
-                                        StatusCode::kDeadlineExceeded);
-    }
     Reply(
         slot, token,
         Status(StatusCode::kDeadlineExceeded, "the attempt's deadline passed"));
@@ -378,8 +369,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   message.deadline = attempt_deadline;
   message.arrived = sim::Time::min();
   if (!routed.ok()) {
-    a.cluster = Name();
-    message.cluster_id.clear();  // the front end answers itself
+    a.cluster = Name();  // the front end answers itself
     const sim::LatencyModel local =
         instance.transport().LatencyOf(group_.zone, group_.zone);
     instance::RequestReport report;

@@ -232,27 +232,32 @@ TEST(RunnerTest, ClosedLoopKeepsNInFlight) {
   EXPECT_GT(o.history.operations.size(), 1000u);
 }
 
+// c1 is down from 3 s to 6 s.
+constexpr char kC1DownFrom3To6s[] = R"pb(
+  timeline {
+    at { seconds: 3 }
+    cluster_down { cluster: "c1" }
+  }
+  timeline {
+    at { seconds: 6 }
+    cluster_up { cluster: "c1" }
+  }
+)pb";
+
 TEST(RunnerTest, PinnedProfileFailsWhileItsClusterIsDownAndRetries) {
   const RunOutcome o = Play(std::string(R"pb(
-    clients {
-      name: "app"
-      app_profile: "pinned"
-      deadline { seconds: 1 }
-      workload {
-        mix { write: 1 }
-        keys { uniform {} }
-        ops_per_second: 50
-      }
-    }
-    timeline {
-      at { seconds: 3 }
-      cluster_down { cluster: "c1" }
-    }
-    timeline {
-      at { seconds: 6 }
-      cluster_up { cluster: "c1" }
-    }
-  )pb"));
+                              clients {
+                                name: "app"
+                                app_profile: "pinned"
+                                deadline { seconds: 1 }
+                                workload {
+                                  mix { write: 1 }
+                                  keys { uniform {} }
+                                  ops_per_second: 50
+                                }
+                              }
+                            )pb") +
+                            kC1DownFrom3To6s);
   int failed_in_outage = 0, ok_after = 0;
   for (const Operation& op : o.history.operations) {
     if (op.invoke >= seconds(3) && op.invoke < seconds(5)) {
@@ -271,7 +276,8 @@ TEST(RunnerTest, PinnedProfileFailsWhileItsClusterIsDownAndRetries) {
   EXPECT_TRUE(o.history.failovers.empty());
 }
 
-constexpr char kOutageOfC1[] = R"pb(
+// A writer through the default (multi-cluster) profile.
+constexpr char kMultiClusterWriter[] = R"pb(
   clients {
     name: "app"
     workload {
@@ -280,18 +286,11 @@ constexpr char kOutageOfC1[] = R"pb(
       ops_per_second: 50
     }
   }
-  timeline {
-    at { seconds: 3 }
-    cluster_down { cluster: "c1" }
-  }
-  timeline {
-    at { seconds: 6 }
-    cluster_up { cluster: "c1" }
-  }
 )pb";
 
 TEST(RunnerTest, MultiClusterFailsOverOnceItSeesFailuresAndBackAfterProbes) {
-  const RunOutcome o = Play(kOutageOfC1);
+  const RunOutcome o =
+      Play(std::string(kMultiClusterWriter) + kC1DownFrom3To6s);
   int retried = 0;
   for (const Operation& op : o.history.operations) {
     EXPECT_TRUE(op.ok()) << op.message;  // failed attempts are retried
@@ -315,7 +314,8 @@ TEST(RunnerTest, MultiClusterFailsOverOnceItSeesFailuresAndBackAfterProbes) {
 }
 
 TEST(RunnerTest, TheOracleFailsOverAndBackAtOnce) {
-  std::string text = std::string(kBase) + kOutageOfC1;
+  std::string text =
+      std::string(kBase) + kMultiClusterWriter + kC1DownFrom3To6s;
   const std::string c3 =
       R"(clusters { id: "c3" zone: "europe-west1-d" nodes: 2 })";
   text.replace(text.find(c3), c3.size(), c3 + " detector { mode: ORACLE }");
