@@ -26,6 +26,9 @@ Status DetectorOptions::Validate(const std::string& field) const {
     return bad("probe_interval", "must be positive");
   }
   if (readmit_after < 1) return bad("readmit_after", "must be at least 1");
+  if (probe_timeout <= sim::Duration(0)) {
+    return bad("probe_timeout", "must be positive");
+  }
   return OkStatus();
 }
 

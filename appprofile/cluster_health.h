@@ -10,8 +10,9 @@
 //   far), at most max_ejection: a flapping cluster stays out longer each
 //   time. Its count is forgotten after max_ejection admitted without one.
 // - Active detection: an ejected cluster is probed every probe_interval
-//   (ProbesDue); it is readmitted once its ejection time has passed and its
-//   last `readmit_after` probes succeeded.
+//   (ProbesDue); a probe fails when it is not answered within
+//   probe_timeout (the caller times it). The cluster is readmitted once its
+//   ejection time has passed and its last `readmit_after` probes succeeded.
 //
 // Failures are what say a cluster is unhealthy (UNAVAILABLE,
 // DEADLINE_EXCEEDED, INTERNAL, UNKNOWN, RESOURCE_EXHAUSTED, ABORTED); any
@@ -43,6 +44,8 @@ struct DetectorOptions {
   sim::Duration max_ejection = std::chrono::seconds(60);
   sim::Duration probe_interval = std::chrono::seconds(1);
   int readmit_after = 3;
+  // A probe not answered within this fails.
+  sim::Duration probe_timeout = std::chrono::milliseconds(500);
 
   // INVALID_ARGUMENT naming `field` + "." + the offending option.
   Status Validate(const std::string& field) const;

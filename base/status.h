@@ -3,6 +3,7 @@
 #ifndef BTSIM_BASE_STATUS_H_
 #define BTSIM_BASE_STATUS_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,8 @@ enum class StatusCode : int {
 
 // The canonical upper-case name, e.g. "INVALID_ARGUMENT".
 std::string_view StatusCodeName(StatusCode code);
+// The code named `name` ("UNAVAILABLE"), if any.
+std::optional<StatusCode> StatusCodeFromName(std::string_view name);
 
 class [[nodiscard]] Status {
  public:
@@ -61,6 +64,9 @@ inline Status NotFound(std::string m) {
 }
 inline Status AlreadyExists(std::string m) {
   return Status(StatusCode::kAlreadyExists, std::move(m));
+}
+inline Status DeadlineExceeded(std::string m) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(m));
 }
 inline Status FailedPrecondition(std::string m) {
   return Status(StatusCode::kFailedPrecondition, std::move(m));

@@ -253,12 +253,45 @@ Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {
   return cluster;
 }
 
+Instance::Reception Instance::Receive(std::string_view id,
+                                      std::string_view method, sim::Rng& rng) {
+  Reception r;
+  bool down = false;
+  r.cluster = replicas_->Find(id, &down);
+  if (r.cluster == nullptr) {
+    r.kind = Reception::Kind::kFailed;
+    r.status = NotFound("cluster '" + std::string(id) + "' not found");
+  } else if (down) {
+    r.cluster = nullptr;
+    if (faults_.down_mode(id) == DownMode::kBlackhole) {
+      r.kind = Reception::Kind::kLost;
+      r.status =
+          DeadlineExceeded("cluster '" + std::string(id) + "' did not answer");
+    } else {
+      r.kind = Reception::Kind::kFailed;
+      r.status =
+          Unavailable("cluster '" + std::string(id) + "' is unavailable");
+    }
+  } else {
+    ClusterFaults::Arrival arrival = faults_.Arrive(id, method, rng);
+    if (!arrival.status.ok()) {
+      r.kind = Reception::Kind::kFailed;
+      r.status = std::move(arrival.status);
+      r.cluster = nullptr;
+    }
+    r.added = arrival.added;
+  }
+  return r;
+}
+
 Status Instance::Execute(std::string_view app_profile_id,
                          appprofile::RequestKind kind, std::string_view row_key,
                          const std::function<Status(cluster::Cluster&)>& op) {
   BTSIM_ASSIGN_OR_RETURN(std::string id, Route(app_profile_id, kind, row_key));
-  auto cluster = ClusterIfUp(id);
-  Status status = cluster.ok() ? op(**cluster) : cluster.status();
+  Reception reception = Receive(id, "", rng_);
+  Status status = reception.kind == Reception::Kind::kServed
+                      ? op(*reception.cluster)
+                      : std::move(reception.status);
   ObserveOutcome("", id, status.code());
   return status;
 }
@@ -312,6 +345,7 @@ Status Instance::RemoveCluster(std::string_view id) {
   if (auto it = capacity_.find(id); it != capacity_.end()) capacity_.erase(it);
   profiles_.SetClusters(IdsOf(clusters_));
   for (auto& [zone, health] : front_ends_) health.Forget(id);
+  faults_.Forget(id);
   return OkStatus();
 }
 
@@ -558,14 +592,34 @@ void Instance::Probe(std::string zone, std::string cluster) {
   const sim::LatencyModel link = transport_->LatencyOf(zone, cluster_zone);
   const sim::Duration there = link.Sample(probe_rng_);
   const sim::Duration back = link.Sample(probe_rng_);
-  scheduler_.RunAfter(there, [this, alive = alive_, zone, cluster, back] {
-    if (!*alive) return;
-    // The cluster answers the probe unless it is down.
-    const bool ok = !replicas_->IsDown(cluster);
-    scheduler_.RunAfter(back, [this, alive, zone, cluster, ok] {
-      if (*alive) FrontEnd(zone).RecordProbe(cluster, ok, scheduler_.Now());
-    });
-  });
+  const sim::Time sent = scheduler_.Now();
+  // Ends the probe once: with its answer, or failed at the timeout.
+  auto answered = std::make_shared<bool>(false);
+  scheduler_.RunAfter(detector_options_.probe_timeout,
+                      [this, alive = alive_, zone, cluster, answered] {
+                        if (!*alive || *answered) return;
+                        *answered = true;
+                        FrontEnd(zone).RecordProbe(cluster, false,
+                                                   scheduler_.Now());
+                      });
+  if (faults_.RequestLost(zone, "", cluster)) return;
+  scheduler_.RunAfter(
+      there, [this, alive = alive_, zone, cluster, back, sent, answered] {
+        if (!*alive || *answered) return;
+        Reception r = Receive(cluster, "PingAndWarm", probe_rng_);
+        if (r.kind == Reception::Kind::kLost) return;
+        if (faults_.ReplyLost(zone, "", cluster)) return;
+        const bool ok = r.kind == Reception::Kind::kServed;
+        const sim::Duration delay = r.added + back;
+        if (scheduler_.Now() + delay - sent > detector_options_.probe_timeout) {
+          return;  // the timeout fails it
+        }
+        scheduler_.RunAfter(delay, [this, alive, zone, cluster, ok, answered] {
+          if (!*alive || *answered) return;
+          *answered = true;
+          FrontEnd(zone).RecordProbe(cluster, ok, scheduler_.Now());
+        });
+      });
 }
 
 }  // namespace btsim::instance

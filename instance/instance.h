@@ -29,6 +29,7 @@
 #include "base/result.h"
 #include "cluster/cluster.h"
 #include "cluster/node_model.h"
+#include "instance/cluster_faults.h"
 #include "instance/tablet_units.h"
 #include "replication/replicas.h"
 #include "sim/scheduler.h"
@@ -161,8 +162,9 @@ class Instance {
 
   // Runs `op` on the cluster that serves this request under the profile
   // (empty id: "default"): NOT_FOUND for an unknown profile,
-  // FAILED_PRECONDITION for a refused transaction, UNAVAILABLE when the
-  // chosen cluster is down. Multi-cluster routing skips the clusters the
+  // FAILED_PRECONDITION for a refused transaction, what Receive answers
+  // for the chosen cluster (DEADLINE_EXCEEDED when it is black-holed; no
+  // latency is added). Multi-cluster routing skips the clusters the
   // instance's front end has ejected (a failover when the nearest is
   // skipped); the outcome is what it learns from (ObserveOutcome). Returns
   // `op`'s status.
@@ -182,6 +184,29 @@ class Instance {
   // The cluster `id` if it exists and is up; UNAVAILABLE when down,
   // NOT_FOUND when gone (e.g. between batches of a streaming read).
   Result<cluster::Cluster*> ClusterIfUp(std::string_view id);
+
+  // The faults injected into the clusters and between clients and them
+  // (down modes, slowness, errors, client cuts). Steps and `btsim ctl`
+  // set them; routing never reads them.
+  ClusterFaults& faults() { return faults_; }
+  const ClusterFaults& faults() const { return faults_; }
+  // What a request of `method` meets on reaching cluster `id` now.
+  struct Reception {
+    enum class Kind {
+      kServed,  // `cluster` serves it, `added` later than it would
+      kFailed,  // answered at once with `status`: NOT_FOUND (gone),
+                // UNAVAILABLE (down, refusing), or an injected error
+      kLost,    // down and black-holed: no answer ever comes
+    };
+    Kind kind = Kind::kServed;
+    Status status;
+    cluster::Cluster* cluster = nullptr;
+    sim::Duration added{0};
+  };
+  // Draws injected errors and added latency from `rng` (only when the
+  // cluster has such faults).
+  Reception Receive(std::string_view id, std::string_view method,
+                    sim::Rng& rng);
 
   // DropRowRange on a live cluster; it replicates. Only one may be in
   // progress per table: until every cluster has applied the previous one, a
@@ -330,9 +355,11 @@ class Instance {
   // Probes what every front end has ejected and is due, then runs again
   // after a probe interval while any cluster is ejected.
   void ProbeEjected();
-  // A probe from `zone` to `cluster` sent now: it answers unless the
-  // cluster is down when it arrives.
+  // A probe (PingAndWarm) from `zone`'s front end to `cluster` sent now.
+  // It fails when its answer is an error, or none comes within the probe
+  // timeout (a black-holed or cut cluster, or one too slow).
   void Probe(std::string zone, std::string cluster);
+  ClusterFaults faults_;
   InstanceConfig::Detector detector_;
   appprofile::DetectorOptions detector_options_;
   sim::Rng probe_rng_;

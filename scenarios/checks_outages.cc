@@ -16,12 +16,21 @@ namespace {
 
 using sim::Duration;
 
-// A fault that takes clusters (or the way to them) away, for failback.
+// A fault that takes clusters (or the way to them) away, or makes them
+// fail or slow, for failback.
 bool IsFault(const Event& event) {
-  const EventKind kind = event.kind;
-  return !event.refused &&
-         (kind == EventKind::kClusterDown || kind == EventKind::kPartition ||
-          kind == EventKind::kNodeFailure || kind == EventKind::kRemoveCluster);
+  switch (event.kind) {
+    case EventKind::kClusterDown:
+    case EventKind::kPartition:
+    case EventKind::kNodeFailure:
+    case EventKind::kRemoveCluster:
+    case EventKind::kSlowCluster:
+    case EventKind::kInjectErrors:
+    case EventKind::kCutClients:
+      return !event.refused;
+    default:
+      return false;
+  }
 }
 
 // What may start an outage (RTO): a fault, a latency change (its
@@ -75,7 +84,9 @@ class ClientIndex {
 
 // The event that repairs fault `events[fault]`: the first later kClusterUp
 // (kClusterDown), kHeal of the same pair in either order (kPartition),
-// kNodeRecovery (kNodeFailure) of the same cluster, or kSettle; nullopt
+// kNodeRecovery (kNodeFailure), kRestoreSpeed (kSlowCluster), kStopErrors
+// (kInjectErrors) of the same cluster, kMendClients of the same cut
+// (kCutClients), or kSettle; nullopt
 // when none (always for kRemoveCluster). Refused events repair nothing.
 std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
   const Event& f = events[fault];
@@ -99,6 +110,22 @@ std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
         break;
       case EventKind::kNodeFailure:
         if (r.kind == EventKind::kNodeRecovery && r.cluster == f.cluster) {
+          return e;
+        }
+        break;
+      case EventKind::kSlowCluster:
+        if (r.kind == EventKind::kRestoreSpeed && r.cluster == f.cluster) {
+          return e;
+        }
+        break;
+      case EventKind::kInjectErrors:
+        if (r.kind == EventKind::kStopErrors && r.cluster == f.cluster) {
+          return e;
+        }
+        break;
+      case EventKind::kCutClients:
+        if (r.kind == EventKind::kMendClients && r.cluster == f.cluster &&
+            r.detail == f.detail) {
           return e;
         }
         break;

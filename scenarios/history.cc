@@ -73,6 +73,18 @@ std::string_view EventKindName(EventKind kind) {
       return "wait_for_replication";
     case EventKind::kSettle:
       return "settle";
+    case EventKind::kSlowCluster:
+      return "slow_cluster";
+    case EventKind::kRestoreSpeed:
+      return "restore_speed";
+    case EventKind::kInjectErrors:
+      return "inject_errors";
+    case EventKind::kStopErrors:
+      return "stop_errors";
+    case EventKind::kCutClients:
+      return "cut_clients";
+    case EventKind::kMendClients:
+      return "mend_clients";
   }
   return "unknown";
 }

@@ -184,6 +184,12 @@ enum class EventKind {
   kChangeWorkload,
   kTokenWait,  // at: token generated; `end`: the check said consistent
   kSettle,     // the end of `duration`: clients stop
+  kSlowCluster,
+  kRestoreSpeed,
+  kInjectErrors,
+  kStopErrors,
+  kCutClients,   // `detail`: the client zone, or the client
+  kMendClients,  // the same
 };
 std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
 

@@ -100,6 +100,8 @@ Status DetectorOf(const pb::Detector& d, instance::InstanceConfig* config) {
                                  "detector.max_ejection", &o.max_ejection));
   BTSIM_RETURN_IF_ERROR(duration(d.has_probe_interval(), d.probe_interval(),
                                  "detector.probe_interval", &o.probe_interval));
+  BTSIM_RETURN_IF_ERROR(duration(d.has_probe_timeout(), d.probe_timeout(),
+                                 "detector.probe_timeout", &o.probe_timeout));
   return o.Validate("detector");
 }
 

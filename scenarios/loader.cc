@@ -272,6 +272,8 @@ class Validator {
   explicit Validator(const v1::Scenario& s) : s_(s) {}
 
   Status Run(const LoadedConfig& instance);
+  // The timeline as it plays (after a successful Run).
+  std::vector<TimedStep>& timeline() { return timeline_; }
 
  private:
   Result<sim::Duration> Duration(const google::protobuf::Duration& d,
@@ -283,6 +285,7 @@ class Validator {
 
   const v1::Scenario& s_;
   sim::Duration duration_{0};
+  std::vector<TimedStep> timeline_;
   // What the scenario defines; its clusters as the timeline goes.
   StepScope scope_;
 };
@@ -470,26 +473,24 @@ Status Validator::Run(const LoadedConfig& instance) {
     BTSIM_RETURN_IF_ERROR(Retry(c.retry(), field + ".retry"));
   }
 
-  // Timeline, in the order it will play.
-  std::vector<int> order(s_.timeline_size());
-  for (int i = 0; i < s_.timeline_size(); ++i) order[i] = i;
-  std::vector<sim::Duration> at(s_.timeline_size());
-  for (int i = 0; i < s_.timeline_size(); ++i) {
-    const std::string field = Indexed("timeline", i);
-    BTSIM_ASSIGN_OR_RETURN(at[i], Duration(s_.timeline(i).at(), field + ".at"));
-    if (at[i] > duration_) {
-      return InvalidArgument(field +
-                             ".at: after the end of the run "
-                             "(duration)");
-    }
+  // Timeline, expanded (`for`, `repeat`), in the order it will play.
+  BTSIM_ASSIGN_OR_RETURN(timeline_, ExpandTimeline(s_.timeline(), duration_));
+  std::vector<int> order(timeline_.size());
+  std::vector<sim::Duration> at(timeline_.size());
+  v1::Scenario played = s_;
+  played.clear_timeline();
+  for (size_t i = 0; i < timeline_.size(); ++i) {
+    order[i] = static_cast<int>(i);
+    at[i] = timeline_[i].at;
+    *played.add_timeline() = timeline_[i].step;
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return at[a] < at[b]; });
   for (int i : order) {
     BTSIM_RETURN_IF_ERROR(
-        ValidateStep(s_.timeline(i), Indexed("timeline", i), scope_));
+        ValidateStep(timeline_[i].step, timeline_[i].field, scope_));
   }
-  BTSIM_RETURN_IF_ERROR(CheckOfferedLoad(s_, duration_, order, at));
+  BTSIM_RETURN_IF_ERROR(CheckOfferedLoad(played, duration_, order, at));
 
   // Expectations.
   std::set<std::string> names;
@@ -555,6 +556,10 @@ Result<LoadedScenario> ParseScenario(std::string_view text,
   Validator validator(out.proto);
   if (Status s = validator.Run(out.instance); !s.ok()) {
     return WithLine(s, path, &tree, out.proto);
+  }
+  out.proto.clear_timeline();
+  for (TimedStep& t : validator.timeline()) {
+    *out.proto.add_timeline() = std::move(t.step);
   }
   out.name = out.proto.name();
   if (out.name.empty()) {

@@ -34,7 +34,9 @@ Result<Override> ParseOverride(std::string_view text);
 struct LoadedScenario {
   std::string path;  // as given
   std::string name;  // Scenario.name, or the file name without extension
-  btsim::scenario::v1::Scenario proto;  // overrides applied
+  // Overrides applied; the timeline as it plays (`for` and `repeat`
+  // expanded into plain steps).
+  btsim::scenario::v1::Scenario proto;
   LoadedConfig instance;                // proto.instance, converted
 };
 

@@ -146,6 +146,13 @@ sim::Duration ToDuration(const google::protobuf::Duration& duration) {
          sim::Duration(duration.nanos());
 }
 
+google::protobuf::Duration ToProtoDuration(sim::Duration duration) {
+  google::protobuf::Duration out;
+  out.set_seconds(duration.count() / 1'000'000'000);
+  out.set_nanos(static_cast<int32_t>(duration.count() % 1'000'000'000));
+  return out;
+}
+
 cluster::GcRule ToGcRule(const v1::GcRule& rule) {
   switch (rule.rule_case()) {
     case v1::GcRule::kMaxNumVersions:

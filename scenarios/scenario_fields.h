@@ -38,6 +38,8 @@ Status ValidateWorkload(const btsim::scenario::v1::Workload& workload,
 // A google.protobuf.Duration field as a sim::Duration (no range check: the
 // loader has done it).
 sim::Duration ToDuration(const google::protobuf::Duration& duration);
+// The inverse of ToDuration.
+google::protobuf::Duration ToProtoDuration(sim::Duration duration);
 
 // A validated GC rule as the engine's (GcRule::None() when unset).
 cluster::GcRule ToGcRule(const btsim::scenario::v1::GcRule& rule);

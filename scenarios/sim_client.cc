@@ -390,6 +390,11 @@ void SimClient::RunAttempt(uint32_t slot) {
   op.cluster = routed_name_;
   a.cluster = routed_name_;
   message.cluster_id = std::move(*routed);
+  if (instance.faults().RequestLost(group_.zone, group_.name,
+                                    message.cluster_id)) {
+    free_messages_.push_back(m);  // the attempt times out
+    return;
+  }
   const sim::LatencyModel& link = LinkTo(message.cluster_id);
   const sim::Duration there = link.Sample(rng_);
   message.back = link.Sample(rng_);
@@ -421,11 +426,33 @@ void SimClient::Arrive(uint32_t m) {
   report.cluster = message.cluster_id;
   report.app_profile = op.profile();
   report.method = MethodOf(op.type);
-  auto cluster = instance.ClusterIfUp(message.cluster_id);
-  if (!cluster.ok()) {
-    Answer(m, report, cluster.status(), scheduler.Now());
+  instance::Instance::Reception reception =
+      instance.Receive(message.cluster_id, report.method, rng_);
+  using Kind = instance::Instance::Reception::Kind;
+  if (reception.kind == Kind::kLost) {
+    free_messages_.push_back(m);  // black-holed: the attempt times out
     return;
   }
+  if (reception.kind == Kind::kFailed) {
+    Answer(m, report, std::move(reception.status), scheduler.Now());
+    return;
+  }
+  if (reception.added > sim::Duration(0)) {
+    scheduler.RunAfter(reception.added, [this, m] { Admit(m); });
+    return;
+  }
+  Admit(m);
+}
+
+void SimClient::Admit(uint32_t m) {
+  sim::Scheduler& scheduler = *context_.scheduler;
+  instance::Instance& instance = *context_.instance;
+  Message& message = messages_[m];
+  const Operation& op = context_.history->operations[message.op_index];
+  instance::RequestReport report;
+  report.cluster = message.cluster_id;
+  report.app_profile = op.profile();
+  report.method = MethodOf(op.type);
   const bool reads = op.type == OpType::kReadRow || op.type == OpType::kScan;
   const cluster::NodeModel::Admission admission =
       instance.Admit(message.cluster_id, op.table(), op.row,
@@ -464,7 +491,13 @@ void SimClient::Serve(uint32_t m) {
   report.app_profile = op.profile();
   report.method = MethodOf(op.type);
   auto cluster = context_.instance->ClusterIfUp(cluster_id);
-  if (!cluster.ok()) {  // down since the request arrived
+  if (!cluster.ok()) {  // down (or gone) since the request arrived
+    if (context_.instance->replicas().IsDown(cluster_id) &&
+        context_.instance->faults().down_mode(cluster_id) ==
+            instance::DownMode::kBlackhole) {
+      free_messages_.push_back(m);  // no answer: the attempt times out
+      return;
+    }
     Answer(m, report, cluster.status(), scheduler.Now());
     return;
   }
@@ -501,6 +534,11 @@ void SimClient::Answer(uint32_t m, instance::RequestReport& report,
                        ? leaves - message.arrived
                        : leaves - scheduler.Now();
   context_.instance->ReportRequest(report);
+  if (context_.instance->faults().ReplyLost(group_.zone, group_.name,
+                                            message.cluster_id)) {
+    free_messages_.push_back(m);  // the attempt times out
+    return;
+  }
   message.status = std::move(status);
   scheduler.RunAfter(leaves - scheduler.Now() + message.back,
                      [this, m] { DeliverReply(m); });

@@ -5,12 +5,16 @@
 // client libraries, and records each operation in the History.
 //
 // One attempt: route (Instance::Route) -> one-way delay to the cluster
-// (UNAVAILABLE if it is down) -> the serving node's queue, which refuses
+// (lost if the client is cut from it) -> what the cluster's faults do to it
+// (Instance::Receive: UNAVAILABLE if it is down and refusing, no answer if
+// black-holed, an injected error, added latency) -> the serving node's
+// queue, which refuses
 // the request when full (UNAVAILABLE) and drops it unexecuted if it would
 // start after the attempt's deadline (the client then times out) -> the
 // cluster executes it when the node starts serving it (UNAVAILABLE if the
 // cluster went down meanwhile), and the reply leaves when the node is done
-// -> one-way delay back. The attempt times out at min(attempt_timeout,
+// -> one-way delay back (lost if the client is cut from the cluster's
+// replies). The attempt times out at min(attempt_timeout,
 // what is left of the deadline), a deadline the server knows as gRPC
 // servers do; a late reply is ignored (the write may have committed:
 // History records it). Retryable
@@ -120,8 +124,11 @@ class SimClient {
   void Reply(uint32_t slot, uint32_t token, Status status);
   // Delivers messages_[m]'s reply and frees it.
   void DeliverReply(uint32_t m);
-  // messages_[m] arrived at its cluster: the node's admission.
+  // messages_[m] arrived at its cluster: what its faults do to it
+  // (Instance::Receive), then Admit.
   void Arrive(uint32_t m);
+  // messages_[m]'s node admits it, or refuses it.
+  void Admit(uint32_t m);
   // messages_[m]'s node starts serving it: the cluster executes it.
   void Serve(uint32_t m);
   // Reports messages_[m]'s request with `status` and sends it back as the

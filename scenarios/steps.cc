@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "base/check.h"
+#include "scenarios/instance_config.h"
+#include "scenarios/scenario_fields.h"
 
 namespace btsim::scenarios {
 namespace {
@@ -117,8 +119,8 @@ std::span<const StepKind> StepKinds() {
   static const std::vector<StepKind> kinds = [] {
     std::vector<StepKind> all;
     for (std::span<const StepKind> file :
-         {FaultStepKinds(), InstanceStepKinds(), TableStepKinds(),
-          ClientStepKinds()}) {
+         {FaultStepKinds(), GrayFaultStepKinds(), InstanceStepKinds(),
+          TableStepKinds(), ClientStepKinds()}) {
       for (const StepKind& kind : file) {
         BTSIM_CHECK_MSG(std::none_of(all.begin(), all.end(),
                                      [&](const StepKind& k) {
@@ -146,6 +148,75 @@ Status ValidateStep(const v1::Step& step, const std::string& field,
                                        std::to_string(step.action_case()) +
                                        " has no kind");
   return kind->validate(step, field, scope);
+}
+
+Result<std::vector<TimedStep>> ExpandTimeline(
+    const google::protobuf::RepeatedPtrField<v1::Step>& timeline,
+    sim::Duration duration) {
+  constexpr int kMaxCopies = 1000;
+  std::vector<TimedStep> out;
+  for (int i = 0; i < timeline.size(); ++i) {
+    const v1::Step& step = timeline[i];
+    const std::string field = Indexed("timeline", i);
+    BTSIM_ASSIGN_OR_RETURN(sim::Duration at,
+                           ConfigDuration(step.at(), field + ".at"));
+    if (at > duration) {
+      return InvalidArgument(field +
+                             ".at: after the end of the run (duration)");
+    }
+    const StepKind* kind = FindStepKind(step.action_case());
+    sim::Duration lasts{0};
+    if (step.has_for_()) {
+      BTSIM_ASSIGN_OR_RETURN(lasts,
+                             ConfigDuration(step.for_(), field + ".for"));
+      if (lasts <= sim::Duration(0)) {
+        return InvalidArgument(field + ".for: must be positive");
+      }
+      if (kind == nullptr || kind->counterpart == nullptr) {
+        return InvalidArgument(field +
+                               ".for: only for cluster_down, partition, "
+                               "slow_cluster, inject_errors and cut_clients");
+      }
+    }
+    int times = 1;
+    sim::Duration every{0};
+    if (step.has_repeat()) {
+      const v1::Repeat& r = step.repeat();
+      times = r.times();
+      if (times < 2 || times > kMaxCopies) {
+        return InvalidArgument(field + ".repeat.times: must be in 2..1000");
+      }
+      BTSIM_ASSIGN_OR_RETURN(
+          every, ConfigDuration(r.every(), field + ".repeat.every"));
+      if (every <= sim::Duration(0)) {
+        return InvalidArgument(field + ".repeat.every: must be positive");
+      }
+      if (at + every * (times - 1) > duration) {
+        return InvalidArgument(field +
+                               ".repeat: the last copy is after the end of "
+                               "the run (duration)");
+      }
+    }
+    for (int copy = 0; copy < times; ++copy) {
+      TimedStep& t = out.emplace_back();
+      t.step = step;
+      t.step.clear_for_();
+      t.step.clear_repeat();
+      t.at = at + every * copy;
+      *t.step.mutable_at() = ToProtoDuration(t.at);
+      t.field = field;
+      if (lasts > sim::Duration(0) && t.at + lasts <= duration) {
+        TimedStep end;
+        kind->counterpart(step, &end.step);
+        end.step.set_label(step.label().empty() ? "" : step.label() + " ends");
+        end.at = t.at + lasts;
+        *end.step.mutable_at() = ToProtoDuration(end.at);
+        end.field = field;
+        out.push_back(std::move(end));
+      }
+    }
+  }
+  return out;
 }
 
 void ApplyStep(const v1::Step& step, StepRun& run) {

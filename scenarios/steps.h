@@ -4,6 +4,8 @@
 // file holding both halves of its kinds:
 //   steps_faults.cc    what happens to the instance: cluster_down,
 //                      cluster_up, partition, heal, latency, node_failure
+//   steps_gray_faults.cc  faults short of an outage: slow_cluster,
+//                      inject_errors, cut_clients, and their ends
 //   steps_instance.cc  instance admin: resize, add_cluster, remove_cluster,
 //                      update_app_profile
 //   steps_tables.cc    table admin: set_gc_rule, drop_row_range,
@@ -117,7 +119,31 @@ struct StepKind {
   // the run: Refused() records it in the event.
   void (*apply)(const btsim::scenario::v1::Step& step, Event event,
                 StepRun& run);
+  // For a fault a `for` may end: sets *end's action to the step that ends
+  // `step` (the same target). Null: the kind takes no `for`.
+  void (*counterpart)(const btsim::scenario::v1::Step& step,
+                      btsim::scenario::v1::Step* end);
 };
+
+// A step of the timeline as it plays: a step of the file, a copy of it
+// (`repeat`), or the counterpart that ends it (`for`). `step` has neither
+// `for` nor `repeat`; `field` is the file's step ("timeline[3]").
+struct TimedStep {
+  btsim::scenario::v1::Step step;
+  sim::Duration at{0};
+  std::string field;
+};
+
+// The steps `timeline` plays in a run of `duration`, in file order (each
+// step's copies and counterparts right after it). INVALID_ARGUMENT naming
+// the field for a negative or late `at`, a `repeat` copy after the end, a
+// bad `repeat`, or a `for` that is not positive or is on a kind without a
+// counterpart. A counterpart after the end is left out (the settle ends
+// the fault).
+Result<std::vector<TimedStep>> ExpandTimeline(
+    const google::protobuf::RepeatedPtrField<btsim::scenario::v1::Step>&
+        timeline,
+    sim::Duration duration);
 
 // Checks every pending token wait once more (the runner calls it when the
 // run has settled, so that a poll due after the end is not lost).
@@ -134,8 +160,8 @@ Status ValidateStep(const btsim::scenario::v1::Step& step,
 void ApplyStep(const btsim::scenario::v1::Step& step, StepRun& run);
 
 // Repairs what the fault steps did: every cluster up, every link between
-// clusters healed, failed nodes replaced (the settle phase, unless
-// keep_faults).
+// clusters healed, failed nodes replaced, slowness, injected errors and
+// client cuts ended (the settle phase, unless keep_faults).
 void UndoFaults(StepRun& run);
 
 // ---- For the kinds (steps_*.cc) ----
@@ -148,6 +174,7 @@ void Refused(Event& event, const Status& status);
 
 // The kinds of each file, for StepKinds().
 std::span<const StepKind> FaultStepKinds();
+std::span<const StepKind> GrayFaultStepKinds();
 std::span<const StepKind> InstanceStepKinds();
 std::span<const StepKind> TableStepKinds();
 std::span<const StepKind> ClientStepKinds();

@@ -83,9 +83,12 @@ void ApplyChangeWorkload(const v1::Step& step, Event event, StepRun& run) {
 }
 
 constexpr StepKind kKinds[] = {
-    {v1::Step::kStartClient, ValidateStartClient, ApplyStartOrStopClient},
-    {v1::Step::kStopClient, ValidateStopClient, ApplyStartOrStopClient},
-    {v1::Step::kChangeWorkload, ValidateChangeWorkload, ApplyChangeWorkload},
+    {v1::Step::kStartClient, ValidateStartClient, ApplyStartOrStopClient,
+     nullptr},
+    {v1::Step::kStopClient, ValidateStopClient, ApplyStartOrStopClient,
+     nullptr},
+    {v1::Step::kChangeWorkload, ValidateChangeWorkload, ApplyChangeWorkload,
+     nullptr},
 };
 
 }  // namespace

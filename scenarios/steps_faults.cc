@@ -45,15 +45,26 @@ Status ValidateClusterDown(const v1::Step& step, const std::string& field,
 }
 
 void ApplyClusterDown(const v1::Step& step, Event event, StepRun& run) {
+  instance::Instance& instance = *run.context->instance;
+  const bool blackhole =
+      step.cluster_down().mode() == v1::ClusterDown::BLACKHOLE;
   event.kind = EventKind::kClusterDown;
   event.cluster = step.cluster_down().cluster();
-  Describe(event, "cluster " + event.cluster + " down");
+  Describe(event, "cluster " + event.cluster +
+                      (blackhole ? " down (black-holed)" : " down"));
   event.unreplicated_ops = run.Unreplicated(event.cluster);
-  if (Status s = run.context->instance->replicas().SetDown(event.cluster, true);
-      !s.ok()) {
+  if (Status s = instance.replicas().SetDown(event.cluster, true); !s.ok()) {
     Refused(event, s);
+  } else {
+    instance.faults().SetDownMode(event.cluster,
+                                  blackhole ? instance::DownMode::kBlackhole
+                                            : instance::DownMode::kRefuse);
   }
   run.WatchCatchUp(run.AddEvent(std::move(event)));
+}
+
+void EndClusterDown(const v1::Step& step, v1::Step* end) {
+  end->mutable_cluster_up()->set_cluster(step.cluster_down().cluster());
 }
 
 Status ValidateClusterUp(const v1::Step& step, const std::string& field,
@@ -116,6 +127,11 @@ void ApplyPartitionOrHeal(const v1::Step& step, Event event, StepRun& run) {
     transport.Partition(zones->first, zones->second, p.one_way());
   }
   run.WatchCatchUp(run.AddEvent(std::move(event)));
+}
+
+void EndPartition(const v1::Step& step, v1::Step* end) {
+  end->mutable_heal()->set_a(step.partition().a());
+  end->mutable_heal()->set_b(step.partition().b());
 }
 
 // ---- latency ----
@@ -226,12 +242,14 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
 }
 
 constexpr StepKind kKinds[] = {
-    {v1::Step::kClusterDown, ValidateClusterDown, ApplyClusterDown},
-    {v1::Step::kClusterUp, ValidateClusterUp, ApplyClusterUp},
-    {v1::Step::kPartition, ValidatePartition, ApplyPartitionOrHeal},
-    {v1::Step::kHeal, ValidateHeal, ApplyPartitionOrHeal},
-    {v1::Step::kLatency, ValidateLatency, ApplyLatency},
-    {v1::Step::kNodeFailure, ValidateNodeFailure, ApplyNodeFailure},
+    {v1::Step::kClusterDown, ValidateClusterDown, ApplyClusterDown,
+     EndClusterDown},
+    {v1::Step::kClusterUp, ValidateClusterUp, ApplyClusterUp, nullptr},
+    {v1::Step::kPartition, ValidatePartition, ApplyPartitionOrHeal,
+     EndPartition},
+    {v1::Step::kHeal, ValidateHeal, ApplyPartitionOrHeal, nullptr},
+    {v1::Step::kLatency, ValidateLatency, ApplyLatency, nullptr},
+    {v1::Step::kNodeFailure, ValidateNodeFailure, ApplyNodeFailure, nullptr},
 };
 
 }  // namespace
@@ -252,6 +270,7 @@ void UndoFaults(StepRun& run) {
                                 run.context->ZoneOf(ids[j]));
     }
   }
+  instance.faults().Clear();
   for (auto& [id, failed] : run.faults.failed_nodes) {
     const cluster::NodeModel* nodes = instance.Nodes(id);
     if (failed > 0 && nodes != nullptr) {

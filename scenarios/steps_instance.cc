@@ -173,11 +173,12 @@ void ApplyUpdateAppProfile(const v1::Step& step, Event event, StepRun& run) {
 }
 
 constexpr StepKind kKinds[] = {
-    {v1::Step::kResize, ValidateResize, ApplyResize},
-    {v1::Step::kAddCluster, ValidateAddCluster, ApplyAddCluster},
-    {v1::Step::kRemoveCluster, ValidateRemoveCluster, ApplyRemoveCluster},
+    {v1::Step::kResize, ValidateResize, ApplyResize, nullptr},
+    {v1::Step::kAddCluster, ValidateAddCluster, ApplyAddCluster, nullptr},
+    {v1::Step::kRemoveCluster, ValidateRemoveCluster, ApplyRemoveCluster,
+     nullptr},
     {v1::Step::kUpdateAppProfile, ValidateUpdateAppProfile,
-     ApplyUpdateAppProfile},
+     ApplyUpdateAppProfile, nullptr},
 };
 
 }  // namespace

@@ -225,10 +225,10 @@ void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
 }
 
 constexpr StepKind kKinds[] = {
-    {v1::Step::kSetGcRule, ValidateSetGcRule, ApplySetGcRule},
-    {v1::Step::kDropRowRange, ValidateDropRowRange, ApplyDropRowRange},
+    {v1::Step::kSetGcRule, ValidateSetGcRule, ApplySetGcRule, nullptr},
+    {v1::Step::kDropRowRange, ValidateDropRowRange, ApplyDropRowRange, nullptr},
     {v1::Step::kWaitForReplication, ValidateWaitForReplication,
-     ApplyWaitForReplication},
+     ApplyWaitForReplication, nullptr},
 };
 
 }  // namespace

@@ -46,6 +46,8 @@ class InstanceTest : public ::testing::Test {
                        {"c2", "us-east1-c", 1},
                        {"c3", "europe-west1-d", 1}};
     config.replication_latency = std::chrono::seconds(3);
+    // Every link, a front end's to a cluster included, takes 3 s.
+    config.detector_options.probe_timeout = std::chrono::seconds(8);
     auto created = Instance::Create("projects/p/instances/i", scheduler_,
                                     sim::Rng(42), config);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -237,6 +239,132 @@ TEST_F(InstanceTest, ARemovedClusterIsNoLongerProbed) {
   // No probe stays scheduled: the scheduler runs dry.
   scheduler_.RunUntilIdle(1'000'000);
   EXPECT_EQ(scheduler_.pending(), 0u);
+}
+
+TEST_F(InstanceTest, ReceiveShowsEachFaultOfTheCluster) {
+  sim::Rng rng(7);
+  using Kind = Instance::Reception::Kind;
+  EXPECT_EQ(instance_->Receive("c1", "MutateRow", rng).kind, Kind::kServed);
+  EXPECT_EQ(instance_->Receive("nope", "MutateRow", rng).status.code(),
+            StatusCode::kNotFound);
+  ASSERT_TRUE(instance_->replicas().SetDown("c1", true).ok());
+  Instance::Reception down = instance_->Receive("c1", "MutateRow", rng);
+  EXPECT_EQ(down.kind, Kind::kFailed);
+  EXPECT_EQ(down.status.code(), StatusCode::kUnavailable);
+  instance_->faults().SetDownMode("c1", DownMode::kBlackhole);
+  EXPECT_EQ(instance_->Receive("c1", "MutateRow", rng).kind, Kind::kLost);
+  ASSERT_TRUE(instance_->replicas().SetDown("c1", false).ok());
+
+  instance_->faults().SetErrors(
+      "c1", InjectedErrors{1.0, StatusCode::kInternal, "ReadRows"});
+  Instance::Reception failed = instance_->Receive("c1", "ReadRows", rng);
+  EXPECT_EQ(failed.kind, Kind::kFailed);
+  EXPECT_EQ(failed.status.code(), StatusCode::kInternal);
+  EXPECT_EQ(instance_->Receive("c1", "MutateRow", rng).kind, Kind::kServed);
+  instance_->faults().SetErrors("c1", std::nullopt);
+
+  instance_->faults().SetSlowness(
+      "c1", sim::LatencyModel::Constant(std::chrono::milliseconds(30)));
+  Instance::Reception slow = instance_->Receive("c1", "ReadRows", rng);
+  EXPECT_EQ(slow.kind, Kind::kServed);
+  EXPECT_EQ(slow.added, std::chrono::milliseconds(30));
+  EXPECT_NE(slow.cluster, nullptr);
+}
+
+// Ejects `cluster` from the us-east1-b front end (five failures), then
+// runs the probes for `d`; whether it was readmitted.
+bool ReadmittedAfterProbes(Instance& instance, sim::VirtualScheduler& scheduler,
+                           const std::string& cluster, sim::Duration d) {
+  for (int i = 0; i < 5; ++i) {
+    instance.ObserveOutcome("us-east1-b", cluster, StatusCode::kUnavailable);
+  }
+  EXPECT_FALSE(instance.Admitted("us-east1-b", cluster));
+  scheduler.RunFor(d);
+  return instance.Admitted("us-east1-b", cluster);
+}
+
+TEST_F(InstanceTest, ProbesReadmitOnlyAClusterThatAnswersInTime) {
+  // Healthy: readmitted once the ejection (5 s) is over and three probes
+  // a second apart have answered (each takes 6 s there and back).
+  EXPECT_TRUE(ReadmittedAfterProbes(*instance_, scheduler_, "c1",
+                                    std::chrono::seconds(10)));
+  // Black-holed: probes time out.
+  ASSERT_TRUE(instance_->replicas().SetDown("c2", true).ok());
+  instance_->faults().SetDownMode("c2", DownMode::kBlackhole);
+  EXPECT_FALSE(ReadmittedAfterProbes(*instance_, scheduler_, "c2",
+                                     std::chrono::seconds(30)));
+  ASSERT_TRUE(instance_->replicas().SetDown("c2", false).ok());
+  Run(std::chrono::seconds(60));
+  EXPECT_TRUE(instance_->Admitted("us-east1-b", "c2"));
+  // Slower than the probe timeout (8 s): still out.
+  instance_->faults().SetSlowness(
+      "c3", sim::LatencyModel::Constant(std::chrono::seconds(3)));
+  EXPECT_FALSE(ReadmittedAfterProbes(*instance_, scheduler_, "c3",
+                                     std::chrono::seconds(30)));
+  instance_->faults().SetSlowness("c3", std::nullopt);
+  Run(std::chrono::seconds(60));
+  EXPECT_TRUE(instance_->Admitted("us-east1-b", "c3"));
+  // The zone cut off from c1: its probes are lost; another zone's front
+  // end is not cut.
+  instance_->faults().Cut({"us-east1-b", "", "c1", true, false});
+  EXPECT_FALSE(ReadmittedAfterProbes(*instance_, scheduler_, "c1",
+                                     std::chrono::seconds(30)));
+  for (int i = 0; i < 5; ++i) {
+    instance_->ObserveOutcome("us-east1-c", "c1", StatusCode::kUnavailable);
+  }
+  Run(std::chrono::seconds(30));
+  EXPECT_TRUE(instance_->Admitted("us-east1-c", "c1"));
+  EXPECT_FALSE(instance_->Admitted("us-east1-b", "c1"));
+  // Injected errors on PingAndWarm fail probes too.
+  instance_->faults().Mend("us-east1-b", "", "c1");
+  instance_->faults().SetErrors(
+      "c1", InjectedErrors{1.0, StatusCode::kUnavailable, "PingAndWarm"});
+  Run(std::chrono::seconds(30));
+  EXPECT_FALSE(instance_->Admitted("us-east1-b", "c1"));
+  instance_->faults().SetErrors("c1", std::nullopt);
+  Run(std::chrono::seconds(60));
+  EXPECT_TRUE(instance_->Admitted("us-east1-b", "c1"));
+}
+
+TEST(ClusterFaultsTest, CutsApplyToTheirZoneOrClientAndDirection) {
+  ClusterFaults faults;
+  faults.Cut({"us-east1-b", "", "c1", true, false});
+  faults.Cut({"us-east1-c", "app", "c2", false, true});
+  EXPECT_TRUE(faults.RequestLost("us-east1-b", "", "c1"));
+  EXPECT_TRUE(faults.RequestLost("us-east1-b", "anyone", "c1"));
+  EXPECT_FALSE(faults.ReplyLost("us-east1-b", "anyone", "c1"));
+  EXPECT_FALSE(faults.RequestLost("us-east1-b", "", "c2"));
+  EXPECT_TRUE(faults.ReplyLost("us-east1-c", "app", "c2"));
+  EXPECT_FALSE(faults.RequestLost("us-east1-c", "app", "c2"));
+  EXPECT_FALSE(faults.ReplyLost("us-east1-c", "other", "c2"));
+  EXPECT_FALSE(faults.ReplyLost("us-east1-c", "", "c2"));  // the front end
+  // A cut replaces the one with the same zone, client and cluster.
+  faults.Cut({"us-east1-b", "", "c1", false, true});
+  EXPECT_FALSE(faults.RequestLost("us-east1-b", "", "c1"));
+  EXPECT_TRUE(faults.ReplyLost("us-east1-b", "", "c1"));
+  EXPECT_EQ(faults.cuts().size(), 2u);
+  faults.Mend("us-east1-b", "", "c1");
+  EXPECT_FALSE(faults.ReplyLost("us-east1-b", "", "c1"));
+  faults.SetDownMode("c2", DownMode::kBlackhole);
+  faults.Forget("c2");
+  EXPECT_TRUE(faults.cuts().empty());
+  EXPECT_EQ(faults.down_mode("c2"), DownMode::kRefuse);
+}
+
+TEST(ClusterFaultsTest, ErrorsAreDrawnOnlyForTheirMethodAndFraction) {
+  ClusterFaults faults;
+  faults.SetErrors("c1", InjectedErrors{0.25, StatusCode::kInternal, ""});
+  sim::Rng rng(3);
+  int failed = 0;
+  for (int i = 0; i < 10000; ++i) {
+    if (!faults.Arrive("c1", "MutateRow", rng).status.ok()) ++failed;
+  }
+  EXPECT_NEAR(failed, 2500, 200);
+  EXPECT_TRUE(faults.Arrive("c2", "MutateRow", rng).status.ok());
+  // No fault, no draw: the stream is untouched.
+  sim::Rng a(5), b(5);
+  faults.Arrive("c2", "MutateRow", a);
+  EXPECT_EQ(a.Next(), b.Next());
 }
 
 TEST(InstanceOracleTest, TheOracleRoutesAroundADownClusterAtOnce) {
