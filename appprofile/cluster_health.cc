@@ -70,6 +70,7 @@ void ClusterHealth::Eject(State& s, sim::Time now) {
   ++s.ejections;
   ++s.total_ejections;
   s.ejected = true;
+  s.ejected_at = now;
   s.ejected_until = now + std::min(options_.base_ejection * s.ejections,
                                    options_.max_ejection);
   s.next_probe = now + options_.probe_interval;
@@ -79,10 +80,10 @@ void ClusterHealth::Eject(State& s, sim::Time now) {
   s.recent_failures = 0;
 }
 
-void ClusterHealth::RecordOutcome(std::string_view cluster, StatusCode code,
+bool ClusterHealth::RecordOutcome(std::string_view cluster, StatusCode code,
                                   sim::Time now) {
   State& s = StateOf(cluster);
-  if (s.ejected) return;
+  if (s.ejected) return false;
   const bool failed = IsHealthFailure(code);
   s.consecutive_failures = failed ? s.consecutive_failures + 1 : 0;
   s.recent.emplace_back(now, failed);
@@ -96,18 +97,30 @@ void ClusterHealth::RecordOutcome(std::string_view cluster, StatusCode code,
       (outcomes >= options_.min_requests &&
        s.recent_failures >= options_.error_rate * outcomes)) {
     Eject(s, now);
+    return true;
   }
+  return false;
 }
 
-void ClusterHealth::RecordProbe(std::string_view cluster, bool ok,
+bool ClusterHealth::RecordProbe(std::string_view cluster, bool ok,
                                 sim::Time now) {
   State& s = StateOf(cluster);
-  if (!s.ejected) return;
+  if (!s.ejected) return false;
   s.probe_successes = ok ? s.probe_successes + 1 : 0;
   if (now >= s.ejected_until && s.probe_successes >= options_.readmit_after) {
     s.ejected = false;
     s.last_ejection_end = now;
+    return true;
   }
+  return false;
+}
+
+std::vector<ClusterHealth::ClusterView> ClusterHealth::Views() const {
+  std::vector<ClusterView> views;
+  for (const State& s : states_) {
+    views.push_back({s.cluster, s.ejected, s.ejected_at, s.total_ejections});
+  }
+  return views;
 }
 
 void ClusterHealth::Forget(std::string_view cluster) {

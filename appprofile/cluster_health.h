@@ -59,10 +59,11 @@ class ClusterHealth {
   explicit ClusterHealth(DetectorOptions options = {}) : options_(options) {}
 
   // A request routed to `cluster` ended with `code` at `now` (its reply,
-  // or its attempt's timeout).
-  void RecordOutcome(std::string_view cluster, StatusCode code, sim::Time now);
-  // A probe of `cluster` ended at `now`; `ok` when it answered.
-  void RecordProbe(std::string_view cluster, bool ok, sim::Time now);
+  // or its attempt's timeout). True when this ejected the cluster.
+  bool RecordOutcome(std::string_view cluster, StatusCode code, sim::Time now);
+  // A probe of `cluster` ended at `now`; `ok` when it answered. True when
+  // this readmitted the cluster.
+  bool RecordProbe(std::string_view cluster, bool ok, sim::Time now);
   // Forgets `cluster` (removed from the instance): it is admitted if it
   // comes back.
   void Forget(std::string_view cluster);
@@ -76,6 +77,15 @@ class ClusterHealth {
   bool AnyEjected() const;
   // How many times `cluster` was ejected in all (0 for an unknown one).
   int Ejections(std::string_view cluster) const;
+  // What the front end believes of each cluster it has heard of, in the
+  // order it first did.
+  struct ClusterView {
+    std::string cluster;
+    bool ejected = false;
+    sim::Time ejected_at;  // the latest ejection (when ejections > 0)
+    int ejections = 0;     // in all
+  };
+  std::vector<ClusterView> Views() const;
 
  private:
   struct State {
@@ -86,6 +96,7 @@ class ClusterHealth {
     int recent_failures = 0;
     int ejections = 0;        // the count that sets the next ejection's length
     int total_ejections = 0;  // ever
+    sim::Time ejected_at;
     sim::Time ejected_until;
     sim::Time last_ejection_end;
     sim::Time next_probe;

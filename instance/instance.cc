@@ -546,7 +546,11 @@ void Instance::ObserveOutcome(std::string_view client_zone,
     return;
   }
   appprofile::ClusterHealth& health = FrontEnd(client_zone);
-  health.RecordOutcome(cluster, code, scheduler_.Now());
+  if (health.RecordOutcome(cluster, code, scheduler_.Now())) {
+    for (InstanceObserver* o : observers_) {
+      o->OnHealthChange(ZoneOr(client_zone), cluster, /*ejected=*/true);
+    }
+  }
   if (health.AnyEjected() && !probing_) {
     probing_ = true;
     scheduler_.RunAfter(detector_options_.probe_interval,
@@ -560,6 +564,24 @@ bool Instance::Admitted(std::string_view client_zone,
                         std::string_view cluster) const {
   auto it = front_ends_.find(ZoneOr(client_zone));
   return it == front_ends_.end() || it->second.Admitted(cluster);
+}
+
+std::map<std::string, std::vector<appprofile::ClusterHealth::ClusterView>>
+Instance::FrontEndViews() const {
+  std::map<std::string, std::vector<appprofile::ClusterHealth::ClusterView>>
+      views;
+  for (const auto& [zone, health] : front_ends_) views[zone] = health.Views();
+  return views;
+}
+
+void Instance::EndProbe(const std::string& zone, const std::string& cluster,
+                        bool ok) {
+  const bool readmitted =
+      FrontEnd(zone).RecordProbe(cluster, ok, scheduler_.Now());
+  for (InstanceObserver* o : observers_) {
+    o->OnProbe(zone, cluster, ok);
+    if (readmitted) o->OnHealthChange(zone, cluster, /*ejected=*/false);
+  }
 }
 
 void Instance::ProbeEjected() {
@@ -599,8 +621,7 @@ void Instance::Probe(std::string zone, std::string cluster) {
                       [this, alive = alive_, zone, cluster, answered] {
                         if (!*alive || *answered) return;
                         *answered = true;
-                        FrontEnd(zone).RecordProbe(cluster, false,
-                                                   scheduler_.Now());
+                        EndProbe(zone, cluster, false);
                       });
   if (faults_.RequestLost(zone, "", cluster)) return;
   scheduler_.RunAfter(
@@ -617,7 +638,7 @@ void Instance::Probe(std::string zone, std::string cluster) {
         scheduler_.RunAfter(delay, [this, alive, zone, cluster, ok, answered] {
           if (!*alive || *answered) return;
           *answered = true;
-          FrontEnd(zone).RecordProbe(cluster, ok, scheduler_.Now());
+          EndProbe(zone, cluster, ok);
         });
       });
 }

@@ -118,6 +118,14 @@ class InstanceObserver {
   virtual void OnRefusal(std::string_view /*profile*/,
                          const Status& /*status*/) {}
   virtual void OnRequest(const RequestReport& /*request*/) {}
+  // The routing front end of `zone` ejected `cluster` (ejected) or
+  // readmitted it after probes.
+  virtual void OnHealthChange(std::string_view /*zone*/,
+                              std::string_view /*cluster*/, bool /*ejected*/) {}
+  // A probe of that front end to `cluster` ended: answered in time (ok) or
+  // not.
+  virtual void OnProbe(std::string_view /*zone*/, std::string_view /*cluster*/,
+                       bool /*ok*/) {}
   // A peer applied an entry of another cluster's log (see
   // Replicas::set_apply_hook for which entries are reported). The peer's
   // node model was charged for it when its batch arrived.
@@ -159,6 +167,10 @@ class Instance {
                       StatusCode code);
   // Whether `client_zone`'s front end routes to `cluster` (not ejected).
   bool Admitted(std::string_view client_zone, std::string_view cluster) const;
+  // What each front end believes of the clusters, by client zone (empty
+  // with the oracle detector).
+  std::map<std::string, std::vector<appprofile::ClusterHealth::ClusterView>>
+  FrontEndViews() const;
 
   // Runs `op` on the cluster that serves this request under the profile
   // (empty id: "default"): NOT_FOUND for an unknown profile,
@@ -352,6 +364,8 @@ class Instance {
   std::string_view ZoneOr(std::string_view client_zone) const;
   // `client_zone`'s front end (empty: the instance's), made when missing.
   appprofile::ClusterHealth& FrontEnd(std::string_view client_zone);
+  // Records a probe's end in `zone`'s front end and tells the observers.
+  void EndProbe(const std::string& zone, const std::string& cluster, bool ok);
   // Probes what every front end has ejected and is due, then runs again
   // after a probe interval while any cluster is ejected.
   void ProbeEjected();

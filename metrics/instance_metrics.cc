@@ -137,7 +137,19 @@ struct InstanceMetrics::Families {
         up(Build(prometheus::BuildGauge(), r, "bigtable_cluster_up",
                  "1 when the cluster is serving, 0 when it is down.")),
         tablets(Build(prometheus::BuildGauge(), r, "bigtable_tablets",
-                      "Tablets of a table on a cluster.")) {}
+                      "Tablets of a table on a cluster.")),
+        ejections(Build(prometheus::BuildCounter(), r,
+                        "btsim_front_end_ejections_total",
+                        "Times the routing front end of a client zone "
+                        "ejected a cluster after observing failures.")),
+        probes(Build(prometheus::BuildCounter(), r,
+                     "btsim_front_end_probes_total",
+                     "Probes of ejected clusters by the routing front end "
+                     "of a client zone, by result (ok, failed).")),
+        admitted(Build(prometheus::BuildGauge(), r,
+                       "btsim_front_end_cluster_admitted",
+                       "1 while the routing front end of a client zone "
+                       "routes to the cluster, 0 while it has ejected it.")) {}
 
   Family<Counter>& requests;
   Family<Histogram>& latencies;
@@ -155,6 +167,9 @@ struct InstanceMetrics::Families {
   Family<Gauge>& storage;
   Family<Gauge>& up;
   Family<Gauge>& tablets;
+  Family<Counter>& ejections;
+  Family<Counter>& probes;
+  Family<Gauge>& admitted;
 
   // Series of one (cluster, app_profile, method).
   struct RequestSeries {
@@ -181,6 +196,8 @@ struct InstanceMetrics::Families {
   std::map<std::string, LinkSeries, std::less<>> links;
   std::map<std::string, Counter*, std::less<>> failovers_by_key;
   std::map<std::string, Counter*, std::less<>> refused_by_key;
+  std::map<std::string, Counter*, std::less<>> ejections_by_key;
+  std::map<std::string, Counter*, std::less<>> probes_by_key;
   // Keyed by the family's address, then the labels.
   std::map<std::string, GaugeSeries, std::less<>> gauges;
   std::set<std::string, std::less<>> profiles;  // app_profile values seen
@@ -264,6 +281,8 @@ struct InstanceMetrics::Families {
     }
     for (auto& [k, c] : failovers_by_key) failovers.Remove(c);
     for (auto& [k, c] : refused_by_key) refused.Remove(c);
+    for (auto& [k, c] : ejections_by_key) ejections.Remove(c);
+    for (auto& [k, c] : probes_by_key) probes.Remove(c);
     for (auto& [k, g] : gauges) g.family->Remove(g.gauge);
   }
 };
@@ -283,6 +302,24 @@ void InstanceMetrics::OnFailover(std::string_view profile,
               {{"app_profile", f.ProfileLabel(profile)},
                {"from_cluster", from},
                {"to_cluster", to}})
+      .Increment();
+}
+
+void InstanceMetrics::OnHealthChange(std::string_view zone,
+                                     std::string_view cluster, bool ejected) {
+  Families& f = *families_;
+  if (!ejected) return;  // the admitted gauge shows readmissions
+  f.CounterOf(f.ejections, f.ejections_by_key,
+              {{"zone", zone}, {"cluster", cluster}})
+      .Increment();
+}
+
+void InstanceMetrics::OnProbe(std::string_view zone, std::string_view cluster,
+                              bool ok) {
+  Families& f = *families_;
+  f.CounterOf(
+       f.probes, f.probes_by_key,
+       {{"zone", zone}, {"cluster", cluster}, {"result", ok ? "ok" : "failed"}})
       .Increment();
 }
 
@@ -372,6 +409,12 @@ void InstanceMetrics::Sample(instance::Instance& instance) {
       }
     }
     f.SetGauge(f.storage, labels, static_cast<double>(bytes));
+  }
+  for (const auto& [zone, views] : instance.FrontEndViews()) {
+    for (const appprofile::ClusterHealth::ClusterView& v : views) {
+      f.SetGauge(f.admitted, {{"zone", zone}, {"cluster", v.cluster}},
+                 v.ejected ? 0 : 1);
+    }
   }
   for (const instance::ClusterConfig& from : clusters) {
     for (const instance::ClusterConfig& to : clusters) {

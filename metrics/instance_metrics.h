@@ -22,6 +22,11 @@
 //     to_cluster}
 //   bigtable_transactions_refused_total{app_profile,method}: requests whose
 //     RequestReport says `refused`
+//   btsim_front_end_ejections_total{zone,cluster}: times the routing front
+//     end of a client zone ejected a cluster
+//   btsim_front_end_probes_total{zone,cluster,result}: its probes of
+//     ejected clusters; result "ok" or "failed" (an error or no answer
+//     within the probe timeout)
 // Gauges (set by Sample):
 //   bigtable_replication_max_delay_seconds{table}: the age of the oldest
 //     entry of the table that some cluster has not acknowledged (0: none),
@@ -36,14 +41,17 @@
 //     histograms and summaries), bigtable_cluster_storage_bytes{cluster}
 //     (sum of its tables' bytes), bigtable_cluster_up{cluster} (1 up, 0 down)
 //   bigtable_tablets{cluster,table}
+//   btsim_front_end_cluster_admitted{zone,cluster}: 1 while the front end
+//     of the zone routes to the cluster, 0 while it has ejected it (what
+//     it believes, not the truth: compare bigtable_cluster_up)
 // A request refused by routing before any cluster has cluster="" in its
 // labels; an empty app profile id is reported as "default", an id that is
 // not a valid app profile id as "invalid", and ids beyond the 64th distinct
 // one as "other". Label sets are thus bounded: clusters (<= 4) x profiles
-// (<= 64) x methods x codes. Gauge series of a cluster, link or table that
-// no longer exists are removed at the next Sample; counters and histograms
-// are kept (they are history). The destructor removes every series this
-// object added.
+// (<= 64) x methods x codes; zones are the instance's client zones. Gauge
+// series of a cluster, link or table that no longer exists are removed at the
+// next Sample; counters and histograms are kept (they are history). The
+// destructor removes every series this object added.
 //
 // Thread-safety: observer callbacks and Sample run under the instance's
 // serialisation (its owner's lock); prometheus-cpp's metrics may be read
@@ -82,6 +90,10 @@ class InstanceMetrics : public instance::InstanceObserver {
                   std::string_view to) override;
   void OnRequest(const instance::RequestReport& request) override;
   void OnReplicated(const replication::AppliedInfo& info) override;
+  void OnHealthChange(std::string_view zone, std::string_view cluster,
+                      bool ejected) override;
+  void OnProbe(std::string_view zone, std::string_view cluster,
+               bool ok) override;
 
   // Sets every gauge from `instance` now (its scheduler's time). Requires
   // the same serialisation as the instance's own calls.

@@ -115,13 +115,15 @@
 //   token_violations (TOKEN_VIOLATIONS): the sum of Event::violations over
 //     kTokenWait events (filter: window on `at`).
 //   rto_seconds (RTO_SECONDS): faults are kClusterDown, kPartition,
-//     kLatency, kNodeFailure, kRemoveCluster, kChangeWorkload and kResize
-//     events that were not refused (a latency change, more load or fewer
-//     nodes count: their errors, e.g. DEADLINE_EXCEEDED or an overloaded
-//     node's UNAVAILABLE, are an outage like any other). For a client and a
-//     fault at F, the outage ends when the first successful operation of the
-//     client invoked at or after F completes; it counts only if an operation of
-//     the client failed (completed with an error) in [F, that end]. A client
+//     kLatency, kNodeFailure, kRemoveCluster, kSlowCluster, kInjectErrors,
+//     kCutClients, kChangeWorkload and kResize events that were not refused
+//     (a latency change, more load or fewer nodes count: their errors, e.g.
+//     DEADLINE_EXCEEDED or an overloaded node's UNAVAILABLE, are an outage
+//     like any other). For a client and a fault at F, the outage ends when
+//     the first successful operation of the client invoked at or after F
+//     completes; it counts only if an operation of the client failed
+//     (completed with an error) at or after F, invoked before that end
+//     (one that hung until its deadline counts). A client
 //     with failures after F and no success afterwards has an infinite outage
 //     (value +infinity, detail "never"; it fails every at_most bound). The
 //     value is the longest outage, 0 when none. The detail also gives the

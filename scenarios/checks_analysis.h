@@ -134,7 +134,9 @@ struct Outage {
   size_t event = 0;    // index in History::events
   bool never = false;  // no success afterwards
   sim::Duration length{0};
-  std::vector<uint32_t> failed;  // the failed ops inside it
+  // The ops that failed at or after the fault and were invoked before the
+  // outage ended.
+  std::vector<uint32_t> failed;
 };
 
 // Tag -> the write op that wrote it (lookups only, never iterated): the
@@ -284,6 +286,10 @@ class Analysis {
 // `cluster` or `peer`, the window selects faults by time. Sorted by
 // (client, event).
 std::vector<Outage> FindOutages(const History& history, const Filter& filter);
+// The event that repairs fault `events[fault]` (a kClusterUp for a
+// kClusterDown, ...; kSettle when nothing earlier does); nullopt when none
+// (always for kRemoveCluster).
+std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault);
 
 // The fail-backs of the clients selected by `filter` (see checks.h,
 // FAILBACK_SECONDS; the filters apply as for FindOutages). Sorted by

@@ -82,12 +82,8 @@ class ClientIndex {
   LookupMap<std::string_view, V*> index_;
 };
 
-// The event that repairs fault `events[fault]`: the first later kClusterUp
-// (kClusterDown), kHeal of the same pair in either order (kPartition),
-// kNodeRecovery (kNodeFailure), kRestoreSpeed (kSlowCluster), kStopErrors
-// (kInjectErrors) of the same cluster, kMendClients of the same cut
-// (kCutClients), or kSettle; nullopt
-// when none (always for kRemoveCluster). Refused events repair nothing.
+}  // namespace
+
 std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
   const Event& f = events[fault];
   if (f.kind == EventKind::kRemoveCluster) return std::nullopt;
@@ -136,8 +132,6 @@ std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
   return std::nullopt;
 }
 
-}  // namespace
-
 std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   struct ClientOps {
     std::vector<std::pair<Duration, Duration>> successes;  // (invoke, complete)
@@ -183,10 +177,14 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
       auto failure =
           std::lower_bound(client.failures.begin(), client.failures.end(),
                            std::make_pair(event.at, uint32_t{0}));
+      // Its errors: operations that failed after the fault and were
+      // issued before the outage ended (those that hung until their
+      // deadline included).
       Outage outage;
-      for (; failure != client.failures.end() && failure->first <= end;
-           ++failure) {
-        outage.failed.push_back(failure->second);
+      for (; failure != client.failures.end(); ++failure) {
+        if (ops[failure->second].invoke <= end) {
+          outage.failed.push_back(failure->second);
+        }
       }
       if (outage.failed.empty()) continue;
       outage.client = name;

@@ -254,6 +254,15 @@ inline bool DropCovers(const Event& event, std::string_view table,
          event.table == table && row.starts_with(event.detail);
 }
 
+// A routing front end ejected a cluster or readmitted it (what it
+// believes, not the truth).
+struct HealthChange {
+  sim::Duration at{0};
+  std::string zone;  // the front end's client zone
+  std::string cluster;
+  bool ejected = false;  // false: readmitted
+};
+
 // Multi-cluster routing skipped the nearest cluster.
 struct Failover {
   sim::Duration at{0};
@@ -347,6 +356,7 @@ struct History {
   std::vector<Event> events;              // in time order
   std::vector<ClusterState> final_state;  // clusters in creation order
   std::vector<Failover> failovers;        // in time order
+  std::vector<HealthChange> health_changes;  // in time order
   std::vector<CpuSample> cpu;             // in time order
   // Every second until the run ends (including settling), per ordered pair
   // of clusters present (in creation order).

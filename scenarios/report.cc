@@ -52,6 +52,46 @@ std::string Number(double v) {
 
 }  // namespace
 
+namespace {
+
+// What each front end made of fault `events[e]`, if it is a fault of one
+// cluster that requests could notice.
+std::vector<Detection> DetectionsOf(const History& h, size_t e) {
+  const Event& fault = h.events[e];
+  switch (fault.kind) {
+    case EventKind::kClusterDown:
+    case EventKind::kNodeFailure:
+    case EventKind::kSlowCluster:
+    case EventKind::kInjectErrors:
+    case EventKind::kCutClients:
+      if (!fault.refused) break;
+      [[fallthrough]];
+    default:
+      return {};
+  }
+  const std::optional<size_t> repair = checks_internal::RepairOf(h.events, e);
+  const sim::Duration repaired =
+      repair ? h.events[*repair].at : sim::Duration::max();
+  std::map<std::string, Detection> by_zone;
+  for (const HealthChange& c : h.health_changes) {
+    if (c.cluster != fault.cluster || c.at < fault.at) continue;
+    auto it = by_zone.find(c.zone);
+    if (c.ejected) {
+      if (it == by_zone.end() && c.at < repaired) {
+        by_zone[c.zone] = Detection{c.zone, c.cluster, c.at - fault.at, {}};
+      }
+    } else if (it != by_zone.end() && !it->second.readmitted &&
+               c.at >= repaired) {
+      it->second.readmitted = c.at - repaired;
+    }
+  }
+  std::vector<Detection> out;
+  for (auto& [zone, d] : by_zone) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace
+
 std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
   const History& h = outcome.history;
   std::map<size_t, std::map<std::string, ClientFailover>> by_fault;
@@ -69,11 +109,21 @@ std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
     c.client = f.client;
     c.failback = f;
   }
+  std::map<size_t, std::vector<Detection>> detections;
+  for (size_t e = 0; e < h.events.size(); ++e) {
+    std::vector<Detection> found = DetectionsOf(h, e);
+    if (found.empty()) continue;
+    by_fault[e];  // listed even if no client noticed
+    detections[e] = std::move(found);
+  }
   std::vector<FaultFailover> out;
   for (auto& [event, clients] : by_fault) {
     FaultFailover fault;
     fault.event = event;
     for (auto& [name, c] : clients) fault.clients.push_back(std::move(c));
+    if (auto it = detections.find(event); it != detections.end()) {
+      fault.detections = std::move(it->second);
+    }
     out.push_back(std::move(fault));
   }
   return out;
@@ -269,6 +319,15 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
           failback_max = std::max(failback_max, c.failback->length);
         }
       }
+    }
+    for (const Detection& d : fault.detections) {
+      out << "  front end in " << d.zone << " ejected " << d.cluster
+          << " after " << Human(d.ejected);
+      if (d.readmitted) {
+        out << ", readmitted it " << Human(*d.readmitted)
+            << " after the repair";
+      }
+      out << "\n";
     }
     if (outages > 0) {
       out << "  RTO max " << (rto_never ? "never" : Human(rto_max)) << " over "

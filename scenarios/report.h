@@ -62,11 +62,22 @@ struct ClientFailover {
   std::map<std::string, int64_t> errors;  // failed ops by code name
   std::optional<Failback> failback;
 };
+// How one routing front end learned of a fault of a cluster
+// (History::health_changes): its first ejection of the cluster after the
+// fault and before the repair, and its first readmission after the repair.
+struct Detection {
+  std::string zone;
+  std::string cluster;
+  sim::Duration ejected{0};                 // after the fault
+  std::optional<sim::Duration> readmitted;  // after the repair; nullopt: not
+};
 struct FaultFailover {
   size_t event = 0;                     // index in History::events
   std::vector<ClientFailover> clients;  // sorted by client
+  std::vector<Detection> detections;    // sorted by zone
 };
-// Sorted by event; from the outcome's history and failbacks.
+// Sorted by event; from the outcome's history and failbacks. A fault that
+// no client noticed and no front end ejected for has no entry.
 std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome);
 
 // The summary; its last line is "fingerprint: <hex>". `wall_seconds` > 0

@@ -64,6 +64,15 @@ void AddFailover(const History& h, const FaultFailover& fault,
       client.set_failed_back(failed_back);
     }
   }
+  for (const Detection& d : fault.detections) {
+    v1::Detection& detection = *out.add_detections();
+    detection.set_zone(JsonText(d.zone));
+    detection.set_cluster(JsonText(d.cluster));
+    detection.set_ejected_after_seconds(SixDigitSeconds(d.ejected));
+    if (d.readmitted) {
+      detection.set_readmitted_after_seconds(SixDigitSeconds(*d.readmitted));
+    }
+  }
 }
 
 void AddPhase(const PhaseStats& p, v1::Phase& out) {

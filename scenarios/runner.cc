@@ -45,6 +45,16 @@ class Observer : public instance::InstanceObserver {
         Failover{context_.Elapsed(), std::string(profile), std::string(from),
                  std::string(to)});
   }
+  void OnHealthChange(std::string_view zone, std::string_view cluster,
+                      bool ejected) override {
+    context_.history->health_changes.push_back(HealthChange{
+        context_.Elapsed(), std::string(zone), std::string(cluster), ejected});
+    sim::Fingerprint& trace = *context_.trace;
+    trace.AddInt(context_.Elapsed().count());
+    trace.Add(ejected ? "ejected" : "readmitted");
+    trace.Add(zone);
+    trace.Add(cluster);
+  }
   void OnReplicated(const replication::AppliedInfo& info) override {
     // This runs for every replicated entry: the link is found by the
     // clusters' numbers, and by their names (links_) only the first time.

@@ -263,6 +263,25 @@ TEST_F(InstanceMetricsTest, FailoverAndClusterDown) {
   EXPECT_EQ(m->counter.value, 1);
   EXPECT_EQ(GaugeOf(families, "bigtable_cluster_up", {{"cluster", "c1"}}), 0);
   EXPECT_EQ(GaugeOf(families, "bigtable_cluster_up", {{"cluster", "c2"}}), 1);
+  // What the front end believes: c1 ejected, c2 admitted.
+  const ClientMetric* ejections =
+      Find(families, "btsim_front_end_ejections_total",
+           {{"zone", "us-east1-b"}, {"cluster", "c1"}});
+  ASSERT_NE(ejections, nullptr);
+  EXPECT_EQ(ejections->counter.value, 1);
+  EXPECT_EQ(GaugeOf(families, "btsim_front_end_cluster_admitted",
+                    {{"zone", "us-east1-b"}, {"cluster", "c1"}}),
+            0);
+  EXPECT_EQ(GaugeOf(families, "btsim_front_end_cluster_admitted",
+                    {{"zone", "us-east1-b"}, {"cluster", "c2"}}),
+            1);
+  // Its probes of c1 fail (down); counted by result.
+  scheduler_.RunFor(std::chrono::milliseconds(2600));
+  const ClientMetric* probes =
+      Find(SampleAndCollect(), "btsim_front_end_probes_total",
+           {{"zone", "us-east1-b"}, {"cluster", "c1"}, {"result", "failed"}});
+  ASSERT_NE(probes, nullptr);
+  EXPECT_EQ(probes->counter.value, 2);
   ASSERT_TRUE(instance_->replicas().SetDown("c1", false).ok());
   EXPECT_EQ(
       GaugeOf(SampleAndCollect(), "bigtable_cluster_up", {{"cluster", "c1"}}),

@@ -23,31 +23,37 @@ using ::testing::HasSubstr;
 // c1 and c2 in one region; a client in c1's zone through `PROFILE`
 // (single-cluster "pin" to c1, or "default", multi-cluster), writing and
 // reading at 200 ops/s with a 1 s deadline. Each test appends a timeline.
-std::string Base(const std::string& profile) {
-  return R"pb(
-           duration { seconds: 12 }
-           instance {
-             clusters { id: "c1" zone: "us-east1-b" nodes: 3 }
-             clusters { id: "c2" zone: "us-east1-c" nodes: 3 }
-             app_profiles {
-               id: "pin"
-               single_cluster { cluster_id: "c1" }
-             }
-           }
-           tables {
-             id: "t"
-             families { name: "cf" }
-           }
-           clients { name: "app" zone: "us-east1-b" app_profile: ")pb" +
-         profile + R"pb(                        "
-      deadline { seconds: 1 }
-      workload {
-        mix { write: 1 read_row: 1 }
-        keys { uniform {} }
-        ops_per_second: 200
-      }
+constexpr char kBase[] = R"pb(
+  duration { seconds: 12 }
+  instance {
+    clusters { id: "c1" zone: "us-east1-b" nodes: 3 }
+    clusters { id: "c2" zone: "us-east1-c" nodes: 3 }
+    app_profiles {
+      id: "pin"
+      single_cluster { cluster_id: "c1" }
     }
-  )pb";
+  }
+  tables {
+    id: "t"
+    families { name: "cf" }
+  }
+  clients {
+    name: "app"
+    zone: "us-east1-b"
+    app_profile: "PROFILE"
+    deadline { seconds: 1 }
+    workload {
+      mix { write: 1 read_row: 1 }
+      keys { uniform {} }
+      ops_per_second: 200
+    }
+  }
+)pb";
+
+std::string Base(const std::string& profile) {
+  std::string text = kBase;
+  text.replace(text.find("PROFILE"), 7, profile);
+  return text;
 }
 
 RunOutcome Play(const std::string& text) {
@@ -276,13 +282,13 @@ TEST(ExpandTimelineTest, BadForAndRepeatAreErrorsNamingTheField) {
     auto loaded = ParseScenario(Base("default") + step, "s.textproto");
     return loaded.ok() ? std::string("ok") : loaded.status().message();
   };
-  EXPECT_THAT(error(R"pb(                         timeline {
+  EXPECT_THAT(error(R"pb(                                                  timeline {
                            at { seconds: 1 }
                            resize { cluster: "c1" nodes: 2 }
                            for { seconds: 1 }
                          })pb"),
               HasSubstr("timeline[0].for: only for cluster_down"));
-  EXPECT_THAT(error(R"pb(                         timeline {
+  EXPECT_THAT(error(R"pb(                                                  timeline {
                            at { seconds: 1 }
                            cluster_down { cluster: "c1" }
                            for {}
