@@ -1,5 +1,7 @@
 #include "api/bigtable_service.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,6 +13,7 @@
 #include "api/read_rows_reactor.h"
 #include "api/request_report.h"
 #include "api/resource_names.h"
+#include "api/served_faults.h"
 #include "api/unsupported_target.h"
 #include "cluster/limits.h"
 
@@ -22,7 +25,9 @@ namespace {
 
 // Routes a request as Instance::Execute does and runs `op(cluster)` on the
 // cluster that serves it, noting that cluster (or the refusal) in `report`
-// (whose Send tells the routing front end the outcome).
+// (whose Send tells the routing front end the outcome). The cluster's
+// faults may fail the request, or hold its answer (api/served_faults.h):
+// a request not executed returns OK with a hold until the deadline.
 template <typename Op>
 Status Execute(instance::Instance& instance, RequestReporter& report,
                appprofile::RequestKind kind, std::string_view row_key,
@@ -36,7 +41,8 @@ Status Execute(instance::Instance& instance, RequestReporter& report,
   }
   report.set_cluster(std::move(routed).value());
   BTSIM_ASSIGN_OR_RETURN(cluster::Cluster * cluster,
-                         instance.ClusterIfUp(report.cluster()));
+                         ReceiveServed(instance, report));
+  if (cluster == nullptr) return OkStatus();  // held: no answer comes
   return op(*cluster);
 }
 
@@ -56,6 +62,7 @@ void Charge(instance::Instance& instance, const RequestReporter& report,
 grpc::Status DoSampleRowKeys(
     InstanceRegistry& registry, const v2::SampleRowKeysRequest* request,
     grpc::ServerWriter<v2::SampleRowKeysResponse>* writer,
+    std::chrono::system_clock::time_point deadline, HeldCalls& held,
     RequestReporter& report) {
   if (Status s = UnsupportedTarget(*request); !s.ok()) return ToGrpc(s);
   auto name = ParseTableName(request->table_name(), "table_name");
@@ -79,6 +86,24 @@ grpc::Status DoSampleRowKeys(
                          return OkStatus();
                        });
     if (!s.ok()) return ToGrpc(s);
+  }
+  if (report.hold().held()) {
+    // A rare, synchronous RPC: its thread waits the fault out.
+    bool hung = false;
+    bool done = false;
+    std::mutex mu;
+    std::condition_variable released;
+    held.Hold(report.hold(), deadline, [&](bool h) {
+      std::lock_guard<std::mutex> lock(mu);
+      hung = h;
+      done = true;
+      released.notify_one();
+    });
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      released.wait(lock, [&] { return done; });
+    }
+    if (hung) return HeldStatus(true, grpc::Status::OK);
   }
   for (const cluster::KeySample& sample : samples) {
     v2::SampleRowKeysResponse response;
@@ -244,7 +269,7 @@ grpc::Status DoPingAndWarm(InstanceRegistry& registry,
       request->app_profile_id(), appprofile::RequestKind::kMultiRow, "");
   if (!routed.ok()) return ToGrpc(routed.status());
   report.set_cluster(std::move(routed).value());
-  return ToGrpc((*served)->instance->ClusterIfUp(report.cluster()).status());
+  return ToGrpc(ReceiveServed(*(*served)->instance, report).status());
 }
 
 grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
@@ -295,33 +320,58 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
 
 // Handles one request that has one response: parses `raw` onto an arena,
 // does `work` (request, response, report) -> grpc::Status and serializes
-// the response into `out`. The RPC is reported (the reporter destroyed)
-// before this returns, so before the status goes out: a client that has
-// its answer finds the RPC in the metrics.
+// the response into `out`. The RPC is reported before this returns, so
+// before the status goes out (a client that has its answer finds the RPC in
+// the metrics), unless a fault holds the answer: then the reporter to
+// release it with (ReleaseLater) comes back too.
 template <typename Request, typename Response, typename Work>
-grpc::Status Handle(std::string_view method, const grpc::ByteBuffer& raw,
-                    grpc::ByteBuffer* out, Work&& work) {
+std::pair<grpc::Status, std::shared_ptr<RequestReporter>> Handle(
+    std::string_view method, const grpc::ByteBuffer& raw, grpc::ByteBuffer* out,
+    Work&& work) {
   google::protobuf::Arena arena;
   auto request = ParseRequest<Request>(raw, arena);
-  if (!request.ok()) return ToGrpc(request.status());
+  if (!request.ok()) return {ToGrpc(request.status()), nullptr};
   auto* response = google::protobuf::Arena::CreateMessage<Response>(&arena);
-  grpc::Status status;
-  {
-    RequestReporter report(method, (*request)->app_profile_id());
-    status = report.Finish(work(**request, response, report));
+  RequestReporter report(method, (*request)->app_profile_id());
+  grpc::Status status = report.Finish(work(**request, response, report));
+  if (report.hold().held()) {
+    if (status.ok()) status = SerializeResponse(*response, out);
+    return {status, report.Detach()};
   }
+  report.Send();
   if (status.ok()) status = SerializeResponse(*response, out);
-  return status;
+  return {status, nullptr};
+}
+
+// Finishes `finish(status)` now, or once the fault holding it is over (the
+// report then goes out just before).
+template <typename Finish>
+void FinishOrHold(std::pair<grpc::Status, std::shared_ptr<RequestReporter>> r,
+                  std::chrono::system_clock::time_point deadline,
+                  HeldCalls& held, Finish finish) {
+  if (r.second == nullptr) {
+    finish(std::move(r.first));
+    return;
+  }
+  std::shared_ptr<RequestReporter> report = std::move(r.second);
+  held.Hold(report->hold(), deadline,
+            [report, status = std::move(r.first), finish](bool hung) {
+              grpc::Status held = report->Finish(HeldStatus(hung, status));
+              report->Send();
+              finish(std::move(held));
+            });
 }
 
 template <typename Request, typename Response, typename Work>
 grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
-                                std::string_view method,
+                                HeldCalls& held, std::string_view method,
                                 const grpc::ByteBuffer& raw,
                                 grpc::ByteBuffer* out, Work&& work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(
-      Handle<Request, Response>(method, raw, out, std::forward<Work>(work)));
+  FinishOrHold(
+      Handle<Request, Response>(method, raw, out, std::forward<Work>(work)),
+      context->deadline(), held,
+      [reactor](grpc::Status status) { reactor->Finish(std::move(status)); });
   return reactor;
 }
 
@@ -329,18 +379,22 @@ grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
 class MutateRowsReactor final
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  MutateRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw) {
-    grpc::Status status = Handle<v2::MutateRowsRequest, v2::MutateRowsResponse>(
-        "MutateRows", raw, &out_,
-        [&](const v2::MutateRowsRequest& r, v2::MutateRowsResponse* out,
-            RequestReporter& report) {
-          return DoMutateRows(registry, &r, out, report);
-        });
-    if (status.ok()) {
-      StartWriteAndFinish(&out_, grpc::WriteOptions(), status);
-    } else {
-      Finish(std::move(status));
-    }
+  MutateRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw,
+                    std::chrono::system_clock::time_point deadline,
+                    HeldCalls& held) {
+    FinishOrHold(Handle<v2::MutateRowsRequest, v2::MutateRowsResponse>(
+                     "MutateRows", raw, &out_,
+                     [&](const v2::MutateRowsRequest& r,
+                         v2::MutateRowsResponse* out, RequestReporter& report) {
+                       return DoMutateRows(registry, &r, out, report);
+                     }),
+                 deadline, held, [this](grpc::Status status) {
+                   if (status.ok()) {
+                     StartWriteAndFinish(&out_, grpc::WriteOptions(), status);
+                   } else {
+                     Finish(std::move(status));
+                   }
+                 });
   }
   void OnDone() override { delete this; }
 
@@ -355,22 +409,23 @@ class MutateRowsReactor final
 // when the stream ends.
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* BigtableService::ReadRows(
-    grpc::CallbackServerContext*, const grpc::ByteBuffer* request) {
-  return new ReadRowsReactor(registry_, *request);
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
+  return new ReadRowsReactor(registry_, *request, context->deadline(), held_);
 }
 
 grpc::Status BigtableService::SampleRowKeys(
-    grpc::ServerContext*, const v2::SampleRowKeysRequest* request,
+    grpc::ServerContext* context, const v2::SampleRowKeysRequest* request,
     grpc::ServerWriter<v2::SampleRowKeysResponse>* writer) {
   RequestReporter report("SampleRowKeys", request->app_profile_id());
-  return report.Finish(DoSampleRowKeys(registry_, request, writer, report));
+  return report.Finish(DoSampleRowKeys(registry_, request, writer,
+                                       context->deadline(), held_, report));
 }
 
 grpc::ServerUnaryReactor* BigtableService::MutateRow(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   return Unary<v2::MutateRowRequest, v2::MutateRowResponse>(
-      context, "MutateRow", *request, response,
+      context, held_, "MutateRow", *request, response,
       [&](const v2::MutateRowRequest& r, v2::MutateRowResponse*,
           RequestReporter& report) {
         return DoMutateRow(registry_, &r, report);
@@ -378,15 +433,15 @@ grpc::ServerUnaryReactor* BigtableService::MutateRow(
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* BigtableService::MutateRows(
-    grpc::CallbackServerContext*, const grpc::ByteBuffer* request) {
-  return new MutateRowsReactor(registry_, *request);
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
+  return new MutateRowsReactor(registry_, *request, context->deadline(), held_);
 }
 
 grpc::ServerUnaryReactor* BigtableService::CheckAndMutateRow(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   return Unary<v2::CheckAndMutateRowRequest, v2::CheckAndMutateRowResponse>(
-      context, "CheckAndMutateRow", *request, response,
+      context, held_, "CheckAndMutateRow", *request, response,
       [&](const v2::CheckAndMutateRowRequest& r,
           v2::CheckAndMutateRowResponse* out, RequestReporter& report) {
         return DoCheckAndMutateRow(registry_, &r, out, report);
@@ -397,7 +452,7 @@ grpc::ServerUnaryReactor* BigtableService::PingAndWarm(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   return Unary<v2::PingAndWarmRequest, v2::PingAndWarmResponse>(
-      context, "PingAndWarm", *request, response,
+      context, held_, "PingAndWarm", *request, response,
       [&](const v2::PingAndWarmRequest& r, v2::PingAndWarmResponse*,
           RequestReporter& report) {
         return DoPingAndWarm(registry_, &r, report);
@@ -408,7 +463,7 @@ grpc::ServerUnaryReactor* BigtableService::ReadModifyWriteRow(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   return Unary<v2::ReadModifyWriteRowRequest, v2::ReadModifyWriteRowResponse>(
-      context, "ReadModifyWriteRow", *request, response,
+      context, held_, "ReadModifyWriteRow", *request, response,
       [&](const v2::ReadModifyWriteRowRequest& r,
           v2::ReadModifyWriteRowResponse* out, RequestReporter& report) {
         return DoReadModifyWriteRow(registry_, &r, out, report);

@@ -7,6 +7,7 @@
 #define BTSIM_API_BIGTABLE_SERVICE_H_
 
 #include "api/instance_registry.h"
+#include "api/served_faults.h"
 #include "google/bigtable/v2/bigtable.grpc.pb.h"
 
 namespace btsim::api {
@@ -54,8 +55,13 @@ class BigtableService final : public bigtable_service_internal::Base {
       grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
       grpc::ByteBuffer* response) override;
 
+  // Answers every call a fault holds back now (before the server shuts
+  // down: gRPC waits for every call to finish).
+  void ReleaseHeld() { held_.ReleaseAll(); }
+
  private:
   InstanceRegistry& registry_;
+  HeldCalls held_;
 };
 
 }  // namespace btsim::api

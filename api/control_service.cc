@@ -38,10 +38,11 @@ Status RequireTwoClusters(const std::string& a, const std::string& b) {
   return OkStatus();
 }
 
-// A non-negative duration of at most kMaxLatency.
-Result<sim::Duration> LatencyFromProto(const google::protobuf::Duration& d) {
+// A non-negative duration of at most kMaxLatency, in field `field`.
+Result<sim::Duration> LatencyFromProto(const google::protobuf::Duration& d,
+                                       const std::string& field = "latency") {
   if (d.seconds() < 0 || d.nanos() < 0 || d.nanos() >= 1'000'000'000) {
-    return InvalidArgument("latency: must be a non-negative duration, got " +
+    return InvalidArgument(field + ": must be a non-negative duration, got " +
                            std::to_string(d.seconds()) + "s " +
                            std::to_string(d.nanos()) + "ns");
   }
@@ -49,7 +50,7 @@ Result<sim::Duration> LatencyFromProto(const google::protobuf::Duration& d) {
       std::chrono::duration_cast<std::chrono::seconds>(kMaxLatency).count();
   if (d.seconds() > max_seconds ||
       (d.seconds() == max_seconds && d.nanos() > 0)) {
-    return InvalidArgument("latency: at most 24h, got " +
+    return InvalidArgument(field + ": at most 24h, got " +
                            std::to_string(d.seconds()) + "s");
   }
   return std::chrono::seconds(d.seconds()) + sim::Duration(d.nanos());
@@ -108,6 +109,44 @@ std::vector<std::string> ZonesOf(const instance::Instance& instance) {
     zones.push_back(c.zone);
   }
   return zones;
+}
+
+// The cluster's injected faults and the front end's view of it.
+void AddFaults(const instance::Instance& instance, const std::string& id,
+               control::ClusterStatus& out) {
+  const instance::ClusterFaults& faults = instance.faults();
+  out.set_down_mode(faults.down_mode(id) == instance::DownMode::kBlackhole
+                        ? control::BLACKHOLE
+                        : control::REFUSE);
+  if (auto it = faults.slowness().find(id); it != faults.slowness().end()) {
+    LatencyToProto(Median(it->second), out.mutable_added_latency());
+  }
+  if (auto it = faults.errors().find(id); it != faults.errors().end()) {
+    out.set_error_fraction(it->second.fraction);
+    out.set_error_code(std::string(StatusCodeName(it->second.code)));
+    out.set_error_method(it->second.method);
+  }
+  for (const instance::ClientCut& cut : faults.cuts()) {
+    if (cut.cluster != id || cut.client_zone != instance.client_zone() ||
+        !cut.client.empty()) {
+      continue;
+    }
+    out.set_clients_cut(cut.requests && cut.replies ? "BOTH"
+                        : cut.requests              ? "REQUESTS"
+                                                    : "REPLIES");
+  }
+  const auto views = instance.FrontEndViews();
+  if (auto it = views.find(instance.client_zone()); it != views.end()) {
+    for (const appprofile::ClusterHealth::ClusterView& v : it->second) {
+      if (v.cluster != id) continue;
+      out.set_ejected(v.ejected);
+      out.set_ejections(v.ejections);
+      if (v.ejections > 0) {
+        LatencyToProto(instance.Now() - v.ejected_at,
+                       out.mutable_ejected_ago());
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -216,10 +255,109 @@ grpc::Status ControlService::SetClusterState(
     return ToGrpc(s);
   }
   const bool down = request->down();
+  const instance::DownMode mode = request->mode() == control::BLACKHOLE
+                                      ? instance::DownMode::kBlackhole
+                                      : instance::DownMode::kRefuse;
+  return ToGrpc(Apply(
+      request->instance(), {request->cluster_id()},
+      [&](ServedInstance& served, const Zones&) {
+        if (down) {
+          served.instance->faults().SetDownMode(request->cluster_id(), mode);
+        }
+        return served.instance->replicas().SetDown(request->cluster_id(), down);
+      }));
+}
+
+grpc::Status ControlService::SetSlowness(
+    grpc::ServerContext*, const control::SetSlownessRequest* request,
+    control::SetSlownessResponse*) {
+  if (Status s = RequireCluster(request->cluster_id(), "cluster_id"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  sim::Duration added{0};
+  if (request->has_added_latency()) {
+    auto parsed = LatencyFromProto(request->added_latency(), "added_latency");
+    if (!parsed.ok()) return ToGrpc(parsed.status());
+    added = *parsed;
+  }
+  return ToGrpc(
+      Apply(request->instance(), {request->cluster_id()},
+            [&](ServedInstance& served, const Zones&) {
+              served.instance->faults().SetSlowness(
+                  request->cluster_id(),
+                  added > sim::Duration(0)
+                      ? std::optional(sim::LatencyModel::Constant(added))
+                      : std::nullopt);
+              return OkStatus();
+            }));
+}
+
+grpc::Status ControlService::InjectErrors(
+    grpc::ServerContext*, const control::InjectErrorsRequest* request,
+    control::InjectErrorsResponse*) {
+  if (Status s = RequireCluster(request->cluster_id(), "cluster_id"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  const double fraction = request->fraction();
+  if (!(fraction >= 0 && fraction <= 1)) {
+    return ToGrpc(InvalidArgument("fraction: must be in [0, 1], got " +
+                                  std::to_string(fraction)));
+  }
+  instance::InjectedErrors errors;
+  errors.fraction = fraction;
+  if (!request->code().empty()) {
+    const std::optional<StatusCode> code = StatusCodeFromName(request->code());
+    if (!code || *code == StatusCode::kOk) {
+      return ToGrpc(InvalidArgument("code: '" + request->code() +
+                                    "' is not a gRPC error code (e.g. "
+                                    "UNAVAILABLE)"));
+    }
+    errors.code = *code;
+  }
+  static constexpr std::string_view kMethods[] = {
+      "ReadRows",           "MutateRow",     "MutateRows", "CheckAndMutateRow",
+      "ReadModifyWriteRow", "SampleRowKeys", "PingAndWarm"};
+  if (!request->method().empty() &&
+      std::find(std::begin(kMethods), std::end(kMethods), request->method()) ==
+          std::end(kMethods)) {
+    return ToGrpc(InvalidArgument("method: '" + request->method() +
+                                  "' is not a Bigtable data RPC (e.g. "
+                                  "ReadRows, MutateRow)"));
+  }
+  errors.method = request->method();
   return ToGrpc(Apply(request->instance(), {request->cluster_id()},
                       [&](ServedInstance& served, const Zones&) {
-                        return served.instance->replicas().SetDown(
-                            request->cluster_id(), down);
+                        served.instance->faults().SetErrors(
+                            request->cluster_id(), fraction > 0
+                                                       ? std::optional(errors)
+                                                       : std::nullopt);
+                        return OkStatus();
+                      }));
+}
+
+grpc::Status ControlService::CutClients(
+    grpc::ServerContext*, const control::CutClientsRequest* request,
+    control::CutClientsResponse*) {
+  if (Status s = RequireCluster(request->cluster_id(), "cluster_id"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return ToGrpc(Apply(request->instance(), {request->cluster_id()},
+                      [&](ServedInstance& served, const Zones&) {
+                        instance::Instance& instance = *served.instance;
+                        if (request->mend()) {
+                          instance.faults().Mend(instance.client_zone(), "",
+                                                 request->cluster_id());
+                          return OkStatus();
+                        }
+                        instance::ClientCut cut;
+                        cut.client_zone = instance.client_zone();
+                        cut.cluster = request->cluster_id();
+                        cut.requests = request->direction() !=
+                                       control::CutClientsRequest::REPLIES;
+                        cut.replies = request->direction() !=
+                                      control::CutClientsRequest::REQUESTS;
+                        instance.faults().Cut(cut);
+                        return OkStatus();
                       }));
 }
 
@@ -312,6 +450,7 @@ grpc::Status ControlService::GetStatus(grpc::ServerContext*,
       }
       cluster->set_cpu_load(instance.CpuLoad(c.id));
       cluster->set_hottest_node_load(instance.HottestNodeLoad(c.id));
+      AddFaults(instance, c.id, *cluster);
     }
     for (const instance::ClusterConfig& from : clusters) {
       for (const instance::ClusterConfig& to : clusters) {

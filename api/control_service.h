@@ -1,8 +1,10 @@
 // ControlService: btsim.control.v1.Control, btsim's own fault-injection
 // service, served next to the Bigtable services (`btsim ctl` is its client).
-// Takes clusters down and up, cuts and heals replication links, sets the
-// replication delay of a link, and reports all of it with the replication
-// backlog per link and the app profiles.
+// Takes clusters down (refusing or black-holing requests) and up, cuts and
+// heals replication links, sets the replication delay of a link, makes
+// clusters slow, injects errors, cuts the server's clients off from a
+// cluster, and reports all of it with the replication backlog per link, the
+// routing front end's view of each cluster and the app profiles.
 //
 // A request names one instance (created on first use, like the data API) or,
 // with an empty `instance`, every instance created so far: a change then
@@ -52,6 +54,18 @@ class ControlService final : public btsim::control::v1::Control::Service {
       grpc::ServerContext* context,
       const btsim::control::v1::SetLatencyRequest* request,
       btsim::control::v1::SetLatencyResponse* response) override;
+  grpc::Status SetSlowness(
+      grpc::ServerContext* context,
+      const btsim::control::v1::SetSlownessRequest* request,
+      btsim::control::v1::SetSlownessResponse* response) override;
+  grpc::Status InjectErrors(
+      grpc::ServerContext* context,
+      const btsim::control::v1::InjectErrorsRequest* request,
+      btsim::control::v1::InjectErrorsResponse* response) override;
+  grpc::Status CutClients(
+      grpc::ServerContext* context,
+      const btsim::control::v1::CutClientsRequest* request,
+      btsim::control::v1::CutClientsResponse* response) override;
   grpc::Status GetStatus(
       grpc::ServerContext* context,
       const btsim::control::v1::GetStatusRequest* request,

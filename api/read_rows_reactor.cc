@@ -6,6 +6,7 @@
 
 #include "api/convert.h"
 #include "api/raw_messages.h"
+#include "api/served_faults.h"
 #include "api/unsupported_target.h"
 
 namespace btsim::api {
@@ -22,7 +23,9 @@ constexpr size_t kChunkValueBytes = 1 << 20;
 }  // namespace
 
 ReadRowsReactor::ReadRowsReactor(InstanceRegistry& registry,
-                                 const grpc::ByteBuffer& raw)
+                                 const grpc::ByteBuffer& raw,
+                                 std::chrono::system_clock::time_point deadline,
+                                 HeldCalls& held)
     : chunker_(kResponseBytes, kChunkValueBytes) {
   if (Status parsed = ParseRaw(raw, &request_); !parsed.ok()) {
     Finish(ToGrpc(parsed));
@@ -32,6 +35,16 @@ ReadRowsReactor::ReadRowsReactor(InstanceRegistry& registry,
   grpc::Status status = Start(registry);
   if (!status.ok()) {
     End(std::move(status));
+    return;
+  }
+  if (report_->hold().held()) {
+    held.Hold(report_->hold(), deadline, [this](bool hung) {
+      if (hung) {
+        End(HeldStatus(true, grpc::Status::OK));
+      } else {
+        WriteNext();
+      }
+    });
     return;
   }
   WriteNext();
@@ -69,6 +82,8 @@ grpc::Status ReadRowsReactor::Start(InstanceRegistry& registry) {
         single_row ? request_.rows().row_keys(0) : "");
     if (!routed.ok()) return ToGrpc(routed.status());
     report_->set_cluster(std::move(routed).value());
+    auto received = ReceiveServed(*instance_->instance, *report_);
+    if (!received.ok()) return ToGrpc(received.status());
   }
   options_.rows = &rows_;
   options_.filter = filter_ ? &*filter_ : nullptr;

@@ -6,15 +6,19 @@
 // reader never holds the lock. The last response of the stream goes out
 // together with the status.
 //
+// The serving cluster's faults may fail the call or hold its first response
+// (api/served_faults.h).
+//
 // Ownership: created with `new` by the service's ReadRows handler and
 // returned to gRPC; it deletes itself in OnDone. It parses the raw request
-// into its own copy (api/raw_messages.h). `registry` must outlive it (the
-// registry outlives the server). Reactions run on gRPC's threads, one at a
+// into its own copy (api/raw_messages.h). `registry` and `held` must outlive it
+// (the registry outlives the server). Reactions run on gRPC's threads, one at a
 // time.
 #ifndef BTSIM_API_READ_ROWS_REACTOR_H_
 #define BTSIM_API_READ_ROWS_REACTOR_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +30,7 @@
 #include "api/request_report.h"
 #include "api/resource_names.h"
 #include "api/row_chunker.h"
+#include "api/served_faults.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "google/bigtable/v2/bigtable.pb.h"
@@ -35,7 +40,10 @@ namespace btsim::api {
 class ReadRowsReactor final
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  ReadRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw);
+  // `deadline`: the call's (a fault may hold the answer until then).
+  ReadRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw,
+                  std::chrono::system_clock::time_point deadline,
+                  HeldCalls& held);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override { cancelled_ = true; }

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -69,6 +70,39 @@ class RequestReporter {
   }
 
   std::string_view app_profile() const { return app_profile_; }
+  std::string_view method() const { return method_; }
+
+  // A fault of the serving cluster holds the answer back
+  // (api/served_faults.h): until the call's deadline (the request or its
+  // reply was lost), or by `delay` (a slow cluster).
+  struct Hold {
+    bool until_deadline = false;
+    std::chrono::nanoseconds delay{0};
+    bool held() const { return until_deadline || delay.count() > 0; }
+  };
+  void HoldUntilDeadline() { hold_.until_deadline = true; }
+  void HoldFor(std::chrono::nanoseconds delay) { hold_.delay = delay; }
+  const Hold& hold() const { return hold_; }
+  // For a held answer: a reporter on the heap that reports this RPC
+  // instead, with its own copy of the app profile id (it may outlive the
+  // request); this one then reports nothing.
+  std::shared_ptr<RequestReporter> Detach() {
+    auto detached = std::make_shared<RequestReporter>(method_, "");
+    detached->start_ = start_;
+    detached->kept_profile_ = std::string(app_profile_);
+    detached->app_profile_ = detached->kept_profile_;
+    detached->served_ = served_;
+    detached->cluster_ = std::move(cluster_);
+    detached->finished_ = finished_;
+    detached->code_ = code_;
+    detached->latency_ = latency_;
+    detached->modified_rows_ = modified_rows_;
+    detached->returned_rows_ = returned_rows_;
+    detached->refused_ = refused_;
+    detached->hold_ = hold_;
+    sent_ = true;
+    return detached;
+  }
   // The serving cluster's id; "" until set.
   const std::string& cluster() const { return cluster_; }
 
@@ -92,8 +126,10 @@ class RequestReporter {
 
  private:
   const std::string_view method_;
-  const std::string_view app_profile_;
-  const std::chrono::steady_clock::time_point start_;
+  std::string_view app_profile_;
+  std::string kept_profile_;  // see Detach
+  Hold hold_;
+  std::chrono::steady_clock::time_point start_;
   ServedInstance* served_ = nullptr;
   std::string cluster_;
   // UNKNOWN if Finish was never called.

@@ -108,6 +108,7 @@ void Server::Shutdown() {
     state_->stopping = true;
   }
   state_->cv.notify_all();
+  state_->data.ReleaseHeld();
   if (state_->server) {
     state_->server->Shutdown(std::chrono::system_clock::now() +
                              std::chrono::seconds(2));

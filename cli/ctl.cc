@@ -163,9 +163,13 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args) {
   };
 
   CLI::App* down = add("cluster-down",
-                       "cluster-down ID: take cluster ID down (it stops "
-                       "serving and replicating; routing fails over)");
+                       "cluster-down ID [--blackhole]: take cluster ID down "
+                       "(it stops serving and replicating; routing fails "
+                       "over once its front end has seen it fail)");
   down->add_option("ID", args.cluster_a, "Cluster id")->required();
+  down->add_flag("--blackhole", args.blackhole,
+                 "Requests hang until their deadline instead of failing "
+                 "at once with UNAVAILABLE");
   CLI::App* up = add("cluster-up",
                      "cluster-up ID: bring cluster ID back up (it catches up "
                      "on replication)");
@@ -198,19 +202,59 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args) {
       ->required();
   one_way(latency, "changes");
 
+  CLI::App* slow =
+      add("slow",
+          "slow ID DURATION: answer every request cluster ID serves DURATION "
+          "later, e.g. 200ms; 0 restores full speed");
+  slow->add_option("ID", args.cluster_a, "Cluster id")->required();
+  slow->add_option("DURATION", args.duration, "Added latency, e.g. 200ms, 2s")
+      ->required();
+
+  CLI::App* errors =
+      add("errors",
+          "errors ID FRACTION [--code CODE] [--method RPC]: fail that "
+          "fraction of cluster ID's requests; 0 stops");
+  errors->add_option("ID", args.cluster_a, "Cluster id")->required();
+  errors
+      ->add_option("FRACTION", args.fraction,
+                   "Fraction of requests that fail, 0..1")
+      ->required();
+  errors->add_option("--code", args.code,
+                     "gRPC code name (default UNAVAILABLE)");
+  errors->add_option("--method", args.method,
+                     "Only this RPC, e.g. ReadRows, MutateRow");
+
+  CLI::App* cut =
+      add("cut-clients",
+          "cut-clients ID: cut the network between the server's clients "
+          "(and its routing front end) and cluster ID; calls hang until "
+          "their deadline, replication keeps flowing");
+  cut->add_option("ID", args.cluster_a, "Cluster id")->required();
+  auto* requests_only =
+      cut->add_flag("--requests-only", args.requests_only,
+                    "Only requests are lost (nothing executes)");
+  cut->add_flag("--replies-only", args.replies_only,
+                "Only replies are lost (requests execute)")
+      ->excludes(requests_only);
+  CLI::App* mend =
+      add("mend-clients", "mend-clients ID: restore what cut-clients cut");
+  mend->add_option("ID", args.cluster_a, "Cluster id")->required();
+
   add("status",
-      "status: show clusters (up/down), replication backlog, cuts and "
-      "latency per link, and app profiles");
+      "status: show clusters (up/down, faults, and what the routing front "
+      "end believes), replication backlog, cuts and latency per link, and "
+      "app profiles");
   return ctl;
 }
 
 int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err) {
   // Argument checks first, so that a usage error needs no server.
   google::protobuf::Duration latency;
-  if (args.command == "latency") {
+  if (args.command == "latency" || args.command == "slow") {
     auto parsed = ParseDuration(args.duration);
     if (!parsed.ok()) {
-      err << "btsim ctl: latency: " << parsed.status().message() << "\n";
+      err << "btsim ctl: " << args.command << ": " << parsed.status().message()
+          << "\n";
       return kCtlUsageError;
     }
     const int64_t ms = parsed->count();
@@ -233,9 +277,56 @@ int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err) {
     request.set_instance(args.instance);
     request.set_cluster_id(a);
     request.set_down(args.command == "cluster-down");
+    if (args.blackhole) request.set_mode(control::BLACKHOLE);
     control::SetClusterStateResponse response;
     status = stub->SetClusterState(&context, request, &response);
-    done = "cluster " + a + " is " + (request.down() ? "down" : "up");
+    done = "cluster " + a + " is " +
+           (request.down() ? (args.blackhole ? "down (black-holed)" : "down")
+                           : "up");
+  } else if (args.command == "slow") {
+    control::SetSlownessRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_id(a);
+    const bool restore = latency.seconds() == 0 && latency.nanos() == 0;
+    if (!restore) *request.mutable_added_latency() = latency;
+    control::SetSlownessResponse response;
+    status = stub->SetSlowness(&context, request, &response);
+    done = "cluster " + a +
+           (restore ? " at full speed"
+                    : " answers " + FormatDuration(latency) + " later");
+  } else if (args.command == "errors") {
+    control::InjectErrorsRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_id(a);
+    request.set_fraction(args.fraction);
+    request.set_code(args.code);
+    request.set_method(args.method);
+    control::InjectErrorsResponse response;
+    status = stub->InjectErrors(&context, request, &response);
+    std::ostringstream what;
+    what << "cluster " << a;
+    if (args.fraction == 0) {
+      what << " no longer fails requests";
+    } else {
+      what << " fails " << args.fraction * 100 << "% of "
+           << (args.method.empty() ? "requests" : args.method) << " with "
+           << (args.code.empty() ? "UNAVAILABLE" : args.code);
+    }
+    done = what.str();
+  } else if (args.command == "cut-clients" || args.command == "mend-clients") {
+    control::CutClientsRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_id(a);
+    request.set_mend(args.command == "mend-clients");
+    if (args.requests_only) {
+      request.set_direction(control::CutClientsRequest::REQUESTS);
+    } else if (args.replies_only) {
+      request.set_direction(control::CutClientsRequest::REPLIES);
+    }
+    control::CutClientsResponse response;
+    status = stub->CutClients(&context, request, &response);
+    done = request.mend() ? "clients reach cluster " + a + " again"
+                          : "clients cut off from cluster " + a;
   } else if (args.command == "partition" || args.command == "heal") {
     control::SetPartitionRequest request;
     request.set_instance(args.instance);
@@ -293,10 +384,49 @@ std::string FormatStatus(const control::GetStatusResponse& status) {
     out << "  clusters:\n";
     std::vector<std::vector<std::string>> rows;
     for (const control::ClusterStatus& c : instance.clusters()) {
-      rows.push_back({c.id(), c.zone(), c.down() ? "DOWN" : "up",
-                      std::to_string(c.nodes()) + " node(s)"});
+      std::string down = "up";
+      if (c.down()) {
+        down =
+            c.down_mode() == control::BLACKHOLE ? "DOWN (black hole)" : "DOWN";
+      }
+      std::string front_end = "front end: admitted";
+      if (c.ejected()) {
+        front_end =
+            "front end: EJECTED " + FormatDuration(c.ejected_ago()) + " ago";
+      }
+      if (c.ejections() > 0) {
+        front_end += " (" + std::to_string(c.ejections()) + " ejection(s))";
+      }
+      rows.push_back({c.id(), c.zone(), down,
+                      std::to_string(c.nodes()) + " node(s)", front_end});
     }
     PrintTable(rows, "    ", out);
+    rows.clear();
+    for (const control::ClusterStatus& c : instance.clusters()) {
+      std::vector<std::string> faults;
+      if (c.has_added_latency()) {
+        faults.push_back("slow +" + FormatDuration(c.added_latency()));
+      }
+      if (c.error_fraction() > 0) {
+        std::ostringstream e;
+        e << "errors " << c.error_fraction() * 100 << "% " << c.error_code();
+        if (!c.error_method().empty()) e << " on " << c.error_method();
+        faults.push_back(e.str());
+      }
+      if (!c.clients_cut().empty()) {
+        faults.push_back("clients cut (" + c.clients_cut() + ")");
+      }
+      if (faults.empty()) continue;
+      std::string joined;
+      for (const std::string& f : faults) {
+        joined += (joined.empty() ? "" : ", ") + f;
+      }
+      rows.push_back({c.id(), joined});
+    }
+    if (!rows.empty()) {
+      out << "  faults:\n";
+      PrintTable(rows, "    ", out);
+    }
     out << "  capacity (storage, CPU average, hottest node):\n";
     rows.clear();
     for (const control::ClusterStatus& c : instance.clusters()) {

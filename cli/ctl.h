@@ -2,9 +2,12 @@
 // control service (btsim.control.v1.Control) on the server's port:
 //   btsim ctl --target HOST:PORT [--instance projects/P/instances/I] COMMAND
 // with COMMAND one of
-//   cluster-down ID | cluster-up ID
+//   cluster-down ID [--blackhole] | cluster-up ID
 //   partition A B [--one-way] | heal A B [--one-way]
 //   latency A B DURATION [--one-way]   (DURATION 0 resets the link)
+//   slow ID DURATION                   (DURATION 0 restores full speed)
+//   errors ID FRACTION [--code CODE] [--method RPC]   (FRACTION 0 stops)
+//   cut-clients ID [--requests-only | --replies-only] | mend-clients ID
 //   status
 #ifndef BTSIM_CLI_CTL_H_
 #define BTSIM_CLI_CTL_H_
@@ -25,8 +28,14 @@ struct CtlArgs {
   std::string command;    // "cluster-down", "status", ...
   std::string cluster_a;  // ID, or A
   std::string cluster_b;  // B
-  std::string duration;   // latency's DURATION
+  std::string duration;   // latency's and slow's DURATION
   bool one_way = false;
+  bool blackhole = false;      // cluster-down
+  double fraction = 0;         // errors
+  std::string code;            // errors
+  std::string method;          // errors
+  bool requests_only = false;  // cut-clients
+  bool replies_only = false;   // cut-clients
 };
 
 // Exit codes of `btsim ctl`.
@@ -45,9 +54,10 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args);
 int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err);
 
 // The readable table `btsim ctl status` prints: per instance its clusters
-// (zone, up/down, nodes), their capacity (storage type, average and hottest
-// node CPU as percentages clamped at 100 %), the replication links and the
-// app profiles.
+// (zone, up/down, nodes), their faults and the routing front end's view
+// (admitted or ejected, and since when), their capacity (storage type, average
+// and hottest node CPU as percentages clamped at 100 %), the replication links
+// and the app profiles.
 std::string FormatStatus(const btsim::control::v1::GetStatusResponse& status);
 
 }  // namespace btsim::cli

@@ -138,7 +138,8 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
       profiles_(IdsOf(config.clusters)),
       detector_(config.detector),
       detector_options_(config.detector_options),
-      probe_rng_(rng.Fork("probes")) {
+      probe_rng_(rng.Fork("probes")),
+      fault_rng_(rng.Fork("faults")) {
   if (config.replication_latency) {
     transport_->SetLatencyEverywhere(
         sim::LatencyModel::Constant(*config.replication_latency));
@@ -288,7 +289,7 @@ Status Instance::Execute(std::string_view app_profile_id,
                          appprofile::RequestKind kind, std::string_view row_key,
                          const std::function<Status(cluster::Cluster&)>& op) {
   BTSIM_ASSIGN_OR_RETURN(std::string id, Route(app_profile_id, kind, row_key));
-  Reception reception = Receive(id, "", rng_);
+  Reception reception = Receive(id, "");
   Status status = reception.kind == Reception::Kind::kServed
                       ? op(*reception.cluster)
                       : std::move(reception.status);

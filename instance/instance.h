@@ -219,6 +219,10 @@ class Instance {
   // cluster has such faults).
   Reception Receive(std::string_view id, std::string_view method,
                     sim::Rng& rng);
+  // The same with the instance's own stream (`btsim serve`).
+  Reception Receive(std::string_view id, std::string_view method) {
+    return Receive(id, method, fault_rng_);
+  }
 
   // DropRowRange on a live cluster; it replicates. Only one may be in
   // progress per table: until every cluster has applied the previous one, a
@@ -377,6 +381,7 @@ class Instance {
   InstanceConfig::Detector detector_;
   appprofile::DetectorOptions detector_options_;
   sim::Rng probe_rng_;
+  sim::Rng fault_rng_;  // Receive's draws for requests served by the API
   std::map<std::string, appprofile::ClusterHealth, std::less<>> front_ends_;
   bool probing_ = false;  // a ProbeEjected is scheduled
   // False once the instance is destroyed (its scheduled probes see it).

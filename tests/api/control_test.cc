@@ -149,14 +149,19 @@ class ControlTest : public ServerTest {
     }
   }
 
+  // `deadline` 0: none.
   grpc::Status WriteVia(const std::string& profile, const std::string& key,
-                        const std::string& value) {
+                        const std::string& value,
+                        std::chrono::milliseconds deadline = {}) {
     v2::MutateRowRequest request;
     request.set_table_name(TableName("t"));
     request.set_app_profile_id(profile);
     request.set_row_key(key);
     *request.add_mutations() = SetCellMutation("cf", "q", value);
     grpc::ClientContext context;
+    if (deadline.count() > 0) {
+      context.set_deadline(std::chrono::system_clock::now() + deadline);
+    }
     v2::MutateRowResponse response;
     return data_->MutateRow(&context, request, &response);
   }
@@ -450,6 +455,123 @@ TEST_F(ControlTest, Errors) {
   }
 }
 
+// Milliseconds `f` took.
+template <typename F>
+int64_t MillisOf(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+TEST_F(ControlTest, GrayFaultsAsAClientSeesThem) {
+  SetUpTableAndProfiles();
+  using std::chrono::milliseconds;
+  // Slow: answered later.
+  {
+    control::SetSlownessRequest request;
+    request.set_cluster_id("c1");
+    request.mutable_added_latency()->set_nanos(300'000'000);
+    grpc::ClientContext context;
+    control::SetSlownessResponse response;
+    ASSERT_GRPC_OK(control_->SetSlowness(&context, request, &response));
+  }
+  EXPECT_EQ(OneStatus().clusters(0).added_latency().nanos(), 300'000'000);
+  EXPECT_GE(MillisOf([&] { EXPECT_GRPC_OK(WriteVia("to-c1", "slow", "v")); }),
+            300);
+  {
+    control::SetSlownessRequest request;
+    request.set_cluster_id("c1");
+    grpc::ClientContext context;
+    control::SetSlownessResponse response;
+    ASSERT_GRPC_OK(control_->SetSlowness(&context, request, &response));
+  }
+  EXPECT_LT(MillisOf([&] { EXPECT_GRPC_OK(WriteVia("to-c1", "fast", "v")); }),
+            200);
+
+  // Injected errors: only the method named.
+  {
+    control::InjectErrorsRequest request;
+    request.set_cluster_id("c1");
+    request.set_fraction(1);
+    request.set_code("INTERNAL");
+    request.set_method("MutateRow");
+    grpc::ClientContext context;
+    control::InjectErrorsResponse response;
+    ASSERT_GRPC_OK(control_->InjectErrors(&context, request, &response));
+  }
+  EXPECT_GRPC_CODE(WriteVia("to-c1", "x", "v"), grpc::StatusCode::INTERNAL);
+  EXPECT_GRPC_OK(ReadVia("to-c1", "slow").status);
+  EXPECT_EQ(OneStatus().clusters(0).error_code(), "INTERNAL");
+  {
+    control::InjectErrorsRequest request;
+    request.set_cluster_id("c1");
+    grpc::ClientContext context;
+    control::InjectErrorsResponse response;
+    ASSERT_GRPC_OK(control_->InjectErrors(&context, request, &response));
+  }
+  EXPECT_GRPC_OK(WriteVia("to-c1", "x", "v"));
+
+  // Replies cut: the write executes, the call times out.
+  {
+    control::CutClientsRequest request;
+    request.set_cluster_id("c2");
+    request.set_direction(control::CutClientsRequest::REPLIES);
+    grpc::ClientContext context;
+    control::CutClientsResponse response;
+    ASSERT_GRPC_OK(control_->CutClients(&context, request, &response));
+  }
+  EXPECT_EQ(OneStatus().clusters(1).clients_cut(), "REPLIES");
+  EXPECT_GRPC_CODE(WriteVia("to-c2", "cut", "v", milliseconds(300)),
+                   grpc::StatusCode::DEADLINE_EXCEEDED);
+  {
+    control::CutClientsRequest request;
+    request.set_cluster_id("c2");
+    request.set_mend(true);
+    grpc::ClientContext context;
+    control::CutClientsResponse response;
+    ASSERT_GRPC_OK(control_->CutClients(&context, request, &response));
+  }
+  EXPECT_TRUE(Visible("to-c2", "cut"));
+
+  // Black-holed: calls hang until their deadline; after five, the front
+  // end has ejected c1 and the default profile goes to c2.
+  {
+    control::SetClusterStateRequest request;
+    request.set_cluster_id("c1");
+    request.set_down(true);
+    request.set_mode(control::BLACKHOLE);
+    grpc::ClientContext context;
+    control::SetClusterStateResponse response;
+    ASSERT_GRPC_OK(control_->SetClusterState(&context, request, &response));
+  }
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_GE(MillisOf([&] {
+                EXPECT_GRPC_CODE(
+                    WriteVia("default", "bh", "v", milliseconds(200)),
+                    grpc::StatusCode::DEADLINE_EXCEEDED);
+              }),
+              195);
+  }
+  // The server learns of a timeout when the call's deadline passes, as the
+  // client does: the fifth may still be on its way.
+  WaitFor("c1 ejected", [&] { return OneStatus().clusters(0).ejected(); });
+  const control::ClusterStatus c1 = OneStatus().clusters(0);
+  EXPECT_EQ(c1.down_mode(), control::BLACKHOLE);
+  EXPECT_TRUE(c1.ejected());
+  EXPECT_EQ(c1.ejections(), 1);
+  EXPECT_GRPC_OK(WriteVia("default", "bh", "v", milliseconds(200)));
+  // A call held when the server shuts down is answered at once.
+  std::thread held([&] {
+    EXPECT_GRPC_CODE(WriteVia("to-c1", "held", "v"),
+                     grpc::StatusCode::DEADLINE_EXCEEDED);
+  });
+  std::this_thread::sleep_for(milliseconds(100));
+  EXPECT_LT(MillisOf([&] { server_->Shutdown(); }), 2000);
+  held.join();
+}
+
 // `btsim ctl`'s client code (cli/ctl.h) against the server.
 TEST_F(ControlTest, CtlCommands) {
   SetUpTableAndProfiles();
@@ -484,9 +606,9 @@ TEST_F(ControlTest, CtlCommands) {
   EXPECT_EQ(out,
             "instance projects/p/instances/i\n"
             "  clusters:\n"
-            "    c1  us-east1-b      up    1 node(s)\n"
-            "    c2  us-east1-c      up    1 node(s)\n"
-            "    c3  europe-west1-d  DOWN  1 node(s)\n"
+            "    c1  us-east1-b      up    1 node(s)  front end: admitted\n"
+            "    c2  us-east1-c      up    1 node(s)  front end: admitted\n"
+            "    c3  europe-west1-d  DOWN  1 node(s)  front end: admitted\n"
             "  capacity (storage, CPU average, hottest node):\n"
             "    c1  SSD  cpu 0.0%  hottest 0.0%\n"
             "    c2  SSD  cpu 0.0%  hottest 0.0%\n"
@@ -548,7 +670,7 @@ TEST(CtlTest, FormatStatusShowsLoadsAsPercentagesClampedAt100) {
   EXPECT_EQ(cli::FormatStatus(status),
             "instance projects/p/instances/i\n"
             "  clusters:\n"
-            "    c1  us-east1-b  up  3 node(s)\n"
+            "    c1  us-east1-b  up  3 node(s)  front end: admitted\n"
             "  capacity (storage, CPU average, hottest node):\n"
             "    c1  HDD  cpu 33.3%  hottest 100.0%\n"
             "  profiles:\n");

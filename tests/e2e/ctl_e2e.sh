@@ -59,21 +59,21 @@ expect_err "^btsim ctl: FAILED_PRECONDITION: "
 # A named instance is created on first use.
 ctl 0 --target "$TARGET" --instance "$INSTANCE" status
 expect_out "^instance $INSTANCE$"
-expect_out "^    c1  us-east1-b      up  1 node\(s\)$"
+expect_out "^    c1  us-east1-b +up +1 node\(s\)  front end: admitted$"
 expect_out "^    c1 -> c3  0  3s$"
 expect_out "^    default  multi-cluster any$"
 
 ctl 0 --target "$TARGET" cluster-down c1
 expect_out "^cluster c1 is down \(every instance\)$"
 ctl 0 --target "$TARGET" status
-expect_out "^    c1  us-east1-b      DOWN  1 node\(s\)$"
+expect_out "^    c1  us-east1-b +DOWN +1 node\(s\)  front end: admitted$"
 ctl 0 --target "$TARGET" --instance "$INSTANCE" cluster-up c1
 expect_out "^cluster c1 is up in $INSTANCE$"
 
 ctl 0 --target "$TARGET" partition c1 c3 --one-way
 ctl 0 --target "$TARGET" latency c2 c3 750ms
 ctl 0 status --target "$TARGET"  # options may follow the command
-expect_out "^    c1  us-east1-b      up  1 node\(s\)$"
+expect_out "^    c1  us-east1-b +up +1 node\(s\)  front end: admitted$"
 expect_out "^    c1 -> c3  0  3s     CUT$"
 expect_out "^    c3 -> c1  0  3s$"
 expect_out "^    c2 -> c3  0  750ms$"
@@ -82,6 +82,38 @@ ctl 0 --target "$TARGET" heal c1 c3
 ctl 0 --target "$TARGET" latency c2 c3 0
 ctl 0 --target "$TARGET" status
 if grep -Eq "CUT|750ms" <<<"$OUT"; then fail "heal / latency reset not shown: $OUT"; fi
+
+# Faults short of an outage, shown in the status and undone.
+ctl 0 --target "$TARGET" --instance "$INSTANCE" cluster-down c2 --blackhole
+expect_out "^cluster c2 is down \(black-holed\) in $INSTANCE$"
+ctl 0 --target "$TARGET" slow c3 250ms
+expect_out "^cluster c3 answers 250ms later \(every instance\)$"
+ctl 0 --target "$TARGET" errors c1 0.25 --code INTERNAL --method ReadRows
+expect_out "^cluster c1 fails 25% of ReadRows with INTERNAL"
+ctl 0 --target "$TARGET" cut-clients c3 --replies-only
+expect_out "^clients cut off from cluster c3"
+ctl 0 --target "$TARGET" status
+expect_out "^    c2  us-east1-c +DOWN \(black hole\)  1 node\(s\)  front end: admitted$"
+expect_out "^    c1  errors 25% INTERNAL on ReadRows$"
+expect_out "^    c3  slow \+250ms, clients cut \(REPLIES\)$"
+ctl 0 --target "$TARGET" cluster-up c2
+ctl 0 --target "$TARGET" slow c3 0
+expect_out "^cluster c3 at full speed"
+ctl 0 --target "$TARGET" errors c1 0
+expect_out "^cluster c1 no longer fails requests"
+ctl 0 --target "$TARGET" mend-clients c3
+expect_out "^clients reach cluster c3 again"
+ctl 0 --target "$TARGET" status
+if grep -Eq "faults:|black hole" <<<"$OUT"; then fail "faults not undone: $OUT"; fi
+ctl 1 --target "$TARGET" errors c1 2
+expect_err "^btsim ctl: INVALID_ARGUMENT: fraction: must be in \[0, 1\]"
+ctl 1 --target "$TARGET" errors c1 0.5 --code NOPE
+expect_err "^btsim ctl: INVALID_ARGUMENT: code: 'NOPE'"
+ctl 1 --target "$TARGET" errors c1 0.5 --method Get
+expect_err "^btsim ctl: INVALID_ARGUMENT: method: 'Get'"
+ctl 2 --target "$TARGET" slow c1 soon
+expect_err "^btsim ctl: slow: "
+ctl 2 --target "$TARGET" cut-clients c1 --requests-only --replies-only
 
 # --target from the environment.
 BIGTABLE_EMULATOR_HOST=$TARGET ctl 0 status
@@ -107,7 +139,8 @@ env -u BIGTABLE_EMULATOR_HOST "$BTSIM" ctl status >/dev/null 2>&1
 
 # Help lists the subcommands, at both levels.
 "$BTSIM" --help >"$WORK/help" 2>&1 || fail "btsim --help exited $?"
-for sub in cluster-down cluster-up partition heal latency status; do
+for sub in cluster-down cluster-up partition heal latency slow errors \
+  cut-clients mend-clients status; do
   grep -q "^    $sub " "$WORK/help" || fail "btsim --help does not list ctl $sub"
 done
 "$BTSIM" ctl --help >"$WORK/help" 2>&1 || fail "btsim ctl --help exited $?"

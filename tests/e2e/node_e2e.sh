@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end test with the Node.js client (@google-cloud/bigtable from npm):
-# CheckAndMutateRow / ReadModifyWriteRow gating through different app profiles
-# against a three-cluster `btsim serve`. See node/gating.test.mjs.
+# End-to-end tests with the Node.js client (@google-cloud/bigtable from npm)
+# against a three-cluster `btsim serve`: CheckAndMutateRow /
+# ReadModifyWriteRow gating through different app profiles
+# (node/gating.test.mjs), and failover from a black-holed cluster learned by
+# the routing front end (node/failover.test.mjs).
 #
 # Installs the pinned client (node/package-lock.json) into node/node_modules
 # with `npm ci`. Exits 77 (skipped under CTest) when node or npm is missing or
@@ -47,13 +49,17 @@ if ! (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error --ignore-sc
   exit 1
 fi
 
-start_btsim_serve "$WORK/serve.log" --host 127.0.0.1 \
+start_btsim_serve "$WORK/serve.log" --host 127.0.0.1 --metrics-port 0 \
   --clusters c1=us-east1-b,c2=us-east1-c,c3=europe-west1-d \
   --replication-latency 200ms
+METRICS_PORT=$(grep -o 'metrics on http://127.0.0.1:[0-9]*' "$WORK/serve.log" |
+  sed 's/.*://')
 
 # METADATA_SERVER_DETECTION=none: no probe for a GCE metadata server.
 (cd "$NODE_DIR" && BIGTABLE_EMULATOR_HOST=127.0.0.1:$PORT \
-   METADATA_SERVER_DETECTION=none node --test gating.test.mjs)
+   METADATA_SERVER_DETECTION=none BTSIM=$BTSIM \
+   METRICS_URL=http://127.0.0.1:$METRICS_PORT/metrics \
+   node --test gating.test.mjs failover.test.mjs)
 rc=$?
 if [[ $rc != 0 ]]; then
   echo "FAIL: node --test exited $rc; btsim serve log:" >&2
