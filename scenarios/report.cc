@@ -76,12 +76,20 @@ std::vector<Detection> DetectionsOf(const History& h, size_t e) {
   for (const HealthChange& c : h.health_changes) {
     if (c.cluster != fault.cluster || c.at < fault.at) continue;
     auto it = by_zone.find(c.zone);
-    if (c.ejected) {
-      if (it == by_zone.end() && c.at < repaired) {
-        by_zone[c.zone] = Detection{c.zone, c.cluster, c.at - fault.at, {}};
+    if (c.at < repaired) {
+      if (!c.ejected) {
+        if (it != by_zone.end()) it->second.ejected_at_repair = false;
+        continue;
       }
-    } else if (it != by_zone.end() && !it->second.readmitted &&
-               c.at >= repaired) {
+      if (it == by_zone.end()) {
+        it = by_zone
+                 .emplace(c.zone, Detection{c.zone, c.cluster, c.at - fault.at})
+                 .first;
+      }
+      ++it->second.ejections;
+      it->second.ejected_at_repair = true;
+    } else if (it != by_zone.end() && it->second.ejected_at_repair &&
+               !c.ejected && !it->second.readmitted) {
       it->second.readmitted = c.at - repaired;
     }
   }
@@ -321,9 +329,12 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
       }
     }
     for (const Detection& d : fault.detections) {
-      out << "  front end in " << d.zone << " ejected " << d.cluster
-          << " after " << Human(d.ejected);
-      if (d.readmitted) {
+      out << "  front end in " << d.zone << " ejected " << d.cluster;
+      if (d.ejections > 1) out << " " << d.ejections << " times, first";
+      out << " after " << Human(d.ejected);
+      if (!d.ejected_at_repair) {
+        out << "; admitted again when the fault ended";
+      } else if (d.readmitted) {
         out << ", readmitted it " << Human(*d.readmitted)
             << " after the repair";
       }

@@ -64,12 +64,17 @@ struct ClientFailover {
 };
 // How one routing front end learned of a fault of a cluster
 // (History::health_changes): its first ejection of the cluster after the
-// fault and before the repair, and its first readmission after the repair.
+// fault and before the repair, how many times it ejected it then, and,
+// when the cluster was still ejected at the repair, its readmission.
 struct Detection {
   std::string zone;
   std::string cluster;
-  sim::Duration ejected{0};                 // after the fault
-  std::optional<sim::Duration> readmitted;  // after the repair; nullopt: not
+  sim::Duration ejected{0};  // after the fault
+  int ejections = 0;         // between the fault and the repair
+  bool ejected_at_repair = false;
+  // After the repair; nullopt when not ejected then, or not readmitted
+  // within the run.
+  std::optional<sim::Duration> readmitted;
 };
 struct FaultFailover {
   size_t event = 0;                     // index in History::events

@@ -69,6 +69,7 @@ void AddFailover(const History& h, const FaultFailover& fault,
     detection.set_zone(JsonText(d.zone));
     detection.set_cluster(JsonText(d.cluster));
     detection.set_ejected_after_seconds(SixDigitSeconds(d.ejected));
+    detection.set_ejections(static_cast<uint32_t>(d.ejections));
     if (d.readmitted) {
       detection.set_readmitted_after_seconds(SixDigitSeconds(*d.readmitted));
     }
