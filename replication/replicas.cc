@@ -73,11 +73,11 @@ Status Replicas::AddCluster(const ClusterSpec& spec) {
     return Status(StatusCode::kResourceExhausted,
                   "too many clusters were created in this instance");
   }
-  auto member = std::make_unique<Member>();
+  auto member = std::make_unique<Member>(scheduler_);
   member->spec = spec;
   member->origin = next_origin_++;
   member->cluster = std::make_unique<cluster::Cluster>(
-      scheduler_, rng_.Fork("cluster/" + spec.id),
+      member->clock, rng_.Fork("cluster/" + spec.id),
       cluster::ClusterOptions{member->origin, options_.table});
   member->observer = std::make_unique<Observer>(*this, member->origin);
 
@@ -274,6 +274,42 @@ Status Replicas::SetDown(std::string_view id, bool down) {
     }
   }
   return OkStatus();
+}
+
+Status Replicas::SetStalled(std::string_view id, bool stalled) {
+  Member* m = FindMember(id);
+  if (m == nullptr) {
+    return NotFound("cluster '" + std::string(id) + "' not found");
+  }
+  if (m->stalled == stalled) return OkStatus();
+  m->stalled = stalled;
+  if (!stalled) {
+    // Ship again at once rather than at the next retransmit.
+    for (auto& [peer, shipper] : m->shippers) {
+      ResetShipper(shipper);
+      Ship(m->origin, peer);
+    }
+  }
+  return OkStatus();
+}
+
+bool Replicas::IsStalled(std::string_view id) const {
+  const Member* m = FindMember(id);
+  return m != nullptr && m->stalled;
+}
+
+Status Replicas::SetClockOffset(std::string_view id, sim::Duration offset) {
+  Member* m = FindMember(id);
+  if (m == nullptr) {
+    return NotFound("cluster '" + std::string(id) + "' not found");
+  }
+  m->clock.set_offset(offset);
+  return OkStatus();
+}
+
+sim::Duration Replicas::ClockOffset(std::string_view id) const {
+  const Member* m = FindMember(id);
+  return m == nullptr ? sim::Duration(0) : m->clock.offset();
 }
 
 void Replicas::ApplyNewestEverywhere(std::string_view origin) {

@@ -150,6 +150,17 @@ class Replicas {
   // again (callers stop routing to it); its data is kept.
   Status SetDown(std::string_view id, bool down);
   bool IsDown(std::string_view id) const;
+  // A stalled cluster keeps serving and applying what its peers send, but
+  // ships nothing of its own log until resumed (a replication stall).
+  // NOT_FOUND for an unknown id.
+  Status SetStalled(std::string_view id, bool stalled);
+  bool IsStalled(std::string_view id) const;
+  // Offsets cluster `id`'s clock from the scheduler's (clock skew): its
+  // commit versions and the timestamps it assigns move with it. The clock
+  // never goes back: after a smaller offset it stands still until it has
+  // caught up. NOT_FOUND for an unknown id.
+  Status SetClockOffset(std::string_view id, sim::Duration offset);
+  sim::Duration ClockOffset(std::string_view id) const;
   // Changes whenever a cluster is added or removed or goes down or up: IsDown
   // answers cached along with it hold while it stays the same.
   uint64_t members_version() const { return members_version_; }

@@ -74,7 +74,7 @@ void Replicas::ResetShipper(Shipper& shipper) {
 void Replicas::Ship(uint32_t origin, uint32_t peer) {
   Member* from = ByOrigin(origin);
   Member* to = ByOrigin(peer);
-  if (from == nullptr || to == nullptr || from->down) return;
+  if (from == nullptr || to == nullptr || from->down || from->stalled) return;
   auto it = from->shippers.find(peer);
   if (it == from->shippers.end()) return;
   Shipper& shipper = it->second;

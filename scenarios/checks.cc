@@ -647,6 +647,27 @@ Measure Visibility(const Analysis& analysis, const Filter& filter, Duration t) {
 
 namespace {
 
+Measure LwwAnomaliesOf(const History& history, const Filter& filter) {
+  const checks_internal::LwwAnomalies found =
+      checks_internal::FindLwwAnomalies(history, filter);
+  if (found.count == 0) {
+    return {0,
+            "none of " + std::to_string(found.writes) + " acknowledged writes"};
+  }
+  const Operation& shadowed = history.operations[found.shadowed];
+  const Operation& shadowing = history.operations[found.shadowing];
+  const auto ms = [](cluster::Timestamp t) {
+    return std::to_string(t.time_since_epoch().count() / 1000);
+  };
+  return {static_cast<double>(found.count),
+          std::to_string(found.count) + " of " + std::to_string(found.writes) +
+              " acknowledged writes; e.g. " + DescribeOp(shadowed) +
+              " with timestamp " + ms(shadowed.timestamp) +
+              " ms, shadowed by " + DescribeOp(shadowing) +
+              " acknowledged at " + FormatSeconds(shadowing.complete) +
+              " with timestamp " + ms(shadowing.timestamp) + " ms"};
+}
+
 // `outages`: FindOutages(history, Filter{}).
 std::vector<CheckValue> RunChecksOn(const Analysis& analysis,
                                     const std::vector<Outage>& outages) {
@@ -667,6 +688,7 @@ std::vector<CheckValue> RunChecksOn(const Analysis& analysis,
       ReadViolations(analysis, all, ReadCheck::kStrong));
   add("lost_updates", LostUpdates(analysis, all));
   add("token_violations", TokenViolations(history, all));
+  add("lww_anomalies", LwwAnomaliesOf(history, all));
   add("rto_seconds", Rto(history, outages));
   add("failovers", Failovers(history, all));
   add("errors", CountOps(history, all, false));
@@ -770,8 +792,9 @@ std::vector<ExpectationResult> EvaluateOn(
       case pb::CATCH_UP_SECONDS:
         measure = LongestEvent(
             history, filter,
-            {EventKind::kHeal, EventKind::kClusterUp, EventKind::kAddCluster},
-            "no heal, cluster_up or add_cluster");
+            {EventKind::kHeal, EventKind::kClusterUp, EventKind::kAddCluster,
+             EventKind::kResumeReplication},
+            "no heal, cluster_up, add_cluster or resume_replication");
         break;
       case pb::T_VISIBILITY:
         measure = Visibility(analysis, filter, ToDuration(expectation.after()));
@@ -781,6 +804,9 @@ std::vector<ExpectationResult> EvaluateOn(
         break;
       case pb::TOKEN_VIOLATIONS:
         measure = TokenViolations(history, filter);
+        break;
+      case pb::LWW_ANOMALIES:
+        measure = LwwAnomaliesOf(history, filter);
         break;
       case pb::ERRORS:
         measure = CountOps(history, filter, false);

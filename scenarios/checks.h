@@ -112,6 +112,11 @@
 //     clusters, clamped at 0; summed over rows. With filters, a
 //     row contributes min(its loss, the selected increments on it): an
 //     upper bound of how many selected increments can be among the lost.
+//   lww_anomalies (LWW_ANOMALIES): acknowledged writes shadowed by a
+//     write to the same row acknowledged before they were invoked that
+//     carries a newer timestamp (clock skew, or max_backdate); filters
+//     select the shadowed writes (window on their invoke); the detail
+//     shows the first.
 //   token_violations (TOKEN_VIOLATIONS): the sum of Event::violations over
 //     kTokenWait events (filter: window on `at`).
 //   rto_seconds (RTO_SECONDS): faults are kClusterDown, kPartition,

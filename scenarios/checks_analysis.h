@@ -302,6 +302,18 @@ std::vector<Failback> FindFailbacks(const History& history,
                                     const Filter& filter,
                                     const std::vector<Outage>& outages);
 
+// LWW_ANOMALIES (checks.h): acknowledged writes (kWrite, kCheckAndMutate)
+// selected by `filter` that an acknowledged write to the same row,
+// acknowledged before they were invoked, shadows with a newer timestamp;
+// the first found, with its shadowing write (checks_lww.cc).
+struct LwwAnomalies {
+  int64_t count = 0;
+  int64_t writes = 0;  // selected acknowledged writes
+  uint32_t shadowed = 0;
+  uint32_t shadowing = 0;
+};
+LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter);
+
 // TVisibility (checks.h) over an analysis already made
 // (checks_visibility.cc).
 std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis);

@@ -27,6 +27,7 @@ bool IsFault(const Event& event) {
     case EventKind::kSlowCluster:
     case EventKind::kInjectErrors:
     case EventKind::kCutClients:
+    case EventKind::kStallReplication:
       return !event.refused;
     default:
       return false;
@@ -122,6 +123,11 @@ std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
       case EventKind::kCutClients:
         if (r.kind == EventKind::kMendClients && r.cluster == f.cluster &&
             r.detail == f.detail) {
+          return e;
+        }
+        break;
+      case EventKind::kStallReplication:
+        if (r.kind == EventKind::kResumeReplication && r.cluster == f.cluster) {
           return e;
         }
         break;

@@ -85,6 +85,12 @@ std::string_view EventKindName(EventKind kind) {
       return "cut_clients";
     case EventKind::kMendClients:
       return "mend_clients";
+    case EventKind::kStallReplication:
+      return "stall_replication";
+    case EventKind::kResumeReplication:
+      return "resume_replication";
+    case EventKind::kClockSkew:
+      return "clock_skew";
   }
   return "unknown";
 }

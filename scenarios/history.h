@@ -190,6 +190,9 @@ enum class EventKind {
   kStopErrors,
   kCutClients,   // `detail`: the client zone, or the client
   kMendClients,  // the same
+  kStallReplication,
+  kResumeReplication,
+  kClockSkew,  // `cluster` or `detail` (the client); `label` the offset
 };
 std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
 
@@ -352,12 +355,12 @@ struct History {
   // The texts operations refer to. Copies of a History share it (texts
   // are only ever added).
   std::shared_ptr<NamePool> names = std::make_shared<NamePool>();
-  std::vector<Operation> operations;      // in invoke order (id == index)
-  std::vector<Event> events;              // in time order
-  std::vector<ClusterState> final_state;  // clusters in creation order
-  std::vector<Failover> failovers;        // in time order
+  std::vector<Operation> operations;         // in invoke order (id == index)
+  std::vector<Event> events;                 // in time order
+  std::vector<ClusterState> final_state;     // clusters in creation order
+  std::vector<Failover> failovers;           // in time order
   std::vector<HealthChange> health_changes;  // in time order
-  std::vector<CpuSample> cpu;             // in time order
+  std::vector<CpuSample> cpu;                // in time order
   // Every second until the run ends (including settling), per ordered pair
   // of clusters present (in creation order).
   std::vector<LinkSample> links;

@@ -37,7 +37,7 @@ struct LoadedScenario {
   // Overrides applied; the timeline as it plays (`for` and `repeat`
   // expanded into plain steps).
   btsim::scenario::v1::Scenario proto;
-  LoadedConfig instance;                // proto.instance, converted
+  LoadedConfig instance;  // proto.instance, converted
 };
 
 Result<LoadedScenario> LoadScenario(const std::string& path,

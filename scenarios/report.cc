@@ -82,9 +82,11 @@ std::vector<Detection> DetectionsOf(const History& h, size_t e) {
         continue;
       }
       if (it == by_zone.end()) {
-        it = by_zone
-                 .emplace(c.zone, Detection{c.zone, c.cluster, c.at - fault.at})
-                 .first;
+        Detection d;
+        d.zone = c.zone;
+        d.cluster = c.cluster;
+        d.ejected = c.at - fault.at;
+        it = by_zone.emplace(c.zone, std::move(d)).first;
       }
       ++it->second.ejections;
       it->second.ejected_at_repair = true;

@@ -230,21 +230,25 @@ void SimClient::Issue(uint64_t loop_generation) {
   op.source = source_;
   op.type = PickOp(group_.workload.mix(), rng_);
   NamePool& texts = *history.names;
+  // The client's own clock (skewed by clock_skew) sets its keys and
+  // timestamps.
+  const sim::Time clock = now + group_.clock_offset;
   switch (op.type) {
     case OpType::kWrite:
-      op.row = texts.Store(group_.keys->WriteKey(now, rng_));
+      op.row = texts.Store(group_.keys->WriteKey(clock, rng_));
       break;
     case OpType::kScan:
-      op.row = texts.Store(group_.keys->ScanStart(now, rng_));
+      op.row = texts.Store(group_.keys->ScanStart(clock, rng_));
       break;
     default:
-      op.row = texts.Store(group_.keys->ReadKey(now, rng_));
+      op.row = texts.Store(group_.keys->ReadKey(clock, rng_));
       break;
   }
   op.invoke = context_.Elapsed();
   // Bigtable timestamps are milliseconds, in microseconds.
   const cluster::Timestamp now_ms =
-      cluster::TruncateToMillis(cluster::TimestampOf(now));
+      std::max(cluster::Timestamp{},
+               cluster::TruncateToMillis(cluster::TimestampOf(clock)));
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
     op.set_written(texts.Store(name_ + "/" + std::to_string(sequence_++)));
     op.timestamp = now_ms;

@@ -59,6 +59,9 @@ struct ClientGroup {
   sim::Duration max_backoff{0};
   sim::Duration attempt_timeout{0};  // 0: the whole deadline
   bool bypass_gating = false;
+  // Added to the clients' clock (clock_skew): the timestamps they write
+  // and their time-based row keys.
+  sim::Duration clock_offset{0};
   btsim::scenario::v1::Workload workload;
   std::unique_ptr<KeyGenerator> keys;
   // Bumped on every workload change; loops of an older generation end.

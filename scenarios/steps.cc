@@ -175,7 +175,8 @@ Result<std::vector<TimedStep>> ExpandTimeline(
       if (kind == nullptr || kind->counterpart == nullptr) {
         return InvalidArgument(field +
                                ".for: only for cluster_down, partition, "
-                               "slow_cluster, inject_errors and cut_clients");
+                               "slow_cluster, inject_errors, cut_clients, "
+                               "stall_replication and clock_skew");
       }
     }
     int times = 1;

@@ -5,7 +5,8 @@
 //   steps_faults.cc    what happens to the instance: cluster_down,
 //                      cluster_up, partition, heal, latency, node_failure
 //   steps_gray_faults.cc  faults short of an outage: slow_cluster,
-//                      inject_errors, cut_clients, and their ends
+//                      inject_errors, cut_clients, stall_replication,
+//                      clock_skew, and their ends
 //   steps_instance.cc  instance admin: resize, add_cluster, remove_cluster,
 //                      update_app_profile
 //   steps_tables.cc    table admin: set_gc_rule, drop_row_range,
@@ -160,8 +161,9 @@ Status ValidateStep(const btsim::scenario::v1::Step& step,
 void ApplyStep(const btsim::scenario::v1::Step& step, StepRun& run);
 
 // Repairs what the fault steps did: every cluster up, every link between
-// clusters healed, failed nodes replaced, slowness, injected errors and
-// client cuts ended (the settle phase, unless keep_faults).
+// clusters healed, failed nodes replaced, slowness, injected errors,
+// client cuts, replication stalls and clock skews ended (the settle phase,
+// unless keep_faults).
 void UndoFaults(StepRun& run);
 
 // ---- For the kinds (steps_*.cc) ----

@@ -260,9 +260,15 @@ void UndoFaults(StepRun& run) {
   instance::Instance& instance = *run.context->instance;
   const std::vector<std::string> ids = instance.replicas().ClusterIds();
   for (const std::string& id : ids) {
-    const Status s = instance.replicas().SetDown(id, false);
-    BTSIM_CHECK_MSG(s.ok(), s.message());  // one of the Replicas' own ids
+    // The Replicas' own ids.
+    Status s = instance.replicas().SetDown(id, false);
+    BTSIM_CHECK_MSG(s.ok(), s.message());
+    s = instance.replicas().SetStalled(id, false);
+    BTSIM_CHECK_MSG(s.ok(), s.message());
+    s = instance.replicas().SetClockOffset(id, sim::Duration(0));
+    BTSIM_CHECK_MSG(s.ok(), s.message());
   }
+  for (auto& [name, group] : run.groups) group.group->clock_offset = {};
   run.faults.down_by_node_failure.clear();
   for (size_t i = 0; i < ids.size(); ++i) {
     for (size_t j = i + 1; j < ids.size(); ++j) {

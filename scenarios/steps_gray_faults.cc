@@ -1,7 +1,11 @@
-// Faults short of an outage (instance::ClusterFaults): slow_cluster and
-// restore_speed, inject_errors and stop_errors, cut_clients and
-// mend_clients. UndoFaults (steps_faults.cc) ends them all.
+// Faults short of an outage: slow_cluster and restore_speed,
+// inject_errors and stop_errors, cut_clients and mend_clients
+// (instance::ClusterFaults), stall_replication and resume_replication, and
+// clock_skew. UndoFaults (steps_faults.cc) ends them all.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -186,6 +190,107 @@ void EndCutClients(const v1::Step& step, v1::Step* end) {
   *end->mutable_mend_clients() = step.cut_clients();
 }
 
+// ---- stall_replication, resume_replication ----
+
+Status ValidateStall(const v1::Step& step, const std::string& field,
+                     StepScope& scope) {
+  const bool stall = step.has_stall_replication();
+  return scope.ClusterNow(
+      stall ? step.stall_replication().cluster()
+            : step.resume_replication().cluster(),
+      field + (stall ? ".stall_replication" : ".resume_replication") +
+          ".cluster");
+}
+
+void ApplyStallOrResume(const v1::Step& step, Event event, StepRun& run) {
+  const bool stall = step.has_stall_replication();
+  event.kind =
+      stall ? EventKind::kStallReplication : EventKind::kResumeReplication;
+  event.cluster = stall ? step.stall_replication().cluster()
+                        : step.resume_replication().cluster();
+  Describe(event,
+           "cluster " + event.cluster +
+               (stall ? " stops shipping its log" : " ships its log again"));
+  if (Status s =
+          run.context->instance->replicas().SetStalled(event.cluster, stall);
+      !s.ok()) {
+    Refused(event, s);
+  }
+  const size_t index = run.AddEvent(std::move(event));
+  if (!stall) run.WatchCatchUp(index);
+}
+
+void EndStall(const v1::Step& step, v1::Step* end) {
+  end->mutable_resume_replication()->set_cluster(
+      step.stall_replication().cluster());
+}
+
+// ---- clock_skew ----
+
+constexpr int64_t kMaxSkewSeconds = 3600;
+
+// The offset, which may be negative (unlike every other duration).
+Result<sim::Duration> SkewOf(const google::protobuf::Duration& d,
+                             const std::string& field) {
+  if ((d.seconds() < 0 && d.nanos() > 0) ||
+      (d.seconds() > 0 && d.nanos() < 0) || d.nanos() <= -1'000'000'000 ||
+      d.nanos() >= 1'000'000'000) {
+    return InvalidArgument(field + ": not a valid duration");
+  }
+  if (d.seconds() > kMaxSkewSeconds || d.seconds() < -kMaxSkewSeconds ||
+      (std::abs(d.seconds()) == kMaxSkewSeconds && d.nanos() != 0)) {
+    return InvalidArgument(field + ": at most 1 hour either way");
+  }
+  return std::chrono::seconds(d.seconds()) + sim::Duration(d.nanos());
+}
+
+Status ValidateClockSkew(const v1::Step& step, const std::string& field,
+                         StepScope& scope) {
+  const v1::ClockSkew& skew = step.clock_skew();
+  const std::string f = field + ".clock_skew";
+  if (skew.cluster().empty() == skew.client().empty()) {
+    return InvalidArgument(f + ": set exactly one of cluster and client");
+  }
+  if (!skew.cluster().empty()) {
+    BTSIM_RETURN_IF_ERROR(scope.ClusterNow(skew.cluster(), f + ".cluster"));
+  } else {
+    BTSIM_RETURN_IF_ERROR(scope.ClientKnown(skew.client(), f + ".client"));
+  }
+  return SkewOf(skew.offset(), f + ".offset").status();
+}
+
+void ApplyClockSkew(const v1::Step& step, Event event, StepRun& run) {
+  const v1::ClockSkew& skew = step.clock_skew();
+  const sim::Duration offset = *SkewOf(skew.offset(), "offset");  // validated
+  event.kind = EventKind::kClockSkew;
+  event.cluster = skew.cluster();
+  event.detail = skew.client();
+  char text[64];
+  std::snprintf(text, sizeof text, "%+.3f s",
+                std::chrono::duration<double>(offset).count());
+  Describe(event, (skew.cluster().empty() ? "client " + skew.client()
+                                          : "cluster " + skew.cluster()) +
+                      " clock " +
+                      (offset == sim::Duration(0) ? std::string("back in time")
+                                                  : std::string(text)));
+  if (!skew.cluster().empty()) {
+    if (Status s = run.context->instance->replicas().SetClockOffset(
+            skew.cluster(), offset);
+        !s.ok()) {
+      Refused(event, s);
+    }
+  } else {
+    run.groups.at(skew.client()).group->clock_offset = offset;
+  }
+  run.AddEvent(std::move(event));
+}
+
+void EndClockSkew(const v1::Step& step, v1::Step* end) {
+  v1::ClockSkew* skew = end->mutable_clock_skew();
+  skew->set_cluster(step.clock_skew().cluster());
+  skew->set_client(step.clock_skew().client());
+}
+
 constexpr StepKind kKinds[] = {
     {v1::Step::kSlowCluster, ValidateSlowCluster, ApplySlowCluster,
      EndSlowCluster},
@@ -195,6 +300,9 @@ constexpr StepKind kKinds[] = {
     {v1::Step::kStopErrors, ValidateStopErrors, ApplyStopErrors, nullptr},
     {v1::Step::kCutClients, ValidateCutClients, ApplyCutOrMend, EndCutClients},
     {v1::Step::kMendClients, ValidateMendClients, ApplyCutOrMend, nullptr},
+    {v1::Step::kStallReplication, ValidateStall, ApplyStallOrResume, EndStall},
+    {v1::Step::kResumeReplication, ValidateStall, ApplyStallOrResume, nullptr},
+    {v1::Step::kClockSkew, ValidateClockSkew, ApplyClockSkew, EndClockSkew},
 };
 
 }  // namespace

@@ -28,6 +28,23 @@ class ManualClock : public Clock {
   Time now_;
 };
 
+// Another clock's time plus an offset that can change (clock skew). Never
+// decreases: after the offset moves back, it stays put until the base
+// clock's time plus the new offset passes where it was. Not thread-safe.
+class OffsetClock : public Clock {
+ public:
+  // `base` must outlive this clock.
+  explicit OffsetClock(const Clock& base) : base_(base) {}
+  Time Now() const override;
+  void set_offset(Duration offset) { offset_ = offset; }
+  Duration offset() const { return offset_; }
+
+ private:
+  const Clock& base_;
+  Duration offset_{0};
+  mutable Time last_ = Time::min();
+};
+
 }  // namespace btsim::sim
 
 #endif  // BTSIM_SIM_CLOCK_H_

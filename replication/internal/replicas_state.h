@@ -85,12 +85,16 @@ class Replicas::Observer : public cluster::CommitObserver {
 };
 
 struct Replicas::Member {
+  explicit Member(const sim::Clock& base) : clock(base) {}
   ClusterSpec spec;
   uint32_t origin = 0;
+  // The cluster's own clock: the scheduler's, skewed by SetClockOffset.
+  sim::OffsetClock clock;
   std::unique_ptr<cluster::Cluster> cluster;
   std::unique_ptr<Observer> observer;
   ReplicationLog log;
   bool down = false;
+  bool stalled = false;                  // ships nothing (SetStalled)
   std::map<uint32_t, Inbound> inbound;   // by origin
   std::map<uint32_t, Shipper> shippers;  // peer origin -> shipper
   // Runs of entries this member relayed for a removed cluster: they carry

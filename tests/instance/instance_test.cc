@@ -326,6 +326,42 @@ TEST_F(InstanceTest, ProbesReadmitOnlyAClusterThatAnswersInTime) {
   EXPECT_TRUE(instance_->Admitted("us-east1-b", "c1"));
 }
 
+TEST_F(InstanceTest, ASkewedClusterClockWinsLastWriterWins) {
+  // c1's clock 10 s ahead: its server-assigned timestamps are newer than
+  // those of a write made on c2 a second later.
+  ASSERT_TRUE(instance_->replicas()
+                  .SetClockOffset("c1", std::chrono::seconds(10))
+                  .ok());
+  ASSERT_TRUE(Write("to-c1", "k", "from-c1").ok());
+  Run(std::chrono::seconds(1));
+  ASSERT_TRUE(Write("to-c3", "k", "from-c3").ok());
+  Run(std::chrono::seconds(10));  // both replicate everywhere
+  EXPECT_EQ(Read("to-c1", "k"), "from-c1");
+  EXPECT_EQ(Read("to-c3", "k"), "from-c1");
+  // Back to 0: the clock stands still until real time catches up, never
+  // going back.
+  auto* c1 = *instance_->ClusterIfUp("c1");
+  const sim::Time before = c1->clock().Now();
+  ASSERT_TRUE(instance_->replicas().SetClockOffset("c1", {}).ok());
+  EXPECT_EQ(c1->clock().Now(), before);
+  Run(std::chrono::seconds(11));
+  EXPECT_GT(c1->clock().Now(), before);
+}
+
+TEST_F(InstanceTest, AStalledClusterShipsNothingUntilResumed) {
+  ASSERT_TRUE(instance_->replicas().SetStalled("c1", true).ok());
+  EXPECT_TRUE(instance_->replicas().IsStalled("c1"));
+  ASSERT_TRUE(Write("to-c1", "s", "v").ok());
+  Run(std::chrono::seconds(10));
+  EXPECT_EQ(Read("to-c3", "s"), "");
+  EXPECT_EQ(Read("to-c1", "s"), "v");
+  ASSERT_TRUE(instance_->replicas().SetStalled("c1", false).ok());
+  Run(std::chrono::seconds(4));
+  EXPECT_EQ(Read("to-c3", "s"), "v");
+  EXPECT_EQ(instance_->replicas().SetStalled("nope", true).code(),
+            StatusCode::kNotFound);
+}
+
 TEST(ClusterFaultsTest, CutsApplyToTheirZoneOrClientAndDirection) {
   ClusterFaults faults;
   faults.Cut({"us-east1-b", "", "c1", true, false});

@@ -29,12 +29,12 @@ TEST(RunChecksTest, EmptyHistoryNamesEveryCheckInOrder) {
   const std::vector<CheckValue> checks = RunChecks(History{});
   std::vector<std::string> names;
   for (const CheckValue& check : checks) names.push_back(check.name);
-  EXPECT_THAT(
-      names,
-      ElementsAre("converged", "lost_writes", "rpo_writes",
-                  "read_your_writes_violations", "monotonic_read_violations",
-                  "strong_read_violations", "lost_updates", "token_violations",
-                  "rto_seconds", "failovers", "errors", "successes"));
+  EXPECT_THAT(names,
+              ElementsAre("converged", "lost_writes", "rpo_writes",
+                          "read_your_writes_violations",
+                          "monotonic_read_violations", "strong_read_violations",
+                          "lost_updates", "token_violations", "lww_anomalies",
+                          "rto_seconds", "failovers", "errors", "successes"));
   EXPECT_EQ(Check(checks, "converged").value, 1);
   for (const CheckValue& check : checks) {
     if (check.name != "converged") {
@@ -43,6 +43,29 @@ TEST(RunChecksTest, EmptyHistoryNamesEveryCheckInOrder) {
   }
   EXPECT_EQ(Check(checks, "strong_read_violations").detail,
             "not promised by the routing");
+}
+
+TEST(LwwAnomaliesTest, ALaterWriteWithAnOlderTimestampIsShadowed) {
+  Builder b;
+  // Operations are added in invoke order, as histories hold them.
+  // w1: acknowledged at 10 ms with timestamp 100 ms (its clock ahead).
+  b.Write("a-0", "r", "w1", 0, 10, "c1", StatusCode::kOk, 100'000);
+  // w3: concurrent with w1 (issued before its acknowledgement): not an
+  // anomaly, whatever its timestamp.
+  b.Write("b-0", "r", "w3", 5, 40, "c2", StatusCode::kOk, 60'000);
+  // w2: issued after w1's acknowledgement, with an older timestamp.
+  b.Write("b-0", "r", "w2", 20, 30, "c2", StatusCode::kOk, 50'000);
+  // w4: another row.
+  b.Write("b-0", "other", "w4", 50, 60, "c2", StatusCode::kOk, 1'000);
+  // w5: failed, so not acknowledged: neither shadowed nor shadowing.
+  b.Write("a-0", "r", "w5", 41, 45, "c1", StatusCode::kUnavailable, 200'000);
+  // w6: newer than every acknowledged write before it.
+  b.Write("b-0", "r", "w6", 50, 60, "c2", StatusCode::kOk, 150'000);
+  const CheckValue check = Check(RunChecks(b.history()), "lww_anomalies");
+  EXPECT_EQ(check.value, 1);
+  EXPECT_THAT(check.detail, HasSubstr("1 of 5 acknowledged writes"));
+  EXPECT_THAT(check.detail, HasSubstr("op 2 (b-0"));
+  EXPECT_THAT(check.detail, HasSubstr("shadowed by op 0 (a-0"));
 }
 
 TEST(ConvergedTest, EqualDigestsConverge) {

@@ -248,6 +248,58 @@ TEST(GrayFaultsTest, ARepeatedStepWithAForIsAFlappingCluster) {
   EXPECT_EQ(seen, want);
 }
 
+TEST(GrayFaultsTest, AClientClockSkewMovesTheTimestampsItWrites) {
+  const RunOutcome o = Play(Base("pin") + R"pb(
+    timeline {
+      at { seconds: 3 }
+      clock_skew { client: "app" offset { seconds: -2 } }
+      for { seconds: 3 }
+    }
+  )pb");
+  int skewed = 0;
+  for (const Operation& op : o.history.operations) {
+    if (op.type != OpType::kWrite) continue;
+    const auto ts = std::chrono::duration_cast<std::chrono::milliseconds>(
+        op.timestamp.time_since_epoch());
+    const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(
+        (kRunEpoch + op.invoke).time_since_epoch());
+    const double s = std::chrono::duration<double>(op.invoke).count();
+    if (s >= 3 && s < 6) {
+      EXPECT_EQ(at - ts, milliseconds(2000)) << s;
+      ++skewed;
+    } else {
+      EXPECT_EQ(at - ts, milliseconds(0)) << s;
+    }
+  }
+  EXPECT_GT(skewed, 200);
+}
+
+TEST(GrayFaultsTest, AStalledClusterServesButShipsNothingUntilResumed) {
+  const RunOutcome o = Play(Base("pin") + R"pb(
+    timeline {
+      at { seconds: 3 }
+      stall_replication { cluster: "c1" }
+      for { seconds: 4 }
+    }
+  )pb");
+  EXPECT_EQ(Codes(o, 0, 12).size(), 1u);  // served throughout
+  // Nothing c1 committed during the stall reached c2 before the resume,
+  // then it caught up.
+  const Event* resume = nullptr;
+  for (const Event& e : o.history.events) {
+    if (e.kind == EventKind::kResumeReplication) resume = &e;
+  }
+  ASSERT_NE(resume, nullptr);
+  EXPECT_EQ(resume->at, seconds(7));
+  ASSERT_GE(resume->end, seconds(7));
+  EXPECT_LT(resume->end, seconds(8));
+  double converged = -1;
+  for (const CheckValue& check : o.checks) {
+    if (check.name == "converged") converged = check.value;
+  }
+  EXPECT_EQ(converged, 1);
+}
+
 TEST(ExpandTimelineTest, ForAndRepeatExpandInFileOrder) {
   v1::Scenario s;
   v1::Step* down = s.add_timeline();
@@ -282,13 +334,13 @@ TEST(ExpandTimelineTest, BadForAndRepeatAreErrorsNamingTheField) {
     auto loaded = ParseScenario(Base("default") + step, "s.textproto");
     return loaded.ok() ? std::string("ok") : loaded.status().message();
   };
-  EXPECT_THAT(error(R"pb(                                                  timeline {
+  EXPECT_THAT(error(R"pb(                                                                           timeline {
                            at { seconds: 1 }
                            resize { cluster: "c1" nodes: 2 }
                            for { seconds: 1 }
                          })pb"),
               HasSubstr("timeline[0].for: only for cluster_down"));
-  EXPECT_THAT(error(R"pb(                                                  timeline {
+  EXPECT_THAT(error(R"pb(                                                                           timeline {
                            at { seconds: 1 }
                            cluster_down { cluster: "c1" }
                            for {}
