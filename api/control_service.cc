@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -134,6 +135,13 @@ void AddFaults(const instance::Instance& instance, const std::string& id,
     out.set_clients_cut(cut.requests && cut.replies ? "BOTH"
                         : cut.requests              ? "REQUESTS"
                                                     : "REPLIES");
+  }
+  out.set_replication_stalled(instance.replicas().IsStalled(id));
+  if (const sim::Duration offset = instance.replicas().ClockOffset(id);
+      offset != sim::Duration(0)) {
+    out.mutable_clock_offset()->set_seconds(offset.count() / 1'000'000'000);
+    out.mutable_clock_offset()->set_nanos(
+        static_cast<int32_t>(offset.count() % 1'000'000'000));
   }
   const auto views = instance.FrontEndViews();
   if (auto it = views.find(instance.client_zone()); it != views.end()) {
@@ -421,6 +429,44 @@ grpc::Status ControlService::SetLatency(
               }
               return OkStatus();
             }));
+}
+
+grpc::Status ControlService::SetReplicationStall(
+    grpc::ServerContext*, const control::SetReplicationStallRequest* request,
+    control::SetReplicationStallResponse*) {
+  if (Status s = RequireCluster(request->cluster_id(), "cluster_id"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  return ToGrpc(Apply(request->instance(), {request->cluster_id()},
+                      [&](ServedInstance& served, const Zones&) {
+                        return served.instance->replicas().SetStalled(
+                            request->cluster_id(), request->stalled());
+                      }));
+}
+
+grpc::Status ControlService::SetClockSkew(
+    grpc::ServerContext*, const control::SetClockSkewRequest* request,
+    control::SetClockSkewResponse*) {
+  if (Status s = RequireCluster(request->cluster_id(), "cluster_id"); !s.ok()) {
+    return ToGrpc(s);
+  }
+  const google::protobuf::Duration& d = request->offset();
+  constexpr int64_t kMaxSkewSeconds = 3600;
+  if ((d.seconds() < 0 && d.nanos() > 0) ||
+      (d.seconds() > 0 && d.nanos() < 0) || d.nanos() <= -1'000'000'000 ||
+      d.nanos() >= 1'000'000'000 || d.seconds() > kMaxSkewSeconds ||
+      d.seconds() < -kMaxSkewSeconds ||
+      (std::abs(d.seconds()) == kMaxSkewSeconds && d.nanos() != 0)) {
+    return ToGrpc(InvalidArgument(
+        "offset: must be a valid duration of at most 1 hour either way"));
+  }
+  const sim::Duration offset =
+      std::chrono::seconds(d.seconds()) + sim::Duration(d.nanos());
+  return ToGrpc(Apply(request->instance(), {request->cluster_id()},
+                      [&](ServedInstance& served, const Zones&) {
+                        return served.instance->replicas().SetClockOffset(
+                            request->cluster_id(), offset);
+                      }));
 }
 
 grpc::Status ControlService::GetStatus(grpc::ServerContext*,

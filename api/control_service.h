@@ -3,7 +3,7 @@
 // Takes clusters down (refusing or black-holing requests) and up, cuts and
 // heals replication links, sets the replication delay of a link, makes
 // clusters slow, injects errors, cuts the server's clients off from a
-// cluster, and reports all of it with the replication backlog per link, the
+// cluster, stalls a cluster's replication, skews its clock, and reports all of it with the replication backlog per link, the
 // routing front end's view of each cluster and the app profiles.
 //
 // A request names one instance (created on first use, like the data API) or,
@@ -66,6 +66,14 @@ class ControlService final : public btsim::control::v1::Control::Service {
       grpc::ServerContext* context,
       const btsim::control::v1::CutClientsRequest* request,
       btsim::control::v1::CutClientsResponse* response) override;
+  grpc::Status SetReplicationStall(
+      grpc::ServerContext* context,
+      const btsim::control::v1::SetReplicationStallRequest* request,
+      btsim::control::v1::SetReplicationStallResponse* response) override;
+  grpc::Status SetClockSkew(
+      grpc::ServerContext* context,
+      const btsim::control::v1::SetClockSkewRequest* request,
+      btsim::control::v1::SetClockSkewResponse* response) override;
   grpc::Status GetStatus(
       grpc::ServerContext* context,
       const btsim::control::v1::GetStatusRequest* request,

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -240,6 +241,24 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args) {
       add("mend-clients", "mend-clients ID: restore what cut-clients cut");
   mend->add_option("ID", args.cluster_a, "Cluster id")->required();
 
+  CLI::App* stall = add("stall-replication",
+                        "stall-replication ID: cluster ID keeps serving but "
+                        "ships nothing of its log");
+  stall->add_option("ID", args.cluster_a, "Cluster id")->required();
+  CLI::App* resume = add("resume-replication",
+                         "resume-replication ID: cluster ID ships its log "
+                         "again");
+  resume->add_option("ID", args.cluster_a, "Cluster id")->required();
+  CLI::App* skew =
+      add("clock-skew",
+          "clock-skew ID OFFSET: offset cluster ID's clock, e.g. 2s, -500ms "
+          "(its timestamps and commit order); 0 ends it");
+  skew->add_option("ID", args.cluster_a, "Cluster id")->required();
+  skew->add_option("OFFSET", args.duration,
+                   "Offset, e.g. 2s or -500ms; at most 1h either way")
+      ->required()
+      ->allow_extra_args(false);
+
   add("status",
       "status: show clusters (up/down, faults, and what the routing front "
       "end believes), replication backlog, cuts and latency per link, and "
@@ -250,8 +269,15 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args) {
 int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err) {
   // Argument checks first, so that a usage error needs no server.
   google::protobuf::Duration latency;
-  if (args.command == "latency" || args.command == "slow") {
-    auto parsed = ParseDuration(args.duration);
+  bool negative = false;
+  if (args.command == "latency" || args.command == "slow" ||
+      args.command == "clock-skew") {
+    std::string_view text = args.duration;
+    if (args.command == "clock-skew" && !text.empty() && text[0] == '-') {
+      negative = true;
+      text.remove_prefix(1);
+    }
+    auto parsed = ParseDuration(text);
     if (!parsed.ok()) {
       err << "btsim ctl: " << args.command << ": " << parsed.status().message()
           << "\n";
@@ -313,6 +339,32 @@ int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err) {
            << (args.code.empty() ? "UNAVAILABLE" : args.code);
     }
     done = what.str();
+  } else if (args.command == "stall-replication" ||
+             args.command == "resume-replication") {
+    control::SetReplicationStallRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_id(a);
+    request.set_stalled(args.command == "stall-replication");
+    control::SetReplicationStallResponse response;
+    status = stub->SetReplicationStall(&context, request, &response);
+    done = "cluster " + a +
+           (request.stalled() ? " ships nothing" : " ships its log again");
+  } else if (args.command == "clock-skew") {
+    control::SetClockSkewRequest request;
+    request.set_instance(args.instance);
+    request.set_cluster_id(a);
+    google::protobuf::Duration offset = latency;
+    if (negative) {
+      offset.set_seconds(-offset.seconds());
+      offset.set_nanos(-offset.nanos());
+    }
+    *request.mutable_offset() = offset;
+    control::SetClockSkewResponse response;
+    status = stub->SetClockSkew(&context, request, &response);
+    const bool zero = latency.seconds() == 0 && latency.nanos() == 0;
+    done = "cluster " + a + "'s clock " +
+           (zero ? std::string("agrees again")
+                 : std::string(negative ? "-" : "+") + FormatDuration(latency));
   } else if (args.command == "cut-clients" || args.command == "mend-clients") {
     control::CutClientsRequest request;
     request.set_instance(args.instance);
@@ -415,6 +467,15 @@ std::string FormatStatus(const control::GetStatusResponse& status) {
       }
       if (!c.clients_cut().empty()) {
         faults.push_back("clients cut (" + c.clients_cut() + ")");
+      }
+      if (c.replication_stalled()) faults.push_back("replication stalled");
+      if (c.has_clock_offset()) {
+        google::protobuf::Duration magnitude = c.clock_offset();
+        const bool behind = magnitude.seconds() < 0 || magnitude.nanos() < 0;
+        magnitude.set_seconds(std::abs(magnitude.seconds()));
+        magnitude.set_nanos(std::abs(magnitude.nanos()));
+        faults.push_back(std::string("clock ") + (behind ? "-" : "+") +
+                         FormatDuration(magnitude));
       }
       if (faults.empty()) continue;
       std::string joined;

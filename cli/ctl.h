@@ -8,6 +8,8 @@
 //   slow ID DURATION                   (DURATION 0 restores full speed)
 //   errors ID FRACTION [--code CODE] [--method RPC]   (FRACTION 0 stops)
 //   cut-clients ID [--requests-only | --replies-only] | mend-clients ID
+//   stall-replication ID | resume-replication ID
+//   clock-skew ID OFFSET               (e.g. -2s; 0 ends it)
 //   status
 #ifndef BTSIM_CLI_CTL_H_
 #define BTSIM_CLI_CTL_H_
@@ -28,7 +30,7 @@ struct CtlArgs {
   std::string command;    // "cluster-down", "status", ...
   std::string cluster_a;  // ID, or A
   std::string cluster_b;  // B
-  std::string duration;   // latency's and slow's DURATION
+  std::string duration;   // latency's and slow's DURATION, clock-skew's OFFSET
   bool one_way = false;
   bool blackhole = false;      // cluster-down
   double fraction = 0;         // errors

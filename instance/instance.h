@@ -149,6 +149,7 @@ class Instance {
   const std::string& name() const { return name_; }
   const std::string& client_zone() const { return client_zone_; }
   replication::Replicas& replicas() { return *replicas_; }
+  const replication::Replicas& replicas() const { return *replicas_; }
   appprofile::ProfileSet& profiles() { return profiles_; }
   sim::Transport& transport() { return *transport_; }
   // The time of the instance's scheduler.

@@ -103,6 +103,18 @@ ctl 0 --target "$TARGET" errors c1 0
 expect_out "^cluster c1 no longer fails requests"
 ctl 0 --target "$TARGET" mend-clients c3
 expect_out "^clients reach cluster c3 again"
+ctl 0 --target "$TARGET" stall-replication c2
+expect_out "^cluster c2 ships nothing \(every instance\)$"
+ctl 0 --target "$TARGET" clock-skew c1 -1500ms
+expect_out "^cluster c1's clock -1.5s \(every instance\)$"
+ctl 0 --target "$TARGET" status
+expect_out "^    c1  clock -1.5s$"
+expect_out "^    c2  replication stalled$"
+ctl 0 --target "$TARGET" resume-replication c2
+ctl 0 --target "$TARGET" clock-skew c1 0
+expect_out "^cluster c1's clock agrees again"
+ctl 1 --target "$TARGET" clock-skew c1 2h
+expect_err "^btsim ctl: INVALID_ARGUMENT: offset: "
 ctl 0 --target "$TARGET" status
 if grep -Eq "faults:|black hole" <<<"$OUT"; then fail "faults not undone: $OUT"; fi
 ctl 1 --target "$TARGET" errors c1 2
@@ -140,7 +152,8 @@ env -u BIGTABLE_EMULATOR_HOST "$BTSIM" ctl status >/dev/null 2>&1
 # Help lists the subcommands, at both levels.
 "$BTSIM" --help >"$WORK/help" 2>&1 || fail "btsim --help exited $?"
 for sub in cluster-down cluster-up partition heal latency slow errors \
-  cut-clients mend-clients status; do
+  cut-clients mend-clients stall-replication resume-replication clock-skew \
+  status; do
   grep -q "^    $sub " "$WORK/help" || fail "btsim --help does not list ctl $sub"
 done
 "$BTSIM" ctl --help >"$WORK/help" 2>&1 || fail "btsim ctl --help exited $?"
