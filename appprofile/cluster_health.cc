@@ -29,6 +29,9 @@ Status DetectorOptions::Validate(const std::string& field) const {
   if (probe_timeout <= sim::Duration(0)) {
     return bad("probe_timeout", "must be positive");
   }
+  if (!(failover_after >= 0 && failover_after < 1)) {
+    return bad("failover_after", "must be in [0, 1)");
+  }
   return OkStatus();
 }
 

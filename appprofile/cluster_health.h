@@ -46,6 +46,10 @@ struct DetectorOptions {
   int readmit_after = 3;
   // A probe not answered within this fails.
   sim::Duration probe_timeout = std::chrono::milliseconds(500);
+  // Latency-aware failover: a multi-cluster attempt not answered within
+  // this fraction of its time (to its attempt deadline) is sent again to
+  // the next cluster, and counts as a failure of the first. 0: off.
+  double failover_after = 0;
 
   // INVALID_ARGUMENT naming `field` + "." + the offending option.
   Status Validate(const std::string& field) const;

@@ -163,6 +163,23 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
                                     appprofile::RequestKind kind,
                                     std::string_view row_key,
                                     std::string_view client_zone) {
+  return RouteAvoiding(app_profile_id, kind, row_key, client_zone, {});
+}
+
+Result<std::string> Instance::RouteAround(std::string_view app_profile_id,
+                                          appprofile::RequestKind kind,
+                                          std::string_view row_key,
+                                          std::string_view client_zone,
+                                          std::string_view avoid) {
+  BTSIM_CHECK(!avoid.empty());
+  return RouteAvoiding(app_profile_id, kind, row_key, client_zone, avoid);
+}
+
+Result<std::string> Instance::RouteAvoiding(std::string_view app_profile_id,
+                                            appprofile::RequestKind kind,
+                                            std::string_view row_key,
+                                            std::string_view client_zone,
+                                            std::string_view avoid) {
   auto refuse = [&](Status s) {
     for (InstanceObserver* o : observers_) o->OnRefusal(app_profile_id, s);
     return s;
@@ -171,6 +188,10 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   if (profile == nullptr) {
     return refuse(profiles_.Get(app_profile_id).status());
   }
+  if (!avoid.empty() &&
+      profile->routing == appprofile::AppProfile::Routing::kSingleCluster) {
+    return FailedPrecondition("single-cluster routing never fails over");
+  }
   const appprofile::RouteRequest request{kind, row_key, ZoneOr(client_zone)};
   const std::vector<appprofile::RouteCandidate>& known =
       RouteCandidates(request.client_zone);
@@ -178,24 +199,26 @@ Result<std::string> Instance::Route(std::string_view app_profile_id,
   std::array<appprofile::RouteCandidate, appprofile::kMaxRouteCandidates>
       observed;
   const bool observing = detector_ == InstanceConfig::Detector::kObserved;
-  if (observing) {
+  if (observing || !avoid.empty()) {
     // What the front end believes, not the truth cached in `known`.
     BTSIM_CHECK(known.size() <= observed.size());
     const appprofile::ClusterHealth& health = FrontEnd(request.client_zone);
     for (size_t i = 0; i < known.size(); ++i) {
       observed[i] = known[i];
-      observed[i].available = health.Admitted(known[i].id);
+      if (observing) observed[i].available = health.Admitted(known[i].id);
+      if (known[i].id == avoid) observed[i].available = false;
     }
     candidates = std::span(observed.data(), known.size());
   }
   auto route = appprofile::Route(*profile, request, candidates, rng_);
-  if (observing && !route.ok() &&
+  if (observing && avoid.empty() && !route.ok() &&
       route.status().code() == StatusCode::kUnavailable) {
     // Every cluster of the profile is ejected: the front end tries them
     // all rather than refuse everything.
     for (size_t i = 0; i < known.size(); ++i) observed[i].available = true;
     route = appprofile::Route(*profile, request, candidates, rng_);
   }
+  if (!avoid.empty() && !route.ok()) return route.status();
   if (!route.ok()) return refuse(route.status());
   const std::string_view chosen = route->chosen();
   // `chosen` views its entry of candidates.

@@ -194,6 +194,19 @@ class Instance {
                             appprofile::RequestKind kind,
                             std::string_view row_key,
                             std::string_view client_zone = {});
+  // Latency-aware failover (DetectorOptions::failover_after): the cluster
+  // a multi-cluster request that `avoid` has not answered in time goes to
+  // next, as Route chooses among the others (reported as a failover);
+  // FAILED_PRECONDITION for a single-cluster profile (it never fails over
+  // by itself), UNAVAILABLE when no other cluster is admitted.
+  Result<std::string> RouteAround(std::string_view app_profile_id,
+                                  appprofile::RequestKind kind,
+                                  std::string_view row_key,
+                                  std::string_view client_zone,
+                                  std::string_view avoid);
+  const appprofile::DetectorOptions& detector_options() const {
+    return detector_options_;
+  }
   // The cluster `id` if it exists and is up; UNAVAILABLE when down,
   // NOT_FOUND when gone (e.g. between batches of a streaming read).
   Result<cluster::Cluster*> ClusterIfUp(std::string_view id);
@@ -367,6 +380,13 @@ class Instance {
   // ---- Routing front ends ----
   // `client_zone`, or the instance's client zone when it is empty.
   std::string_view ZoneOr(std::string_view client_zone) const;
+  // Route, never choosing `avoid` (when not empty) and refusing a
+  // single-cluster profile then.
+  Result<std::string> RouteAvoiding(std::string_view app_profile_id,
+                                    appprofile::RequestKind kind,
+                                    std::string_view row_key,
+                                    std::string_view client_zone,
+                                    std::string_view avoid);
   // `client_zone`'s front end (empty: the instance's), made when missing.
   appprofile::ClusterHealth& FrontEnd(std::string_view client_zone);
   // Records a probe's end in `zone`'s front end and tells the observers.

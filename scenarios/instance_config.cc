@@ -86,6 +86,7 @@ Status DetectorOf(const pb::Detector& d, instance::InstanceConfig* config) {
   BTSIM_RETURN_IF_ERROR(
       count(d.readmit_after(), "detector.readmit_after", &o.readmit_after));
   if (d.error_rate() != 0) o.error_rate = d.error_rate();
+  o.failover_after = d.failover_after();
   auto duration = [](bool has, const google::protobuf::Duration& value,
                      const std::string& field, sim::Duration* out) -> Status {
     if (!has) return OkStatus();

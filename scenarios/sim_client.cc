@@ -314,10 +314,17 @@ uint32_t SimClient::NewMessage() {
   return m;
 }
 
-void SimClient::Reply(uint32_t slot, uint32_t token, Status status) {
+void SimClient::Reply(uint32_t slot, uint32_t token, Status status,
+                      const Name* from) {
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token) return;
   context_.scheduler->Cancel(a.timer);
+  // The cluster that answered (after a latency-aware failover, the first
+  // may answer before the second).
+  if (from != nullptr && *from != a.cluster) {
+    a.cluster = *from;
+    context_.history->operations[a.op_index].cluster = *from;
+  }
   // The routing front end in the client's zone learns from what the
   // current attempt ended with: its reply, or its timeout (the client then
   // cancels it, and its reply never comes back).
@@ -330,10 +337,28 @@ void SimClient::DeliverReply(uint32_t m) {
   Message& message = messages_[m];
   const uint32_t slot = message.attempt;
   const uint32_t token = message.token;
+  const Name from = message.cluster;
   Status status = std::move(message.status);
   message.status = OkStatus();
   free_messages_.push_back(m);
-  Reply(slot, token, std::move(status));
+  Reply(slot, token, std::move(status), from.view().empty() ? nullptr : &from);
+}
+
+void SimClient::FailOver(uint32_t slot, uint32_t token) {
+  Attempt& a = attempts_[slot];
+  if (a.done || a.token != token || a.failed_over) return;
+  instance::Instance& instance = *context_.instance;
+  Operation& op = context_.history->operations[a.op_index];
+  auto next = instance.RouteAround(op.profile(), KindOf(op.type), op.row,
+                                   group_.zone, a.cluster.view());
+  if (!next.ok()) return;
+  // The front end counts the unanswered attempt as a failure of its
+  // cluster, and sends the request on; the first may still answer.
+  instance.ObserveOutcome(group_.zone, a.cluster.view(),
+                          StatusCode::kDeadlineExceeded);
+  a.failed_over = true;
+  ++a.attempts;
+  Send(slot, token, std::move(*next));
 }
 
 void SimClient::RunAttempt(uint32_t slot) {
@@ -348,6 +373,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   if (group_.attempt_timeout > sim::Duration(0)) {
     attempt_deadline = std::min(attempt_deadline, now + group_.attempt_timeout);
   }
+  a.attempt_deadline = attempt_deadline;
   // Replies of this attempt count unless a newer one or the timeout came
   // first (Reply checks the token).
   a.timer = scheduler.RunAfter(attempt_deadline - now, [this, slot, token] {
@@ -372,6 +398,7 @@ void SimClient::RunAttempt(uint32_t slot) {
   message.op_index = op_index;
   message.deadline = attempt_deadline;
   message.arrived = sim::Time::min();
+  message.cluster = Name();
   if (!routed.ok()) {
     a.cluster = Name();  // the front end answers itself
     const sim::LatencyModel local =
@@ -388,21 +415,43 @@ void SimClient::RunAttempt(uint32_t slot) {
     scheduler.RunAfter(rtt, [this, m] { DeliverReply(m); });
     return;
   }
-  if (routed_name_ != *routed) {
-    routed_name_ = context_.history->names->Intern(*routed);
+  free_messages_.push_back(m);
+  a.failed_over = false;
+  const double failover_after = instance.detector_options().failover_after;
+  if (failover_after > 0) {
+    const auto wait = sim::Duration(static_cast<int64_t>(
+        failover_after *
+        static_cast<double>((attempt_deadline - now).count())));
+    scheduler.RunAfter(wait, [this, slot, token] { FailOver(slot, token); });
+  }
+  Send(slot, token, std::move(*routed));
+}
+
+void SimClient::Send(uint32_t slot, uint32_t token, std::string cluster_id) {
+  Attempt& a = attempts_[slot];
+  Operation& op = context_.history->operations[a.op_index];
+  if (routed_name_ != cluster_id) {
+    routed_name_ = context_.history->names->Intern(cluster_id);
   }
   op.cluster = routed_name_;
   a.cluster = routed_name_;
-  message.cluster_id = std::move(*routed);
-  if (instance.faults().RequestLost(group_.zone, group_.name,
-                                    message.cluster_id)) {
-    free_messages_.push_back(m);  // the attempt times out
-    return;
+  if (context_.instance->faults().RequestLost(group_.zone, group_.name,
+                                              cluster_id)) {
+    return;  // the attempt times out
   }
+  const uint32_t m = NewMessage();
+  Message& message = messages_[m];
+  message.attempt = slot;
+  message.token = token;
+  message.op_index = a.op_index;
+  message.deadline = a.attempt_deadline;
+  message.arrived = sim::Time::min();
+  message.cluster = routed_name_;
+  message.cluster_id = std::move(cluster_id);
   const sim::LatencyModel& link = LinkTo(message.cluster_id);
   const sim::Duration there = link.Sample(rng_);
   message.back = link.Sample(rng_);
-  scheduler.RunAfter(there, [this, m] { Arrive(m); });
+  context_.scheduler->RunAfter(there, [this, m] { Arrive(m); });
 }
 
 const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {

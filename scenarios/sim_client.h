@@ -21,7 +21,10 @@
 // codes (UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED) are retried for reads and
 // writes (writes carry explicit timestamps, so they are idempotent) after
 // an exponential backoff with jitter in [b/2, b]; CheckAndMutateRow and
-// ReadModifyWriteRow are never retried.
+// ReadModifyWriteRow are never retried. With latency-aware failover
+// (DetectorOptions::failover_after), a multi-cluster attempt not answered
+// in time is also sent to the next cluster; the first answer counts, and
+// the operation records the cluster that gave it.
 //
 // Not thread-safe; runs on the RunContext's scheduler. The client group's
 // state is shared by every client of one scenario `clients` entry.
@@ -104,7 +107,11 @@ class SimClient {
     uint32_t token = 0;
     sim::TaskId timer = 0;
     bool done = true;
-    Name cluster;  // where the current attempt went ("": nowhere)
+    Name cluster;                // where the current attempt went ("": nowhere)
+    sim::Time attempt_deadline;  // the current attempt's
+    // The current attempt was sent on to another cluster (latency-aware
+    // failover).
+    bool failed_over = false;
   };
   // One request on its way to a cluster and its reply on the way back, in
   // a slot of messages_ (reused once the reply is delivered).
@@ -113,6 +120,7 @@ class SimClient {
     uint32_t token = 0;    // the attempt's token when it was sent
     uint64_t op_index = 0;
     std::string cluster_id;
+    Name cluster;           // the same, interned in the history
     sim::Time deadline;     // the attempt's
     sim::Time arrived;      // at the cluster
     sim::Time done;         // when its node finishes it (once admitted)
@@ -123,8 +131,15 @@ class SimClient {
   // std::function holds them without allocating.
   uint32_t NewAttempt();
   uint32_t NewMessage();
-  // Delivers a reply of attempt `token` of attempts_[slot].
-  void Reply(uint32_t slot, uint32_t token, Status status);
+  // Delivers a reply of attempt `token` of attempts_[slot], from cluster
+  // `from` (null: the attempt's, or none).
+  void Reply(uint32_t slot, uint32_t token, Status status,
+             const Name* from = nullptr);
+  // Sends attempt `token` of attempts_[slot] to `cluster_id`.
+  void Send(uint32_t slot, uint32_t token, std::string cluster_id);
+  // Latency-aware failover: attempt `token` of attempts_[slot] has not been
+  // answered in time; sends it on to the next cluster, once.
+  void FailOver(uint32_t slot, uint32_t token);
   // Delivers messages_[m]'s reply and frees it.
   void DeliverReply(uint32_t m);
   // messages_[m] arrived at its cluster: what its faults do to it

@@ -300,6 +300,49 @@ TEST(GrayFaultsTest, AStalledClusterServesButShipsNothingUntilResumed) {
   EXPECT_EQ(converged, 1);
 }
 
+TEST(GrayFaultsTest, LatencyAwareFailoverSendsASlowRequestOn) {
+  const std::string slow = R"pb(
+    timeline {
+      at { seconds: 3 }
+      slow_cluster {
+        cluster: "c1"
+        added { constant { seconds: 2 } }
+      }
+      for { seconds: 3 }
+    }
+  )pb";
+  auto with_failover = [](std::string text) {
+    text.replace(text.find("  app_profiles"), 0,
+                 "  detector { failover_after: 0.5 }\n");
+    return text;
+  };
+  const RunOutcome multi = Play(with_failover(Base("default")) + slow);
+  int sent_on = 0;
+  for (const Operation& op : multi.history.operations) {
+    EXPECT_TRUE(op.ok());
+    if (op.attempts == 2) {
+      ++sent_on;
+      const double at = std::chrono::duration<double>(op.invoke).count();
+      EXPECT_GE(at, 3);
+      EXPECT_LT(at, 3.6);
+      // Sent on after half its 1 s deadline, answered by c2.
+      EXPECT_EQ(op.cluster, "c2");
+      EXPECT_GE(op.complete - op.invoke, milliseconds(500));
+      EXPECT_LT(op.complete - op.invoke, milliseconds(520));
+    }
+  }
+  // The requests of the first half second (200/s), all sent to c1 before
+  // the first was sent on; the fifth sent on ejected it.
+  EXPECT_GE(sent_on, 80);
+  EXPECT_LE(sent_on, 130);
+  // A single-cluster profile never fails over by itself: its calls time
+  // out.
+  const RunOutcome pinned = Play(with_failover(Base("pin")) + slow);
+  const auto codes = Codes(pinned, 3, 5.9);
+  EXPECT_EQ(codes.size(), 1u);
+  EXPECT_GT(codes.at(StatusCode::kDeadlineExceeded), 500);
+}
+
 TEST(ExpandTimelineTest, ForAndRepeatExpandInFileOrder) {
   v1::Scenario s;
   v1::Step* down = s.add_timeline();
@@ -334,13 +377,13 @@ TEST(ExpandTimelineTest, BadForAndRepeatAreErrorsNamingTheField) {
     auto loaded = ParseScenario(Base("default") + step, "s.textproto");
     return loaded.ok() ? std::string("ok") : loaded.status().message();
   };
-  EXPECT_THAT(error(R"pb(                                                                           timeline {
+  EXPECT_THAT(error(R"pb(                                                                                                    timeline {
                            at { seconds: 1 }
                            resize { cluster: "c1" nodes: 2 }
                            for { seconds: 1 }
                          })pb"),
               HasSubstr("timeline[0].for: only for cluster_down"));
-  EXPECT_THAT(error(R"pb(                                                                           timeline {
+  EXPECT_THAT(error(R"pb(                                                                                                    timeline {
                            at { seconds: 1 }
                            cluster_down { cluster: "c1" }
                            for {}
