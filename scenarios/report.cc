@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "scenarios/checks_analysis.h"
@@ -101,6 +102,72 @@ std::vector<Detection> DetectionsOf(const History& h, size_t e) {
 }
 
 }  // namespace
+
+std::vector<ProfileAvailability> Availability(const LoadedScenario& scenario,
+                                              const History& history) {
+  constexpr sim::Duration kMinute = std::chrono::minutes(1);
+  constexpr int64_t kDowntimeRun = 5;
+  constexpr double kDownRate = 0.05;
+  const int64_t minutes = std::max<int64_t>(
+      1, (history.duration + kMinute - sim::Duration(1)) / kMinute);
+  // Per profile, per minute: (operations, errors).
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> counts;
+  for (const Operation& op : history.operations) {
+    if (op.invoke >= history.duration) continue;
+    auto& per_minute = counts[std::string(op.profile())];
+    per_minute.resize(static_cast<size_t>(minutes));
+    auto& [ops, errors] = per_minute[static_cast<size_t>(op.invoke / kMinute)];
+    ++ops;
+    if (!op.ok()) ++errors;
+  }
+  const instance::InstanceConfig& config = scenario.instance.config;
+  auto regions = [&](const std::vector<std::string>& ids) {
+    std::set<std::string_view> found;
+    for (const instance::ClusterConfig& c : config.clusters) {
+      if (ids.empty() || std::find(ids.begin(), ids.end(), c.id) != ids.end()) {
+        found.insert(sim::RegionOf(c.zone));
+      }
+    }
+    return found.size();
+  };
+  std::vector<ProfileAvailability> out;
+  for (const auto& [profile, per_minute] : counts) {
+    ProfileAvailability a;
+    a.profile = profile;
+    bool multi = config.clusters.size() > 1;  // the default profile
+    std::vector<std::string> ids;
+    for (const appprofile::AppProfile& p : scenario.instance.profiles) {
+      if (p.id != profile) continue;
+      multi = p.routing == appprofile::AppProfile::Routing::kMultiCluster;
+      ids = p.cluster_ids;
+    }
+    a.target_percent = !multi ? "99.9" : regions(ids) >= 3 ? "99.999" : "99.99";
+    a.minutes = minutes;
+    int64_t run = 0;
+    for (int64_t m = 0; m <= minutes; ++m) {
+      bool down = false;
+      if (m < minutes) {
+        const auto& [ops, errors] = per_minute[static_cast<size_t>(m)];
+        const double rate =
+            ops == 0 ? 0
+                     : static_cast<double>(errors) / static_cast<double>(ops);
+        a.worst_minute_error_rate = std::max(a.worst_minute_error_rate, rate);
+        down = rate > kDownRate;
+      }
+      if (down) {
+        ++run;
+      } else {
+        if (run >= kDowntimeRun) a.downtime_minutes += run;
+        run = 0;
+      }
+    }
+    a.uptime_percent = 100.0 *
+                       static_cast<double>(minutes - a.downtime_minutes) /
+                       static_cast<double>(minutes);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
 
 std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
   const History& h = outcome.history;
@@ -357,6 +424,17 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
       if (never > 0) out << ", " << never << " never returned";
       out << "\n";
     }
+  }
+  for (const ProfileAvailability& a : Availability(scenario, h)) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "availability %s: %.3f%% (SLA target %s%%): %lld of %lld "
+                  "minutes down; worst minute %.1f%% errors\n",
+                  a.profile.c_str(), a.uptime_percent, a.target_percent.c_str(),
+                  static_cast<long long>(a.downtime_minutes),
+                  static_cast<long long>(a.minutes),
+                  100.0 * a.worst_minute_error_rate);
+    out << line;
   }
   {
     const KStaleness& k = outcome.k_staleness;

@@ -85,6 +85,24 @@ struct FaultFailover {
 // no client noticed and no front end ejected for has no entry.
 std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome);
 
+// Availability per app profile as Bigtable's SLA counts it: each minute
+// of the run (by invoke time) with operations of the profile and more than
+// 5 % of them failed is down, counted only in runs of 5 or more
+// consecutive such minutes. The target follows the profile's routing as
+// the scenario created it (multi-cluster across 3+ regions: 99.999 %;
+// fewer: 99.99 %; single-cluster or a one-cluster instance: 99.9 %).
+struct ProfileAvailability {
+  std::string profile;
+  std::string target_percent;
+  int64_t minutes = 0;
+  int64_t downtime_minutes = 0;
+  double uptime_percent = 100;
+  double worst_minute_error_rate = 0;
+};
+// Sorted by profile; profiles with no operation are left out.
+std::vector<ProfileAvailability> Availability(const LoadedScenario& scenario,
+                                              const History& history);
+
 // The summary; its last line is "fingerprint: <hex>". `wall_seconds` > 0
 // adds the "sim: N client ops in X s wall (Y ops/s)" line before it.
 void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,

@@ -145,6 +145,15 @@ v1::Report ReportMessage(const LoadedScenario& scenario, const RunOutcome& o) {
   for (const FaultFailover& fault : FailoversByFault(o)) {
     AddFailover(h, fault, *r.add_failover());
   }
+  for (const ProfileAvailability& a : Availability(scenario, h)) {
+    v1::Availability& out = *r.add_availability();
+    out.set_profile(JsonText(a.profile));
+    out.set_target_percent(a.target_percent);
+    out.set_minutes(static_cast<uint32_t>(a.minutes));
+    out.set_downtime_minutes(static_cast<uint32_t>(a.downtime_minutes));
+    out.set_uptime_percent(SixDigits(a.uptime_percent));
+    out.set_worst_minute_error_rate(SixDigits(a.worst_minute_error_rate));
+  }
   v1::KStaleness& k = *r.mutable_k_staleness();
   k.set_reads(static_cast<uint32_t>(o.k_staleness.reads));
   k.set_max(static_cast<uint32_t>(o.k_staleness.max));

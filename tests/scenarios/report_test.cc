@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "scenarios/json_printer.h"
+#include "scenarios/loader.h"
 #include "scenarios/report_json.h"
 #include "tests/scenarios/checks_test_util.h"
 
@@ -176,6 +177,64 @@ TEST(HistoryJsonlTest, ManyOperationsKeepTheirOrderAcrossBatches) {
     EXPECT_NE(lines[i].find("\"row\":\"row}" + std::to_string(i) + "\""),
               std::string::npos);
   }
+}
+
+TEST(AvailabilityTest, DowntimeCountsOnlyRunsOfFiveBadMinutes) {
+  auto loaded = ParseScenario(R"pb(
+                                duration { seconds: 720 }
+                                instance {
+                                  clusters { id: "c1" zone: "us-east1-b" }
+                                  clusters { id: "c2" zone: "us-west1-a" }
+                                  clusters { id: "c3" zone: "europe-west1-b" }
+                                  app_profiles {
+                                    id: "pin"
+                                    single_cluster { cluster_id: "c1" }
+                                  }
+                                }
+                                tables {
+                                  id: "t"
+                                  families { name: "cf" }
+                                }
+                                clients {
+                                  name: "a"
+                                  workload {
+                                    mix { read_row: 1 }
+                                    keys { uniform {} }
+                                    ops_per_second: 1
+                                  }
+                                }
+                              )pb",
+                              "s.textproto");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  Builder b;
+  b.history().duration = Ms(720'000);  // 12 minutes
+  // 100 reads a minute. Minutes 2-7 (six in a row) fail 10 %; minute 9
+  // alone fails 50 %; minute 11 fails 5 % exactly (not more: up).
+  for (int minute = 0; minute < 12; ++minute) {
+    const int failing = minute >= 2 && minute <= 7 ? 10
+                        : minute == 9              ? 50
+                        : minute == 11             ? 5
+                                                   : 0;
+    for (int i = 0; i < 100; ++i) {
+      const int64_t at = minute * 60'000 + i * 600;
+      b.Op(OpType::kReadRow, "a-0", "r", at, at + 1, "c1",
+           i < failing ? StatusCode::kUnavailable : StatusCode::kOk);
+    }
+  }
+  Operation& pinned = b.Read("p-0", "r", "", 1'000, 1'001, "c1");
+  b.SetProfile(pinned, "pin");
+  const std::vector<ProfileAvailability> found =
+      Availability(*loaded, b.history());
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].profile, "default");
+  EXPECT_EQ(found[0].target_percent, "99.999");  // three regions
+  EXPECT_EQ(found[0].minutes, 12);
+  EXPECT_EQ(found[0].downtime_minutes, 6);
+  EXPECT_DOUBLE_EQ(found[0].uptime_percent, 50);
+  EXPECT_DOUBLE_EQ(found[0].worst_minute_error_rate, 0.5);
+  EXPECT_EQ(found[1].profile, "pin");
+  EXPECT_EQ(found[1].target_percent, "99.9");
+  EXPECT_EQ(found[1].downtime_minutes, 0);
 }
 
 TEST(ReportJsonTest, AbsentValuesAreLeftOutAndTheRestIsThere) {
