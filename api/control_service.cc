@@ -269,9 +269,9 @@ grpc::Status ControlService::SetClusterState(
   return ToGrpc(Apply(
       request->instance(), {request->cluster_id()},
       [&](ServedInstance& served, const Zones&) {
-        if (down) {
-          served.instance->faults().SetDownMode(request->cluster_id(), mode);
-        }
+        // Up: the next outage refuses unless told otherwise.
+        served.instance->faults().SetDownMode(
+            request->cluster_id(), down ? mode : instance::DownMode::kRefuse);
         return served.instance->replicas().SetDown(request->cluster_id(), down);
       }));
 }

@@ -3,8 +3,9 @@
 // Takes clusters down (refusing or black-holing requests) and up, cuts and
 // heals replication links, sets the replication delay of a link, makes
 // clusters slow, injects errors, cuts the server's clients off from a
-// cluster, stalls a cluster's replication, skews its clock, and reports all of it with the replication backlog per link, the
-// routing front end's view of each cluster and the app profiles.
+// cluster, stalls a cluster's replication, skews its clock, and reports all of
+// it with the replication backlog per link, the routing front end's view of
+// each cluster and the app profiles.
 //
 // A request names one instance (created on first use, like the data API) or,
 // with an empty `instance`, every instance created so far: a change then

@@ -40,20 +40,31 @@ void HeldCalls::Hold(const RequestReporter::Hold& hold,
                      std::chrono::system_clock::time_point deadline,
                      std::function<void(bool hung)> release) {
   const auto now = std::chrono::system_clock::now();
-  const bool hung = hold.until_deadline;
-  auto when =
-      hung
-          ? std::min(deadline, now + kMaxHang)
-          : now +
-                std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                    hold.delay);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (closed_) when = now;
-  const uint64_t id = next_++;
-  grpc::Alarm* alarm =
-      alarms_.emplace(id, std::make_unique<grpc::Alarm>()).first->second.get();
+  const auto longest = std::min(deadline, now + kMaxHang);
+  auto when = longest;
+  // A delay that reaches the deadline is a hang: the client has given up.
+  bool hung = hold.until_deadline;
+  if (!hung) {
+    const auto delayed =
+        now + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                  hold.delay);
+    if (delayed >= longest) {
+      hung = true;
+    } else {
+      when = delayed;
+    }
+  }
+  grpc::Alarm* alarm;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) when = now;
+    id = next_++;
+    alarm = alarms_.emplace(id, std::make_unique<grpc::Alarm>())
+                .first->second.get();
+  }
   // Fired or cancelled (ReleaseAll), the alarm releases the call, then
-  // forgets itself.
+  // forgets itself. Set outside the lock: a due alarm may run at once.
   alarm->Set(when, [this, id, hung, release = std::move(release)](bool) {
     release(hung);
     std::unique_ptr<grpc::Alarm> done;
@@ -64,6 +75,11 @@ void HeldCalls::Hold(const RequestReporter::Hold& hold,
     }
     if (alarms_.empty()) empty_.notify_all();
   });
+  // A ReleaseAll between the insertion and Set cancelled nothing.
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) {
+    if (auto it = alarms_.find(id); it != alarms_.end()) it->second->Cancel();
+  }
 }
 
 HeldCalls::~HeldCalls() {

@@ -48,9 +48,9 @@ class HeldCalls {
   ~HeldCalls();
 
   // Calls `release(hung)` on a gRPC thread once `hold` is over: after its
-  // delay, or at `deadline` for a hold until the deadline (`hung` true). A
-  // call without a deadline is held at most 10 minutes. After ReleaseAll,
-  // at once.
+  // delay, or at `deadline` for a hold until the deadline or a delay that
+  // reaches it (`hung` true: the client has given up). A call without a
+  // deadline is held at most 10 minutes. After ReleaseAll, at once.
   void Hold(const RequestReporter::Hold& hold,
             std::chrono::system_clock::time_point deadline,
             std::function<void(bool hung)> release);

@@ -107,8 +107,12 @@ bool ClusterHealth::RecordOutcome(std::string_view cluster, StatusCode code,
 
 bool ClusterHealth::RecordProbe(std::string_view cluster, bool ok,
                                 sim::Time now) {
-  State& s = StateOf(cluster);
-  if (!s.ejected) return false;
+  // A probe of a cluster forgotten since (removed) is ignored.
+  auto found =
+      std::find_if(states_.begin(), states_.end(),
+                   [&](const State& s) { return s.cluster == cluster; });
+  if (found == states_.end() || !found->ejected) return false;
+  State& s = *found;
   s.probe_successes = ok ? s.probe_successes + 1 : 0;
   if (now >= s.ejected_until && s.probe_successes >= options_.readmit_after) {
     s.ejected = false;

@@ -66,7 +66,8 @@ class ClusterHealth {
   // or its attempt's timeout). True when this ejected the cluster.
   bool RecordOutcome(std::string_view cluster, StatusCode code, sim::Time now);
   // A probe of `cluster` ended at `now`; `ok` when it answered. True when
-  // this readmitted the cluster.
+  // this readmitted the cluster. Ignored for a cluster not ejected (or
+  // forgotten).
   bool RecordProbe(std::string_view cluster, bool ok, sim::Time now);
   // Forgets `cluster` (removed from the instance): it is admitted if it
   // comes back.

@@ -202,10 +202,13 @@ Result<std::string> Instance::RouteAvoiding(std::string_view app_profile_id,
   if (observing || !avoid.empty()) {
     // What the front end believes, not the truth cached in `known`.
     BTSIM_CHECK(known.size() <= observed.size());
-    const appprofile::ClusterHealth& health = FrontEnd(request.client_zone);
+    const appprofile::ClusterHealth* health =
+        observing ? &FrontEnd(request.client_zone) : nullptr;
     for (size_t i = 0; i < known.size(); ++i) {
       observed[i] = known[i];
-      if (observing) observed[i].available = health.Admitted(known[i].id);
+      if (health != nullptr) {
+        observed[i].available = health->Admitted(known[i].id);
+      }
       if (known[i].id == avoid) observed[i].available = false;
     }
     candidates = std::span(observed.data(), known.size());
@@ -648,23 +651,23 @@ void Instance::Probe(std::string zone, std::string cluster) {
                         EndProbe(zone, cluster, false);
                       });
   if (faults_.RequestLost(zone, "", cluster)) return;
-  scheduler_.RunAfter(
-      there, [this, alive = alive_, zone, cluster, back, sent, answered] {
-        if (!*alive || *answered) return;
-        Reception r = Receive(cluster, "PingAndWarm", probe_rng_);
-        if (r.kind == Reception::Kind::kLost) return;
-        if (faults_.ReplyLost(zone, "", cluster)) return;
-        const bool ok = r.kind == Reception::Kind::kServed;
-        const sim::Duration delay = r.added + back;
-        if (scheduler_.Now() + delay - sent > detector_options_.probe_timeout) {
-          return;  // the timeout fails it
-        }
-        scheduler_.RunAfter(delay, [this, alive, zone, cluster, ok, answered] {
-          if (!*alive || *answered) return;
-          *answered = true;
-          EndProbe(zone, cluster, ok);
-        });
-      });
+  scheduler_.RunAfter(there, [this, alive = alive_, zone, cluster, back, sent,
+                              answered] {
+    if (!*alive || *answered) return;
+    Reception r = Receive(cluster, "PingAndWarm", probe_rng_);
+    if (r.kind == Reception::Kind::kLost) return;
+    if (faults_.ReplyLost(zone, "", cluster)) return;
+    const bool ok = r.kind == Reception::Kind::kServed;
+    const sim::Duration delay = r.added + back;
+    if (scheduler_.Now() + delay - sent >= detector_options_.probe_timeout) {
+      return;  // the timeout fails it
+    }
+    scheduler_.RunAfter(delay, [this, alive, zone, cluster, ok, answered] {
+      if (!*alive || *answered) return;
+      *answered = true;
+      EndProbe(zone, cluster, ok);
+    });
+  });
 }
 
 }  // namespace btsim::instance

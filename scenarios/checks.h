@@ -121,7 +121,8 @@
 //     kTokenWait events (filter: window on `at`).
 //   rto_seconds (RTO_SECONDS): faults are kClusterDown, kPartition,
 //     kLatency, kNodeFailure, kRemoveCluster, kSlowCluster, kInjectErrors,
-//     kCutClients, kChangeWorkload and kResize events that were not refused
+//     kCutClients, kStallReplication, kChangeWorkload and kResize events
+//     that were not refused
 //     (a latency change, more load or fewer nodes count: their errors, e.g.
 //     DEADLINE_EXCEEDED or an overloaded node's UNAVAILABLE, are an outage
 //     like any other). For a client and a fault at F, the outage ends when

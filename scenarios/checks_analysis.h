@@ -303,7 +303,8 @@ std::vector<Failback> FindFailbacks(const History& history,
                                     const std::vector<Outage>& outages);
 
 // LWW_ANOMALIES (checks.h): acknowledged writes (kWrite, kCheckAndMutate)
-// selected by `filter` that an acknowledged write to the same row,
+// selected by `filter` that an acknowledged write to the same row (of the
+// same table),
 // acknowledged before they were invoked, shadows with a newer timestamp;
 // the first found, with its shadowing write (checks_lww.cc).
 struct LwwAnomalies {

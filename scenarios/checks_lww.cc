@@ -19,7 +19,14 @@ LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter) {
       writes.push_back(op.id);
     }
   }
+  // By (table, row), then invoke order.
+  auto same_row = [&](uint32_t a, uint32_t b) {
+    return ops[a].table() == ops[b].table() &&
+           ops[a].row.view() == ops[b].row.view();
+  };
   std::sort(writes.begin(), writes.end(), [&](uint32_t a, uint32_t b) {
+    const std::string_view ta = ops[a].table(), tb = ops[b].table();
+    if (ta != tb) return ta < tb;
     const std::string_view ra = ops[a].row.view(), rb = ops[b].row.view();
     return ra != rb ? ra < rb : a < b;
   });
@@ -27,13 +34,12 @@ LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter) {
   std::vector<uint32_t> by_complete;
   for (size_t begin = 0; begin < writes.size();) {
     size_t end = begin + 1;
-    while (end < writes.size() &&
-           ops[writes[end]].row.view() == ops[writes[begin]].row.view()) {
+    while (end < writes.size() && same_row(writes[end], writes[begin])) {
       ++end;
     }
-    // The row's writes by invoke time (op ids are in invoke order) and by
-    // acknowledgement; sweep both, keeping the newest timestamp among the
-    // writes acknowledged before the current one was issued.
+    // The row's writes (of one table) by invoke time (op ids are in invoke
+    // order) and by acknowledgement; sweep both, keeping the newest timestamp
+    // among the writes acknowledged before the current one was issued.
     by_complete.assign(writes.begin() + static_cast<std::ptrdiff_t>(begin),
                        writes.begin() + static_cast<std::ptrdiff_t>(end));
     std::sort(by_complete.begin(), by_complete.end(),

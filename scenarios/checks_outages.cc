@@ -142,6 +142,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   struct ClientOps {
     std::vector<std::pair<Duration, Duration>> successes;  // (invoke, complete)
     std::vector<std::pair<Duration, uint32_t>> failures;   // (complete, op)
+    Duration longest_failure{0};  // the longest complete - invoke of them
   };
   std::map<std::string, ClientOps> clients;  // iterated in name order
   const auto& ops = history.operations;
@@ -152,8 +153,10 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
     for (size_t i = 0; i < ops.size(); ++i) {
       const Operation& op = ops[i];
       if (op.ok() || !filter.SelectsClient(op)) continue;
-      client_of(op).failures.emplace_back(op.complete,
-                                          static_cast<uint32_t>(i));
+      ClientOps& client = client_of(op);
+      client.failures.emplace_back(op.complete, static_cast<uint32_t>(i));
+      client.longest_failure =
+          std::max(client.longest_failure, op.complete - op.invoke);
     }
   }
   if (clients.empty()) return {};
@@ -187,7 +190,11 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
       // issued before the outage ended (those that hung until their
       // deadline included).
       Outage outage;
-      for (; failure != client.failures.end(); ++failure) {
+      // A failure invoked by `end` completes by end + longest_failure.
+      const Duration last =
+          never ? Duration::max() : end + client.longest_failure;
+      for (; failure != client.failures.end() && failure->first <= last;
+           ++failure) {
         if (ops[failure->second].invoke <= end) {
           outage.failed.push_back(failure->second);
         }

@@ -318,13 +318,11 @@ void SimClient::Reply(uint32_t slot, uint32_t token, Status status,
                       const Name* from) {
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token) return;
+  // After a latency-aware failover the operation follows the cluster it
+  // was sent on to: the first cluster's answer is ignored (its write may
+  // still commit).
+  if (from != nullptr && *from != a.cluster) return;
   context_.scheduler->Cancel(a.timer);
-  // The cluster that answered (after a latency-aware failover, the first
-  // may answer before the second).
-  if (from != nullptr && *from != a.cluster) {
-    a.cluster = *from;
-    context_.history->operations[a.op_index].cluster = *from;
-  }
   // The routing front end in the client's zone learns from what the
   // current attempt ended with: its reply, or its timeout (the client then
   // cancels it, and its reply never comes back).
@@ -491,6 +489,8 @@ void SimClient::Arrive(uint32_t m) {
     return;
   }
   if (reception.added > sim::Duration(0)) {
+    // The added latency is the server's: it counts from the arrival.
+    messages_[m].arrived = scheduler.Now();
     scheduler.RunAfter(reception.added, [this, m] { Admit(m); });
     return;
   }
@@ -529,7 +529,7 @@ void SimClient::Admit(uint32_t m) {
     case Outcome::kServed:
       break;
   }
-  message.arrived = scheduler.Now();
+  if (message.arrived == sim::Time::min()) message.arrived = scheduler.Now();
   message.done = admission.done;
   scheduler.RunAfter(admission.start - scheduler.Now(),
                      [this, m] { Serve(m); });
@@ -559,7 +559,8 @@ void SimClient::Serve(uint32_t m) {
   // has given up on the others (timed out or superseded), and so has
   // finished operations. Their writes still commit.
   const Attempt& attempt = attempts_[messages_[m].attempt];
-  const bool current = !attempt.done && attempt.token == messages_[m].token;
+  const bool current = !attempt.done && attempt.token == messages_[m].token &&
+                       attempt.cluster == messages_[m].cluster;
   Operation abandoned;
   Operation& result = current ? op : (abandoned = op);
   sim::Time done = messages_[m].done;

@@ -23,8 +23,9 @@
 // an exponential backoff with jitter in [b/2, b]; CheckAndMutateRow and
 // ReadModifyWriteRow are never retried. With latency-aware failover
 // (DetectorOptions::failover_after), a multi-cluster attempt not answered
-// in time is also sent to the next cluster; the first answer counts, and
-// the operation records the cluster that gave it.
+// in time is also sent on to the next cluster, and from then on the
+// operation follows that cluster: only its answer counts (the first may
+// still commit a write, as with a timed-out attempt).
 //
 // Not thread-safe; runs on the RunContext's scheduler. The client group's
 // state is shared by every client of one scenario `clients` entry.
@@ -132,7 +133,8 @@ class SimClient {
   uint32_t NewAttempt();
   uint32_t NewMessage();
   // Delivers a reply of attempt `token` of attempts_[slot], from cluster
-  // `from` (null: the attempt's, or none).
+  // `from` (null: the attempt's own timeout, or the front end); ignored
+  // unless `from` is where the attempt now goes.
   void Reply(uint32_t slot, uint32_t token, Status status,
              const Name* from = nullptr);
   // Sends attempt `token` of attempts_[slot] to `cluster_id`.

@@ -192,6 +192,11 @@ Result<std::vector<TimedStep>> ExpandTimeline(
       if (every <= sim::Duration(0)) {
         return InvalidArgument(field + ".repeat.every: must be positive");
       }
+      if (lasts >= every) {
+        return InvalidArgument(field +
+                               ".for: must be shorter than repeat.every (a "
+                               "copy's end would cut the next copy short)");
+      }
       if (at + every * (times - 1) > duration) {
         return InvalidArgument(field +
                                ".repeat: the last copy is after the end of "

@@ -81,6 +81,9 @@ void ApplyClusterUp(const v1::Step& step, Event event, StepRun& run) {
           run.context->instance->replicas().SetDown(event.cluster, false);
       !s.ok()) {
     Refused(event, s);
+  } else {
+    run.context->instance->faults().SetDownMode(event.cluster,
+                                                instance::DownMode::kRefuse);
   }
   run.faults.down_by_node_failure.erase(event.cluster);
   run.WatchCatchUp(run.AddEvent(std::move(event)));
@@ -223,7 +226,10 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
     // The only node: the cluster cannot serve until a replacement joins.
     event.unreplicated_ops = run.Unreplicated(id);
     s = instance.replicas().SetDown(id, true);
-    if (s.ok()) run.faults.down_by_node_failure.insert(id);
+    if (s.ok()) {
+      run.faults.down_by_node_failure.insert(id);
+      instance.faults().SetDownMode(id, instance::DownMode::kRefuse);
+    }
   } else {
     s = instance.SetNodes(id, count - 1);
     if (s.ok()) ++run.faults.failed_nodes[id];

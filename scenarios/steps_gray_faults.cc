@@ -271,7 +271,7 @@ void ApplyClockSkew(const v1::Step& step, Event event, StepRun& run) {
   Describe(event, (skew.cluster().empty() ? "client " + skew.client()
                                           : "cluster " + skew.cluster()) +
                       " clock " +
-                      (offset == sim::Duration(0) ? std::string("back in time")
+                      (offset == sim::Duration(0) ? std::string("agrees again")
                                                   : std::string(text)));
   if (!skew.cluster().empty()) {
     if (Status s = run.context->instance->replicas().SetClockOffset(

@@ -489,6 +489,25 @@ TEST_F(ControlTest, GrayFaultsAsAClientSeesThem) {
   }
   EXPECT_LT(MillisOf([&] { EXPECT_GRPC_OK(WriteVia("to-c1", "fast", "v")); }),
             200);
+  // Slower than the call's deadline: the call times out at its deadline
+  // (the server does not hold it for the whole delay).
+  {
+    control::SetSlownessRequest request;
+    request.set_cluster_id("c1");
+    request.mutable_added_latency()->set_seconds(3600);
+    grpc::ClientContext context;
+    control::SetSlownessResponse response;
+    ASSERT_GRPC_OK(control_->SetSlowness(&context, request, &response));
+  }
+  EXPECT_GRPC_CODE(WriteVia("to-c1", "late", "v", milliseconds(200)),
+                   grpc::StatusCode::DEADLINE_EXCEEDED);
+  {
+    control::SetSlownessRequest request;
+    request.set_cluster_id("c1");
+    grpc::ClientContext context;
+    control::SetSlownessResponse response;
+    ASSERT_GRPC_OK(control_->SetSlowness(&context, request, &response));
+  }
 
   // Injected errors: only the method named.
   {

@@ -135,6 +135,24 @@ TEST(ClusterHealthTest, AForgottenClusterIsAdmittedAndNotProbed) {
   EXPECT_TRUE(health.Admitted("c1"));
   EXPECT_FALSE(health.AnyEjected());
   EXPECT_THAT(health.ProbesDue(At(seconds(2))), IsEmpty());
+  // A probe sent before it was forgotten ends later: still forgotten.
+  EXPECT_FALSE(health.RecordProbe("c1", false, At(seconds(3))));
+  EXPECT_THAT(health.Views(), IsEmpty());
+}
+
+TEST(ClusterHealthTest, ViewsShowEjectionsAndWhen) {
+  ClusterHealth health;
+  health.RecordOutcome("c2", kOk, At(seconds(0)));
+  Eject(health, seconds(4));
+  const std::vector<ClusterHealth::ClusterView> views = health.Views();
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].cluster, "c2");
+  EXPECT_FALSE(views[0].ejected);
+  EXPECT_EQ(views[0].ejections, 0);
+  EXPECT_EQ(views[1].cluster, "c1");
+  EXPECT_TRUE(views[1].ejected);
+  EXPECT_EQ(views[1].ejected_at, At(seconds(4)));
+  EXPECT_EQ(views[1].ejections, 1);
 }
 
 TEST(ClusterHealthTest, OptionsNameTheirField) {

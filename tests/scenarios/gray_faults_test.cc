@@ -108,6 +108,26 @@ TEST(GrayFaultsTest,
   EXPECT_EQ(ups, 1);
 }
 
+TEST(GrayFaultsTest, AClusterThatComesBackRefusesInItsNextOutage) {
+  // Black-holed at 1-3 s; at 8 s down again with no mode: it refuses, so
+  // the front end learns at once and nothing fails.
+  const RunOutcome o = Play(Base("default") + R"pb(
+    timeline {
+      at { seconds: 1 }
+      cluster_down { cluster: "c1" mode: BLACKHOLE }
+      for { seconds: 2 }
+    }
+    timeline {
+      at { seconds: 8 }
+      cluster_down { cluster: "c1" }
+      for { seconds: 2 }
+    }
+  )pb");
+  EXPECT_FALSE(Codes(o, 1, 1.9).empty());
+  EXPECT_GT(Codes(o, 1, 1.9).count(StatusCode::kDeadlineExceeded), 0u);
+  EXPECT_EQ(Codes(o, 7.5, 12).size(), 1u);  // only OK
+}
+
 TEST(GrayFaultsTest, ARefusingClusterIsFoundOutAtOnceAndRetriedElsewhere) {
   const RunOutcome o = Play(Base("default") + R"pb(
     timeline {
@@ -377,13 +397,13 @@ TEST(ExpandTimelineTest, BadForAndRepeatAreErrorsNamingTheField) {
     auto loaded = ParseScenario(Base("default") + step, "s.textproto");
     return loaded.ok() ? std::string("ok") : loaded.status().message();
   };
-  EXPECT_THAT(error(R"pb(                                                                                                    timeline {
+  EXPECT_THAT(error(R"pb(                                                                                                                             timeline {
                            at { seconds: 1 }
                            resize { cluster: "c1" nodes: 2 }
                            for { seconds: 1 }
                          })pb"),
               HasSubstr("timeline[0].for: only for cluster_down"));
-  EXPECT_THAT(error(R"pb(                                                                                                    timeline {
+  EXPECT_THAT(error(R"pb(                                                                                                                             timeline {
                            at { seconds: 1 }
                            cluster_down { cluster: "c1" }
                            for {}
