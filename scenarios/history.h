@@ -212,6 +212,9 @@ struct Event {
   // everything committed (anywhere) before the event. -1: never (within the
   // run and its settling).
   sim::Duration end{-1};
+  // kTokenWait: when every cluster had in fact applied the token (checked
+  // every 100 ms; `end` is when the polling check saw it). -1: never.
+  sim::Duration consistent{-1};
   // kTokenWait: acknowledged writes from before the token that were not
   // readable in every cluster when the check said consistent (must be 0),
   // except those a DropRowRange removed after they committed.

@@ -452,8 +452,11 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
   for (const Event& e : h.events) {
     if (e.kind == EventKind::kTokenWait) {
       out << "token wait at " << Seconds(e.at) << "s on " << e.table << ": "
-          << (e.end.count() < 0 ? std::string("never consistent")
-                                : "consistent after " + Human(e.end - e.at))
+          << (e.consistent.count() < 0
+                  ? std::string("never consistent")
+                  : "consistent after " + Human(e.consistent - e.at))
+          << "; the polling check saw it after "
+          << (e.end.count() < 0 ? std::string("never") : Human(e.end - e.at))
           << ", violations " << e.violations << "\n";
     }
   }

@@ -139,6 +139,7 @@ v1::Report ReportMessage(const LoadedScenario& scenario, const RunOutcome& o) {
     out.set_table(JsonText(e.table));
     out.set_detail(JsonText(e.detail));
     if (e.end.count() >= 0) out.set_end(MsSeconds(e.end));
+    if (e.consistent.count() >= 0) out.set_consistent(MsSeconds(e.consistent));
     out.set_violations(static_cast<uint32_t>(e.violations));
   }
   for (const PhaseStats& p : Phases(h)) AddPhase(p, *r.add_phases());

@@ -202,6 +202,23 @@ void WaitForToken(StepRun& run, size_t event_index, sim::Duration interval) {
   });
 }
 
+// Sets events[event_index].consistent once every cluster has applied
+// `token`, checking every 100 ms until then or the end of the run.
+void WatchConsistency(StepRun& run, size_t event_index,
+                      std::map<std::string, uint64_t> token) {
+  RunContext& context = *run.context;
+  if (context.instance->replicas().HasApplied(token)) {
+    context.history->events[event_index].consistent = context.Elapsed();
+    return;
+  }
+  if (context.finished) return;
+  context.scheduler->RunAfter(
+      std::chrono::milliseconds(100),
+      [&run, event_index, token = std::move(token)]() mutable {
+        WatchConsistency(run, event_index, std::move(token));
+      });
+}
+
 void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
   const v1::TokenWait& wait = step.wait_for_replication();
   event.kind = EventKind::kTokenWait;
@@ -219,6 +236,7 @@ void ApplyWaitForReplication(const v1::Step& step, Event event, StepRun& run) {
       wait.has_interval() ? ToDuration(wait.interval()) : kDefaultTokenInterval;
   auto token = run.context->instance->replicas().LogPositions();
   const size_t event_index = run.AddEvent(std::move(event));
+  WatchConsistency(run, event_index, token);
   run.token_waits[event_index] =
       StepRun::TokenWait{std::move(token), std::move(writes)};
   WaitForToken(run, event_index, interval);

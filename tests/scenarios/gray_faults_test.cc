@@ -363,6 +363,33 @@ TEST(GrayFaultsTest, LatencyAwareFailoverSendsASlowRequestOn) {
   EXPECT_GT(codes.at(StatusCode::kDeadlineExceeded), 500);
 }
 
+TEST(GrayFaultsTest, ATokenWaitRecordsTrueConsistencyAndWhatPollingSaw) {
+  // c1 stalls from 2 s to 5 s: a token taken at 3 s is consistent only
+  // after the resume, and a check every 4 s sees it at 7 s.
+  const RunOutcome o = Play(Base("pin") + R"pb(
+    timeline {
+      at { seconds: 2 }
+      stall_replication { cluster: "c1" }
+      for { seconds: 3 }
+    }
+    timeline {
+      at { seconds: 3 }
+      wait_for_replication {
+        table: "t"
+        interval { seconds: 4 }
+      }
+    }
+  )pb");
+  const Event* wait = nullptr;
+  for (const Event& e : o.history.events) {
+    if (e.kind == EventKind::kTokenWait) wait = &e;
+  }
+  ASSERT_NE(wait, nullptr);
+  EXPECT_GE(wait->consistent, seconds(5));
+  EXPECT_LE(wait->consistent, milliseconds(5200));
+  EXPECT_EQ(wait->end, seconds(7));
+}
+
 TEST(ExpandTimelineTest, ForAndRepeatExpandInFileOrder) {
   v1::Scenario s;
   v1::Step* down = s.add_timeline();
@@ -397,13 +424,13 @@ TEST(ExpandTimelineTest, BadForAndRepeatAreErrorsNamingTheField) {
     auto loaded = ParseScenario(Base("default") + step, "s.textproto");
     return loaded.ok() ? std::string("ok") : loaded.status().message();
   };
-  EXPECT_THAT(error(R"pb(                                                                                                                             timeline {
+  EXPECT_THAT(error(R"pb(                                                                                                                                                      timeline {
                            at { seconds: 1 }
                            resize { cluster: "c1" nodes: 2 }
                            for { seconds: 1 }
                          })pb"),
               HasSubstr("timeline[0].for: only for cluster_down"));
-  EXPECT_THAT(error(R"pb(                                                                                                                             timeline {
+  EXPECT_THAT(error(R"pb(                                                                                                                                                      timeline {
                            at { seconds: 1 }
                            cluster_down { cluster: "c1" }
                            for {}
