@@ -177,9 +177,15 @@ std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
     ClientFailover& c = by_fault[o.event][o.client];
     c.client = o.client;
     c.rto = o.never ? sim::Duration::max() : o.length;
+    sim::Duration first_failure = sim::Duration::max();
     for (uint32_t op : o.failed) {
       ++c.errors[std::string(StatusCodeName(h.operations[op].code))];
+      first_failure = std::min(first_failure, h.operations[op].complete);
     }
+    const sim::Duration recovered = h.events[o.event].at + o.length;
+    c.error_window =
+        o.never ? sim::Duration::max()
+                : std::max(sim::Duration(0), recovered - first_failure);
   }
   for (const Failback& f : outcome.failbacks) {
     ClientFailover& c = by_fault[f.event][f.client];
@@ -371,6 +377,7 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
         << e.label << "): " << fault.clients.size()
         << " clients moved off their cluster or failed\n";
     sim::Duration rto_max{0};
+    sim::Duration window_max{0};
     bool rto_never = false;
     std::map<std::string, int64_t> errors;
     int64_t outages = 0, failbacks = 0, never = 0;
@@ -383,6 +390,8 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
           rto_never = true;
         } else {
           rto_max = std::max(rto_max, *c.rto);
+          window_max =
+              std::max(window_max, c.error_window.value_or(sim::Duration(0)));
         }
       }
       for (const auto& [code, n] : c.errors) errors[code] += n;
@@ -410,8 +419,9 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
       out << "\n";
     }
     if (outages > 0) {
-      out << "  RTO max " << (rto_never ? "never" : Human(rto_max)) << " over "
-          << outages << " clients with errors:";
+      out << "  RTO max " << (rto_never ? "never" : Human(rto_max));
+      if (!rto_never) out << " (errors seen for " << Human(window_max) << ")";
+      out << " over " << outages << " clients with errors:";
       for (const auto& [code, n] : errors) out << " " << code << " " << n;
       out << "\n";
     } else {

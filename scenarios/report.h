@@ -58,7 +58,10 @@ std::vector<PhaseStats> Phases(const History& history);
 // the outage (RTO, errors by code) and the fail-back.
 struct ClientFailover {
   std::string client;
-  std::optional<sim::Duration> rto;       // nullopt: no outage; max(): never
+  std::optional<sim::Duration> rto;  // nullopt: no outage; max(): never
+  // What the client saw of the outage: from its first failed operation's
+  // end to the end of its first success after the fault (max(): never).
+  std::optional<sim::Duration> error_window;
   std::map<std::string, int64_t> errors;  // failed ops by code name
   std::optional<Failback> failback;
 };

@@ -50,6 +50,9 @@ void AddFailover(const History& h, const FaultFailover& fault,
     client.set_client(JsonText(c.client));
     const bool never = c.rto && *c.rto == sim::Duration::max();
     if (c.rto && !never) client.set_rto_seconds(SixDigitSeconds(*c.rto));
+    if (c.error_window && !never) {
+      client.set_error_window_seconds(SixDigitSeconds(*c.error_window));
+    }
     client.set_recovered(!never);
     for (const auto& [code, n] : c.errors) {
       (*client.mutable_errors())[JsonText(code)] = static_cast<uint32_t>(n);

@@ -307,6 +307,8 @@ TEST(ReportJsonTest, AbsentValuesAreLeftOutAndTheRestIsThere) {
   const v1::ClientFailover& fa = fault.clients(0);
   EXPECT_EQ(fa.client(), "a-0");
   EXPECT_EQ(fa.rto_seconds(), 0.45);
+  // From its first failure's end (10.1 s) to its first success's (10.45 s).
+  EXPECT_EQ(fa.error_window_seconds(), 0.35);
   EXPECT_TRUE(fa.recovered());
   EXPECT_EQ(fa.errors().at("UNAVAILABLE"), 1u);
   EXPECT_EQ(fa.errors().at("DEADLINE_EXCEEDED"), 1u);
@@ -316,6 +318,7 @@ TEST(ReportJsonTest, AbsentValuesAreLeftOutAndTheRestIsThere) {
   EXPECT_TRUE(fa.failed_back());
   const v1::ClientFailover& fb = fault.clients(1);
   EXPECT_FALSE(fb.has_rto_seconds());
+  EXPECT_FALSE(fb.has_error_window_seconds());
   EXPECT_FALSE(fb.recovered());
   EXPECT_TRUE(fb.has_home());
   EXPECT_FALSE(fb.has_repaired_at());
