@@ -351,7 +351,8 @@ void SimClient::FailOver(uint32_t slot, uint32_t token) {
                                    group_.zone, a.cluster.view());
   if (!next.ok()) return;
   // The front end counts the unanswered attempt as a failure of its
-  // cluster, and sends the request on; the first may still answer.
+  // cluster, and sends the request on (the first may still commit; its
+  // answer no longer counts).
   instance.ObserveOutcome(group_.zone, a.cluster.view(),
                           StatusCode::kDeadlineExceeded);
   a.failed_over = true;
