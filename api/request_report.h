@@ -44,7 +44,6 @@ class RequestReporter {
         app_profile_(app_profile),
         start_(std::chrono::steady_clock::now()) {}
   ~RequestReporter() { Send(); }
-  RequestReporter(const RequestReporter&) = delete;
   RequestReporter& operator=(const RequestReporter&) = delete;
 
   // Reports the RPC now (once; later calls do nothing). A callback handler
@@ -87,19 +86,9 @@ class RequestReporter {
   // instead, with its own copy of the app profile id (it may outlive the
   // request); this one then reports nothing.
   std::shared_ptr<RequestReporter> Detach() {
-    auto detached = std::make_shared<RequestReporter>(method_, "");
-    detached->start_ = start_;
+    std::shared_ptr<RequestReporter> detached(new RequestReporter(*this));
     detached->kept_profile_ = std::string(app_profile_);
     detached->app_profile_ = detached->kept_profile_;
-    detached->served_ = served_;
-    detached->cluster_ = std::move(cluster_);
-    detached->finished_ = finished_;
-    detached->code_ = code_;
-    detached->latency_ = latency_;
-    detached->modified_rows_ = modified_rows_;
-    detached->returned_rows_ = returned_rows_;
-    detached->refused_ = refused_;
-    detached->hold_ = hold_;
     sent_ = true;
     return detached;
   }
@@ -125,6 +114,9 @@ class RequestReporter {
   }
 
  private:
+  // Copies only for Detach (a reporter reports once).
+  RequestReporter(const RequestReporter&) = default;
+
   const std::string_view method_;
   std::string_view app_profile_;
   std::string kept_profile_;  // see Detach

@@ -72,26 +72,27 @@ void ClusterFaults::Mend(std::string_view client_zone, std::string_view client,
   });
 }
 
+bool ClusterFaults::Lost(std::string_view client_zone, std::string_view client,
+                         std::string_view cluster,
+                         bool ClientCut::*direction) const {
+  if (cuts_.empty()) return false;
+  const ClientCut* zone = Find(client_zone, "", cluster);
+  if (zone != nullptr && zone->*direction) return true;
+  if (client.empty()) return false;
+  const ClientCut* own = Find(client_zone, client, cluster);
+  return own != nullptr && own->*direction;
+}
+
 bool ClusterFaults::RequestLost(std::string_view client_zone,
                                 std::string_view client,
                                 std::string_view cluster) const {
-  if (cuts_.empty()) return false;
-  const ClientCut* zone = Find(client_zone, "", cluster);
-  if (zone != nullptr && zone->requests) return true;
-  if (client.empty()) return false;
-  const ClientCut* own = Find(client_zone, client, cluster);
-  return own != nullptr && own->requests;
+  return Lost(client_zone, client, cluster, &ClientCut::requests);
 }
 
 bool ClusterFaults::ReplyLost(std::string_view client_zone,
                               std::string_view client,
                               std::string_view cluster) const {
-  if (cuts_.empty()) return false;
-  const ClientCut* zone = Find(client_zone, "", cluster);
-  if (zone != nullptr && zone->replies) return true;
-  if (client.empty()) return false;
-  const ClientCut* own = Find(client_zone, client, cluster);
-  return own != nullptr && own->replies;
+  return Lost(client_zone, client, cluster, &ClientCut::replies);
 }
 
 ClusterFaults::Arrival ClusterFaults::Arrive(std::string_view cluster,

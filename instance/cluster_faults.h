@@ -50,7 +50,8 @@ struct ClientCut {
 
 class ClusterFaults {
  public:
-  // How `cluster` fails requests while it is down (kRefuse until set).
+  // How `cluster` fails requests while it is down (kRefuse until set;
+  // Instance::SetDown sets it with the down state).
   void SetDownMode(std::string_view cluster, DownMode mode);
   DownMode down_mode(std::string_view cluster) const;
 
@@ -104,6 +105,9 @@ class ClusterFaults {
   // The cut matching exactly, or null.
   const ClientCut* Find(std::string_view client_zone, std::string_view client,
                         std::string_view cluster) const;
+  // RequestLost / ReplyLost, by the cut's `direction` flag.
+  bool Lost(std::string_view client_zone, std::string_view client,
+            std::string_view cluster, bool ClientCut::*direction) const;
 
   std::map<std::string, DownMode, std::less<>> down_modes_;
   std::map<std::string, sim::LatencyModel, std::less<>> slowness_;

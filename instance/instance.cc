@@ -280,8 +280,7 @@ Result<cluster::Cluster*> Instance::ClusterIfUp(std::string_view id) {
   return cluster;
 }
 
-Instance::Reception Instance::Receive(std::string_view id,
-                                      std::string_view method, sim::Rng& rng) {
+Instance::Reception Instance::Reach(std::string_view id) {
   Reception r;
   bool down = false;
   r.cluster = replicas_->Find(id, &down);
@@ -299,16 +298,28 @@ Instance::Reception Instance::Receive(std::string_view id,
       r.status =
           Unavailable("cluster '" + std::string(id) + "' is unavailable");
     }
-  } else {
-    ClusterFaults::Arrival arrival = faults_.Arrive(id, method, rng);
-    if (!arrival.status.ok()) {
-      r.kind = Reception::Kind::kFailed;
-      r.status = std::move(arrival.status);
-      r.cluster = nullptr;
-    }
-    r.added = arrival.added;
   }
   return r;
+}
+
+Instance::Reception Instance::Receive(std::string_view id,
+                                      std::string_view method, sim::Rng& rng) {
+  Reception r = Reach(id);
+  if (r.kind != Reception::Kind::kServed) return r;
+  ClusterFaults::Arrival arrival = faults_.Arrive(id, method, rng);
+  if (!arrival.status.ok()) {
+    r.kind = Reception::Kind::kFailed;
+    r.status = std::move(arrival.status);
+    r.cluster = nullptr;
+  }
+  r.added = arrival.added;
+  return r;
+}
+
+Status Instance::SetDown(std::string_view id, bool down, DownMode mode) {
+  BTSIM_RETURN_IF_ERROR(replicas_->SetDown(id, down));
+  faults_.SetDownMode(id, down ? mode : DownMode::kRefuse);
+  return OkStatus();
 }
 
 Status Instance::Execute(std::string_view app_profile_id,

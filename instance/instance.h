@@ -233,6 +233,14 @@ class Instance {
   // cluster has such faults).
   Reception Receive(std::string_view id, std::string_view method,
                     sim::Rng& rng);
+  // Only whether cluster `id` is there and up (or how it fails while
+  // down): Receive without injected errors or slowness, no draw.
+  Reception Reach(std::string_view id);
+  // Takes cluster `id` down (it stops serving and replicating; its
+  // requests fail as `mode` says) or brings it back up (the next outage
+  // refuses unless told otherwise). NOT_FOUND for an unknown id.
+  Status SetDown(std::string_view id, bool down,
+                 DownMode mode = DownMode::kRefuse);
   // The same with the instance's own stream (`btsim serve`).
   Reception Receive(std::string_view id, std::string_view method) {
     return Receive(id, method, fault_rng_);

@@ -299,6 +299,9 @@ bool Replicas::IsStalled(std::string_view id) const {
 }
 
 Status Replicas::SetClockOffset(std::string_view id, sim::Duration offset) {
+  if (offset > kMaxClockOffset || offset < -kMaxClockOffset) {
+    return InvalidArgument("offset: at most 1 hour either way");
+  }
   Member* m = FindMember(id);
   if (m == nullptr) {
     return NotFound("cluster '" + std::string(id) + "' not found");

@@ -111,6 +111,9 @@ struct ReplicationOptions {
   cluster::TableOptions table;
 };
 
+// The largest clock skew, either way (SetClockOffset).
+inline constexpr sim::Duration kMaxClockOffset = std::chrono::hours(1);
+
 class Replicas {
  public:
   Replicas(sim::Scheduler& scheduler, sim::Transport& transport, sim::Rng rng,
@@ -158,7 +161,8 @@ class Replicas {
   // Offsets cluster `id`'s clock from the scheduler's (clock skew): its
   // commit versions and the timestamps it assigns move with it. The clock
   // never goes back: after a smaller offset it stands still until it has
-  // caught up. NOT_FOUND for an unknown id.
+  // caught up. NOT_FOUND for an unknown id, INVALID_ARGUMENT ("offset: ...")
+  // beyond kMaxClockOffset either way.
   Status SetClockOffset(std::string_view id, sim::Duration offset);
   sim::Duration ClockOffset(std::string_view id) const;
   // Changes whenever a cluster is added or removed or goes down or up: IsDown

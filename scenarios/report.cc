@@ -55,21 +55,24 @@ std::string Number(double v) {
 
 namespace {
 
-// What each front end made of fault `events[e]`, if it is a fault of one
-// cluster that requests could notice.
-std::vector<Detection> DetectionsOf(const History& h, size_t e) {
-  const Event& fault = h.events[e];
-  switch (fault.kind) {
+// Whether `event` is a fault of one cluster that requests could notice.
+bool FrontEndsCanNotice(const Event& event) {
+  switch (event.kind) {
     case EventKind::kClusterDown:
     case EventKind::kNodeFailure:
     case EventKind::kSlowCluster:
     case EventKind::kInjectErrors:
     case EventKind::kCutClients:
-      if (!fault.refused) break;
-      [[fallthrough]];
+      return !event.refused;
     default:
-      return {};
+      return false;
   }
+}
+
+// What each front end made of fault `events[e]`.
+std::vector<Detection> DetectionsOf(const History& h, size_t e) {
+  const Event& fault = h.events[e];
+  if (!FrontEndsCanNotice(fault)) return {};
   const std::optional<size_t> repair = checks_internal::RepairOf(h.events, e);
   const sim::Duration repaired =
       repair ? h.events[*repair].at : sim::Duration::max();

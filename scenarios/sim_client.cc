@@ -304,14 +304,33 @@ uint32_t SimClient::NewAttempt() {
   return slot;
 }
 
-uint32_t SimClient::NewMessage() {
+uint32_t SimClient::NewMessage(uint32_t slot, uint32_t token, Name cluster) {
+  uint32_t m;
   if (free_messages_.empty()) {
     messages_.emplace_back();
-    return static_cast<uint32_t>(messages_.size() - 1);
+    m = static_cast<uint32_t>(messages_.size() - 1);
+  } else {
+    m = free_messages_.back();
+    free_messages_.pop_back();
   }
-  const uint32_t m = free_messages_.back();
-  free_messages_.pop_back();
+  const Attempt& a = attempts_[slot];
+  Message& message = messages_[m];
+  message.attempt = slot;
+  message.token = token;
+  message.op_index = a.op_index;
+  message.deadline = a.attempt_deadline;
+  message.arrived = sim::Time::min();
+  message.cluster = cluster;
   return m;
+}
+
+instance::RequestReport SimClient::ReportOf(const Message& message) const {
+  const Operation& op = context_.history->operations[message.op_index];
+  instance::RequestReport report;
+  report.cluster = message.cluster_id;
+  report.app_profile = op.profile();
+  report.method = MethodOf(op.type);
+  return report;
 }
 
 void SimClient::Reply(uint32_t slot, uint32_t token, Status status,
@@ -390,21 +409,14 @@ void SimClient::RunAttempt(uint32_t slot) {
     routed = instance.Route(op.profile(), appprofile::RequestKind::kSingleRow,
                             op.row, group_.zone);
   }
-  const uint32_t m = NewMessage();
-  Message& message = messages_[m];
-  message.attempt = slot;
-  message.token = token;
-  message.op_index = op_index;
-  message.deadline = attempt_deadline;
-  message.arrived = sim::Time::min();
-  message.cluster = Name();
   if (!routed.ok()) {
     a.cluster = Name();  // the front end answers itself
+    const uint32_t m = NewMessage(slot, token, Name());
+    Message& message = messages_[m];
+    message.cluster_id.clear();
     const sim::LatencyModel local =
         instance.transport().LatencyOf(group_.zone, group_.zone);
-    instance::RequestReport report;
-    report.app_profile = op.profile();
-    report.method = MethodOf(op.type);
+    instance::RequestReport report = ReportOf(message);
     report.code = routed.status().code();
     report.refused = routed.status().code() == StatusCode::kFailedPrecondition;
     instance.ReportRequest(report);
@@ -414,7 +426,6 @@ void SimClient::RunAttempt(uint32_t slot) {
     scheduler.RunAfter(rtt, [this, m] { DeliverReply(m); });
     return;
   }
-  free_messages_.push_back(m);
   a.failed_over = false;
   const double failover_after = instance.detector_options().failover_after;
   if (failover_after > 0) {
@@ -438,14 +449,8 @@ void SimClient::Send(uint32_t slot, uint32_t token, std::string cluster_id) {
                                               cluster_id)) {
     return;  // the attempt times out
   }
-  const uint32_t m = NewMessage();
+  const uint32_t m = NewMessage(slot, token, routed_name_);
   Message& message = messages_[m];
-  message.attempt = slot;
-  message.token = token;
-  message.op_index = a.op_index;
-  message.deadline = a.attempt_deadline;
-  message.arrived = sim::Time::min();
-  message.cluster = routed_name_;
   message.cluster_id = std::move(cluster_id);
   const sim::LatencyModel& link = LinkTo(message.cluster_id);
   const sim::Duration there = link.Sample(rng_);
@@ -473,11 +478,7 @@ void SimClient::Arrive(uint32_t m) {
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   Message& message = messages_[m];
-  const Operation& op = context_.history->operations[message.op_index];
-  instance::RequestReport report;
-  report.cluster = message.cluster_id;
-  report.app_profile = op.profile();
-  report.method = MethodOf(op.type);
+  instance::RequestReport report = ReportOf(message);
   instance::Instance::Reception reception =
       instance.Receive(message.cluster_id, report.method, rng_);
   using Kind = instance::Instance::Reception::Kind;
@@ -503,10 +504,7 @@ void SimClient::Admit(uint32_t m) {
   instance::Instance& instance = *context_.instance;
   Message& message = messages_[m];
   const Operation& op = context_.history->operations[message.op_index];
-  instance::RequestReport report;
-  report.cluster = message.cluster_id;
-  report.app_profile = op.profile();
-  report.method = MethodOf(op.type);
+  instance::RequestReport report = ReportOf(message);
   const bool reads = op.type == OpType::kReadRow || op.type == OpType::kScan;
   const cluster::NodeModel::Admission admission =
       instance.Admit(message.cluster_id, op.table(), op.row,
@@ -540,21 +538,19 @@ void SimClient::Serve(uint32_t m) {
   sim::Scheduler& scheduler = *context_.scheduler;
   const std::string& cluster_id = messages_[m].cluster_id;
   Operation& op = context_.history->operations[messages_[m].op_index];
-  instance::RequestReport report;
-  report.cluster = cluster_id;
-  report.app_profile = op.profile();
-  report.method = MethodOf(op.type);
-  auto cluster = context_.instance->ClusterIfUp(cluster_id);
-  if (!cluster.ok()) {  // down (or gone) since the request arrived
-    if (context_.instance->replicas().IsDown(cluster_id) &&
-        context_.instance->faults().down_mode(cluster_id) ==
-            instance::DownMode::kBlackhole) {
-      free_messages_.push_back(m);  // no answer: the attempt times out
-      return;
-    }
-    Answer(m, report, cluster.status(), scheduler.Now());
+  instance::RequestReport report = ReportOf(messages_[m]);
+  // Down (or gone) since the request arrived?
+  instance::Instance::Reception reached = context_.instance->Reach(cluster_id);
+  using Kind = instance::Instance::Reception::Kind;
+  if (reached.kind == Kind::kLost) {
+    free_messages_.push_back(m);  // no answer: the attempt times out
     return;
   }
+  if (reached.kind == Kind::kFailed) {
+    Answer(m, report, std::move(reached.status), scheduler.Now());
+    return;
+  }
+  cluster::Cluster* cluster = reached.cluster;
   // The cluster executes every attempt its node serves, but only the
   // operation's current attempt may record what it returned: the client
   // has given up on the others (timed out or superseded), and so has
@@ -565,7 +561,7 @@ void SimClient::Serve(uint32_t m) {
   Operation abandoned;
   Operation& result = current ? op : (abandoned = op);
   sim::Time done = messages_[m].done;
-  Status status = Execute(**cluster, cluster_id, op, result, &done);
+  Status status = Execute(*cluster, cluster_id, op, result, &done);
   if (status.ok()) {
     if (op.type == OpType::kReadRow) {
       report.returned_rows = result.read().empty() ? 0 : 1;

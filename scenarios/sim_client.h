@@ -131,7 +131,11 @@ class SimClient {
   // Tasks capture only `this` and two 32-bit numbers, so that
   // std::function holds them without allocating.
   uint32_t NewAttempt();
-  uint32_t NewMessage();
+  // A message of attempt `token` of attempts_[slot] to `cluster` ("" for
+  // the front end's own answer); the caller sets cluster_id and the rest.
+  uint32_t NewMessage(uint32_t slot, uint32_t token, Name cluster);
+  // The report of messages_[m]'s request (cluster, profile, method).
+  instance::RequestReport ReportOf(const Message& message) const;
   // Delivers a reply of attempt `token` of attempts_[slot], from cluster
   // `from` (null: the attempt's own timeout, or the front end); ignored
   // unless `from` is where the attempt now goes.

@@ -53,12 +53,11 @@ void ApplyClusterDown(const v1::Step& step, Event event, StepRun& run) {
   Describe(event, "cluster " + event.cluster +
                       (blackhole ? " down (black-holed)" : " down"));
   event.unreplicated_ops = run.Unreplicated(event.cluster);
-  if (Status s = instance.replicas().SetDown(event.cluster, true); !s.ok()) {
-    Refused(event, s);
-  } else {
-    instance.faults().SetDownMode(event.cluster,
+  if (Status s = instance.SetDown(event.cluster, true,
                                   blackhole ? instance::DownMode::kBlackhole
                                             : instance::DownMode::kRefuse);
+      !s.ok()) {
+    Refused(event, s);
   }
   run.WatchCatchUp(run.AddEvent(std::move(event)));
 }
@@ -77,13 +76,9 @@ void ApplyClusterUp(const v1::Step& step, Event event, StepRun& run) {
   event.kind = EventKind::kClusterUp;
   event.cluster = step.cluster_up().cluster();
   Describe(event, "cluster " + event.cluster + " up");
-  if (Status s =
-          run.context->instance->replicas().SetDown(event.cluster, false);
+  if (Status s = run.context->instance->SetDown(event.cluster, false);
       !s.ok()) {
     Refused(event, s);
-  } else {
-    run.context->instance->faults().SetDownMode(event.cluster,
-                                                instance::DownMode::kRefuse);
   }
   run.faults.down_by_node_failure.erase(event.cluster);
   run.WatchCatchUp(run.AddEvent(std::move(event)));
@@ -196,7 +191,7 @@ void RecoverNode(StepRun& run, const std::string& id, bool whole_cluster) {
   Status s;
   if (whole_cluster) {
     if (run.faults.down_by_node_failure.erase(id) != 0) {
-      s = instance.replicas().SetDown(id, false);
+      s = instance.SetDown(id, false);
     }
   } else if (run.faults.failed_nodes[id] > 0) {
     --run.faults.failed_nodes[id];
@@ -225,11 +220,8 @@ void ApplyNodeFailure(const v1::Step& step, Event event, StepRun& run) {
   if (whole_cluster) {
     // The only node: the cluster cannot serve until a replacement joins.
     event.unreplicated_ops = run.Unreplicated(id);
-    s = instance.replicas().SetDown(id, true);
-    if (s.ok()) {
-      run.faults.down_by_node_failure.insert(id);
-      instance.faults().SetDownMode(id, instance::DownMode::kRefuse);
-    }
+    s = instance.SetDown(id, true);
+    if (s.ok()) run.faults.down_by_node_failure.insert(id);
   } else {
     s = instance.SetNodes(id, count - 1);
     if (s.ok()) ++run.faults.failed_nodes[id];
@@ -267,7 +259,7 @@ void UndoFaults(StepRun& run) {
   const std::vector<std::string> ids = instance.replicas().ClusterIds();
   for (const std::string& id : ids) {
     // The Replicas' own ids.
-    Status s = instance.replicas().SetDown(id, false);
+    Status s = instance.SetDown(id, false);
     BTSIM_CHECK_MSG(s.ok(), s.message());
     s = instance.replicas().SetStalled(id, false);
     BTSIM_CHECK_MSG(s.ok(), s.message());

@@ -227,21 +227,22 @@ void EndStall(const v1::Step& step, v1::Step* end) {
 
 // ---- clock_skew ----
 
-constexpr int64_t kMaxSkewSeconds = 3600;
-
-// The offset, which may be negative (unlike every other duration).
+// The offset, which may be negative (unlike every other duration), at
+// most replication::kMaxClockOffset either way (clients too).
 Result<sim::Duration> SkewOf(const google::protobuf::Duration& d,
                              const std::string& field) {
   if ((d.seconds() < 0 && d.nanos() > 0) ||
       (d.seconds() > 0 && d.nanos() < 0) || d.nanos() <= -1'000'000'000 ||
-      d.nanos() >= 1'000'000'000) {
+      d.nanos() >= 1'000'000'000 || std::abs(d.seconds()) > 24 * 3600) {
     return InvalidArgument(field + ": not a valid duration");
   }
-  if (d.seconds() > kMaxSkewSeconds || d.seconds() < -kMaxSkewSeconds ||
-      (std::abs(d.seconds()) == kMaxSkewSeconds && d.nanos() != 0)) {
+  const sim::Duration offset =
+      std::chrono::seconds(d.seconds()) + sim::Duration(d.nanos());
+  if (offset > replication::kMaxClockOffset ||
+      offset < -replication::kMaxClockOffset) {
     return InvalidArgument(field + ": at most 1 hour either way");
   }
-  return std::chrono::seconds(d.seconds()) + sim::Duration(d.nanos());
+  return offset;
 }
 
 Status ValidateClockSkew(const v1::Step& step, const std::string& field,

@@ -332,6 +332,10 @@ TEST_F(InstanceTest, ASkewedClusterClockWinsLastWriterWins) {
   ASSERT_TRUE(instance_->replicas()
                   .SetClockOffset("c1", std::chrono::seconds(10))
                   .ok());
+  EXPECT_EQ(instance_->replicas()
+                .SetClockOffset("c1", std::chrono::minutes(61))
+                .code(),
+            StatusCode::kInvalidArgument);
   ASSERT_TRUE(Write("to-c1", "k", "from-c1").ok());
   Run(std::chrono::seconds(1));
   ASSERT_TRUE(Write("to-c3", "k", "from-c3").ok());
