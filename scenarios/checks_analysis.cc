@@ -402,12 +402,12 @@ std::optional<Duration> Analysis::ExpiryOf(const Operation& op) const {
   // The cell's timestamp on the run's clock: an increment's is the
   // server's, its commit time in whole milliseconds (its reply's when the
   // commit is unknown).
-  Duration written = op.timestamp - cluster::TimestampOf(kRunEpoch);
+  Duration written = op.timestamp - cluster::TimestampOf(history_.start);
   if (op.type == OpType::kReadModifyWrite) {
     written =
         op.version != 0
             ? cluster::TruncateToMillis(cluster::VersionTime(op.version)) -
-                  cluster::TimestampOf(kRunEpoch)
+                  cluster::TimestampOf(history_.start)
             : op.complete;
   }
   auto it = age_periods_.find(op.table());

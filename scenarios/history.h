@@ -15,7 +15,8 @@
 // row when (timestamp, version) of A > that of B — see Newer().
 //
 // Times (sim::Duration) are since the start of the run, except cell
-// timestamps, which are absolute (the virtual clock starts at kRunEpoch).
+// timestamps, which are absolute (History::start: kRunEpoch in virtual
+// time, the wall clock's time of the start in `btsim serve`).
 //
 // Plain data, no behaviour beyond the helpers below. Operations keep their
 // texts as Names in the History's pool (scenarios/name_pool.h): client,
@@ -355,6 +356,8 @@ struct LinkSample {
 };
 
 struct History {
+  // The absolute time of the run's start: kRunEpoch for `btsim run`.
+  sim::Time start = kRunEpoch;
   // The texts operations refer to. Copies of a History share it (texts
   // are only ever added).
   std::shared_ptr<NamePool> names = std::make_shared<NamePool>();

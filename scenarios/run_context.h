@@ -1,6 +1,7 @@
 // What the parts of one scenario run share: the scheduler, the instance,
 // the history being written and the event trace. Internal to scenarios/.
-// Single-threaded; owned by the runner, which outlives every user.
+// Single-threaded (in `btsim serve`, under the instance's lock); owned by
+// the runner or the live session, which outlives every user.
 #ifndef BTSIM_SCENARIOS_RUN_CONTEXT_H_
 #define BTSIM_SCENARIOS_RUN_CONTEXT_H_
 
@@ -11,12 +12,13 @@
 #include "instance/instance.h"
 #include "scenarios/history.h"
 #include "sim/fingerprint.h"
-#include "sim/virtual_scheduler.h"
+#include "sim/scheduler.h"
 
 namespace btsim::scenarios {
 
 struct RunContext {
-  sim::VirtualScheduler* scheduler = nullptr;
+  // Virtual time (btsim run) or the wall clock (btsim serve).
+  sim::Scheduler* scheduler = nullptr;
   instance::Instance* instance = nullptr;
   History* history = nullptr;
   sim::Fingerprint* trace = nullptr;
@@ -25,8 +27,8 @@ struct RunContext {
   // Set once the run has settled: periodic tasks stop rescheduling.
   bool finished = false;
 
-  // Virtual time since the start of the run.
-  sim::Duration Elapsed() const { return scheduler->Now() - kRunEpoch; }
+  // Time since the start of the run (history->start).
+  sim::Duration Elapsed() const { return scheduler->Now() - history->start; }
   // The zone of a cluster of the instance ("" when unknown); valid while
   // the cluster is in the instance.
   std::string_view ZoneOf(std::string_view cluster) const;

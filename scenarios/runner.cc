@@ -11,9 +11,11 @@
 #include "scenarios/offered_load.h"
 #include "scenarios/row_reader.h"
 #include "scenarios/run_context.h"
+#include "scenarios/run_setup.h"
 #include "scenarios/scenario_fields.h"
 #include "scenarios/sim_client.h"
 #include "scenarios/steps.h"
+#include "sim/virtual_scheduler.h"
 
 namespace btsim::scenarios {
 
@@ -34,92 +36,6 @@ constexpr sim::Duration kPollInterval = milliseconds(100);
 constexpr sim::Duration kSampleInterval = seconds(1);
 constexpr sim::Duration kCompactionInterval = seconds(10);
 constexpr sim::Duration kDefaultSettle = minutes(10);
-
-class Observer : public instance::InstanceObserver {
- public:
-  explicit Observer(RunContext& context) : context_(context) {}
-  void OnRoute(std::string_view, std::string_view) override {}
-  void OnFailover(std::string_view profile, std::string_view from,
-                  std::string_view to) override {
-    context_.history->failovers.push_back(
-        Failover{context_.Elapsed(), std::string(profile), std::string(from),
-                 std::string(to)});
-  }
-  void OnHealthChange(std::string_view zone, std::string_view cluster,
-                      bool ejected) override {
-    context_.history->health_changes.push_back(HealthChange{
-        context_.Elapsed(), std::string(zone), std::string(cluster), ejected});
-    sim::Fingerprint& trace = *context_.trace;
-    trace.AddInt(context_.Elapsed().count());
-    trace.Add(ejected ? "ejected" : "readmitted");
-    trace.Add(zone);
-    trace.Add(cluster);
-  }
-  void OnReplicated(const replication::AppliedInfo& info) override {
-    // This runs for every replicated entry: the link is found by the
-    // clusters' numbers, and by their names (links_) only the first time.
-    Link* found = nullptr;
-    for (const NumberedLink& n : by_number_) {
-      if (n.origin == info.origin_number && n.peer == info.peer_number) {
-        found = n.link;
-        break;
-      }
-    }
-    if (found == nullptr) {
-      auto from = links_.find(info.origin);
-      if (from == links_.end()) {
-        from = links_.emplace(std::string(info.origin), PeerLinks()).first;
-      }
-      auto to = from->second.find(info.peer);
-      if (to == from->second.end()) {
-        to = from->second.emplace(std::string(info.peer), Link()).first;
-      }
-      found = &to->second;
-      by_number_.push_back({info.origin_number, info.peer_number, found});
-    }
-    Link& link = *found;
-    const sim::Duration delay = info.applied_at - info.committed_at();
-    ++link.applied;
-    link.delay_sum += delay;
-    link.delay_max = std::max(link.delay_max, delay);
-  }
-  // What happened on `from` -> `to` since the last call (then reset).
-  LinkSample TakeLink(const std::string& from, const std::string& to) {
-    LinkSample sample;
-    sample.from = from;
-    sample.to = to;
-    auto f = links_.find(from);
-    if (f == links_.end()) return sample;
-    auto it = f->second.find(to);
-    if (it != f->second.end()) {
-      sample.applied = it->second.applied;
-      sample.delay_sum = it->second.delay_sum;
-      sample.delay_max = it->second.delay_max;
-      it->second = Link();
-    }
-    return sample;
-  }
-
- private:
-  struct Link {
-    int64_t applied = 0;
-    sim::Duration delay_sum{0};
-    sim::Duration delay_max{0};
-  };
-  using PeerLinks = std::map<std::string, Link, std::less<>>;
-  // A link of links_ by the numbers of its clusters (AppliedInfo), which
-  // are never reused: an id re-added later gets new numbers and finds its
-  // old entry in links_ by name.
-  struct NumberedLink {
-    uint32_t origin;
-    uint32_t peer;
-    Link* link;  // a node of links_ (never erased)
-  };
-  RunContext& context_;
-  // By names; the sampler reads it by name (TakeLink).
-  std::map<std::string, PeerLinks, std::less<>> links_;  // origin -> peer
-  std::vector<NumberedLink> by_number_;
-};
 
 class Runner {
  public:
@@ -164,10 +80,9 @@ class Runner {
   sim::Fingerprint fingerprint_;
   History history_;
   RunContext context_;
-  Observer observer_;
+  HistoryObserver observer_;
   std::unique_ptr<instance::Instance> instance_;
-  std::vector<std::unique_ptr<ClientGroup>> groups_;
-  std::vector<std::unique_ptr<SimClient>> clients_;
+  ScenarioClients clients_;
   // What the timeline's steps act on (the clients by group among them).
   StepRun steps_;
 };
@@ -184,47 +99,8 @@ Status Runner::Setup() {
   }
   context_.instance = instance_.get();
 
-  // Tables: created on one cluster, then applied everywhere at once.
-  BTSIM_ASSIGN_OR_RETURN(std::string first, instance_->AnyLiveClusterId());
-  cluster::Cluster* origin = instance_->replicas().Find(first);
-  for (int i = 0; i < s_.tables_size(); ++i) {
-    const v1::Table& t = s_.tables(i);
-    steps_.family_of[t.id()] = t.families(0).name();
-    history_.gc_rules.push_back(GcRuleChange{
-        sim::Duration(0), t.id(), ToGcRule(t.families(0).gc_rule())});
-    std::vector<cluster::FamilyModification> families;
-    for (const v1::Family& f : t.families()) {
-      families.push_back(cluster::FamilyModification{
-          f.name(), cluster::FamilyModification::Kind::kCreate,
-          ToGcRule(f.gc_rule())});
-    }
-    std::vector<std::string> splits(t.initial_splits().begin(),
-                                    t.initial_splits().end());
-    std::sort(splits.begin(), splits.end());
-    if (Status s = origin->CreateTable(t.id(), families, splits); !s.ok()) {
-      return InvalidArgument("tables[" + std::to_string(i) +
-                             "]: " + s.message());
-    }
-    instance_->replicas().ApplyNewestEverywhere(first);
-  }
-
-  // Clients.
-  const std::string default_zone = instance_->client_zone();
-  for (const v1::Client& c : s_.clients()) {
-    BTSIM_ASSIGN_OR_RETURN(std::unique_ptr<ClientGroup> group,
-                           MakeClientGroup(c, s_, default_zone));
-    const int count = c.count() == 0 ? 1 : c.count();
-    for (int i = 0; i < count; ++i) {
-      const std::string name = count == 1 && c.count() == 0
-                                   ? c.name()
-                                   : c.name() + "-" + std::to_string(i);
-      clients_.push_back(std::make_unique<SimClient>(
-          context_, *group, name, rng_.Fork("client/" + name)));
-      steps_.groups[c.name()].clients.push_back(clients_.back().get());
-    }
-    steps_.groups[c.name()].group = group.get();
-    groups_.push_back(std::move(group));
-  }
+  BTSIM_RETURN_IF_ERROR(CreateTables(s_, steps_));
+  BTSIM_ASSIGN_OR_RETURN(clients_, CreateClients(s_, rng_, steps_));
   // Room for the operations open-loop clients are expected to issue (10 %
   // over the mean), so that the history does not move them as it grows.
   // Capacity only: untouched memory costs nothing, and nothing depends on
@@ -246,7 +122,7 @@ Status Runner::Setup() {
   // and the same cluster and no profile changes.
   bool promised = true;
   std::set<std::string> targets;
-  for (const auto& group : groups_) {
+  for (const auto& group : clients_.groups) {
     auto profile = instance_->profiles().Get(group->profile);
     if (!profile.ok() ||
         profile->routing != appprofile::AppProfile::Routing::kSingleCluster) {
@@ -264,22 +140,7 @@ Status Runner::Setup() {
 
 void Runner::Sample() {
   if (context_.finished) return;
-  const std::vector<std::string> ids = instance_->replicas().ClusterIds();
-  for (const std::string& id : ids) {
-    history_.cpu.push_back(CpuSample{context_.Elapsed(), id,
-                                     instance_->CpuLoad(id),
-                                     instance_->HottestNodeLoad(id)});
-  }
-  for (const std::string& from : ids) {
-    for (const std::string& to : ids) {
-      if (from == to) continue;
-      LinkSample link = observer_.TakeLink(from, to);
-      link.at = context_.Elapsed();
-      link.backlog =
-          static_cast<int64_t>(instance_->replicas().Backlog(from, to));
-      history_.links.push_back(std::move(link));
-    }
-  }
+  SampleClustersAndLinks(context_, observer_);
   scheduler_.RunAfter(kSampleInterval, [this] { Sample(); });
 }
 
@@ -301,7 +162,7 @@ void Runner::Settle() {
   settle.at = context_.Elapsed();
   settle.kind = EventKind::kSettle;
   settle.label = "clients stop; the run settles";
-  for (auto& client : clients_) client->Stop();
+  for (auto& client : clients_.clients) client->Stop();
   auto& replicas = instance_->replicas();
   if (!s_.settle().keep_faults()) UndoFaults(steps_);
   steps_.AddEvent(std::move(settle));
@@ -382,19 +243,10 @@ Result<RunOutcome> Runner::Run() {
   // How long the checks take, by the caller's wall clock (if any).
   const double checks_started =
       options_.wall_clock ? options_.wall_clock() : 0.0;
-  AllChecks all = RunAllChecks(out.history, s_.expectations());
-  out.checks = std::move(all.checks);
-  out.expectations = std::move(all.expectations);
-  out.visibility = std::move(all.visibility);
-  out.k_staleness = std::move(all.k_staleness);
-  out.failbacks = std::move(all.failbacks);
+  JudgeOutcome(s_, out);
   if (options_.wall_clock) {
     out.check_wall_seconds = options_.wall_clock() - checks_started;
   }
-  // A run that did not settle measured a moment, not an outcome.
-  out.passed = out.history.settled >= sim::Duration(0) &&
-               std::all_of(out.expectations.begin(), out.expectations.end(),
-                           [](const ExpectationResult& e) { return e.pass; });
   return out;
 }
 
