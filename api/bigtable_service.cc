@@ -127,6 +127,11 @@ grpc::Status DoMutateRow(InstanceRegistry& registry,
   report.Bind(**served);
   std::lock_guard<std::mutex> lock((*served)->mu);
   instance::Instance& instance = *(*served)->instance;
+  RequestReporter::RecordedRow* recorded = nullptr;
+  if (report.Record(name->table_id)) {
+    recorded = &report.AddRow(request->row_key());
+    recorded->mutations = *mutations;
+  }
   return ToGrpc(Execute(instance, report, appprofile::RequestKind::kSingleRow,
                         request->row_key(), [&](cluster::Cluster& c) {
                           Status s = c.MutateRow(
@@ -135,6 +140,7 @@ grpc::Status DoMutateRow(InstanceRegistry& registry,
                             Charge(instance, report, name->table_id,
                                    request->row_key(), cluster::OpKind::kWrite);
                             report.AddModifiedRows(1);
+                            if (recorded) report.Committed(c, *recorded);
                           }
                           return s;
                         }));
@@ -155,6 +161,10 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
   std::vector<Status> statuses(request->entries_size());
   std::vector<cluster::RowMutations> rows;
   std::vector<int> row_index;
+  // For a recorded call: each converted entry's index in `rows` (-1: none),
+  // and the commit the engine made of them (one version for the batch).
+  std::vector<int> converted(request->entries_size(), -1);
+  RequestReporter::RecordedRow commit;
   int64_t total = 0;
   for (int i = 0; i < request->entries_size(); ++i) {
     const auto& entry = request->entries(i);
@@ -166,6 +176,7 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
       statuses[i] = mutations.status();
       continue;
     }
+    converted[i] = static_cast<int>(rows.size());
     rows.push_back(
         cluster::RowMutations{entry.row_key(), std::move(mutations).value()});
     row_index.push_back(i);
@@ -181,6 +192,7 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
   {
     std::lock_guard<std::mutex> lock((*served)->mu);
     instance::Instance& instance = *(*served)->instance;
+    const bool recording = report.Record(name->table_id);
     Status routed = Execute(
         instance, report, appprofile::RequestKind::kMultiRow, "",
         [&](cluster::Cluster& c) {
@@ -201,8 +213,21 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
           instance.ChargeRows(report.cluster(), name->table_id, written,
                               cluster::OpKind::kWrite);
           report.AddModifiedRows(static_cast<int64_t>(written.size()));
+          if (recording && !written.empty()) report.Committed(c, commit);
           return OkStatus();
         });
+    if (recording) {
+      for (int i = 0; i < request->entries_size(); ++i) {
+        RequestReporter::RecordedRow& row =
+            report.AddRow(request->entries(i).row_key());
+        if (converted[i] >= 0) row.mutations = rows[converted[i]].mutations;
+        row.status = statuses[i];
+        if (routed.ok() && statuses[i].ok() && converted[i] >= 0) {
+          row.version = commit.version;
+          row.log_position = commit.log_position;
+        }
+      }
+    }
     if (!routed.ok()) return ToGrpc(routed);
   }
   for (int i = 0; i < request->entries_size(); ++i) {
@@ -240,6 +265,9 @@ grpc::Status DoCheckAndMutateRow(InstanceRegistry& registry,
   report.Bind(**served);
   std::lock_guard<std::mutex> lock((*served)->mu);
   instance::Instance& instance = *(*served)->instance;
+  RequestReporter::RecordedRow* recorded =
+      report.Record(name->table_id) ? &report.AddRow(request->row_key())
+                                    : nullptr;
   return ToGrpc(Execute(instance, report, appprofile::RequestKind::kTransaction,
                         request->row_key(), [&](cluster::Cluster& c) {
                           auto matched = c.CheckAndMutateRow(
@@ -247,6 +275,11 @@ grpc::Status DoCheckAndMutateRow(InstanceRegistry& registry,
                               predicate ? &*predicate : nullptr, *if_true,
                               *if_false);
                           if (!matched.ok()) return matched.status();
+                          const auto& branch = *matched ? *if_true : *if_false;
+                          if (recorded && !branch.empty()) {
+                            recorded->mutations = branch;
+                            report.Committed(c, *recorded);
+                          }
                           Charge(instance, report, name->table_id,
                                  request->row_key(), cluster::OpKind::kWrite);
                           report.AddModifiedRows(1);
@@ -288,6 +321,9 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
   {
     std::lock_guard<std::mutex> lock((*served)->mu);
     instance::Instance& instance = *(*served)->instance;
+    RequestReporter::RecordedRow* recorded =
+        report.Record(name->table_id) ? &report.AddRow(request->row_key())
+                                      : nullptr;
     Status s = Execute(instance, report, appprofile::RequestKind::kTransaction,
                        request->row_key(), [&](cluster::Cluster& c) {
                          auto result = c.ReadModifyWriteRow(
@@ -297,6 +333,10 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
                                 request->row_key(), cluster::OpKind::kWrite);
                          report.AddModifiedRows(1);
                          cells = std::move(result).value();
+                         if (recorded) {
+                           recorded->cells = cells;
+                           report.Committed(c, *recorded);
+                         }
                          return OkStatus();
                        });
     if (!s.ok()) return ToGrpc(s);
@@ -326,13 +366,13 @@ grpc::Status DoReadModifyWriteRow(InstanceRegistry& registry,
 // release it with (ReleaseLater) comes back too.
 template <typename Request, typename Response, typename Work>
 std::pair<grpc::Status, std::shared_ptr<RequestReporter>> Handle(
-    std::string_view method, const grpc::ByteBuffer& raw, grpc::ByteBuffer* out,
-    Work&& work) {
+    const grpc::ServerContextBase* context, std::string_view method,
+    const grpc::ByteBuffer& raw, grpc::ByteBuffer* out, Work&& work) {
   google::protobuf::Arena arena;
   auto request = ParseRequest<Request>(raw, arena);
   if (!request.ok()) return {ToGrpc(request.status()), nullptr};
   auto* response = google::protobuf::Arena::CreateMessage<Response>(&arena);
-  RequestReporter report(method, (*request)->app_profile_id());
+  RequestReporter report(method, (*request)->app_profile_id(), context);
   grpc::Status status = report.Finish(work(**request, response, report));
   if (report.hold().held()) {
     if (status.ok()) status = SerializeResponse(*response, out);
@@ -368,10 +408,11 @@ grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                 const grpc::ByteBuffer& raw,
                                 grpc::ByteBuffer* out, Work&& work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  FinishOrHold(
-      Handle<Request, Response>(method, raw, out, std::forward<Work>(work)),
-      context->deadline(), held,
-      [reactor](grpc::Status status) { reactor->Finish(std::move(status)); });
+  FinishOrHold(Handle<Request, Response>(context, method, raw, out,
+                                         std::forward<Work>(work)),
+               context->deadline(), held, [reactor](grpc::Status status) {
+                 reactor->Finish(std::move(status));
+               });
   return reactor;
 }
 
@@ -379,16 +420,16 @@ grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
 class MutateRowsReactor final
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  MutateRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw,
-                    std::chrono::system_clock::time_point deadline,
-                    HeldCalls& held) {
+  MutateRowsReactor(InstanceRegistry& registry,
+                    const grpc::CallbackServerContext* context,
+                    const grpc::ByteBuffer& raw, HeldCalls& held) {
     FinishOrHold(Handle<v2::MutateRowsRequest, v2::MutateRowsResponse>(
-                     "MutateRows", raw, &out_,
+                     context, "MutateRows", raw, &out_,
                      [&](const v2::MutateRowsRequest& r,
                          v2::MutateRowsResponse* out, RequestReporter& report) {
                        return DoMutateRows(registry, &r, out, report);
                      }),
-                 deadline, held, [this](grpc::Status status) {
+                 context->deadline(), held, [this](grpc::Status status) {
                    if (status.ok()) {
                      StartWriteAndFinish(&out_, grpc::WriteOptions(), status);
                    } else {
@@ -410,7 +451,7 @@ class MutateRowsReactor final
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* BigtableService::ReadRows(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
-  return new ReadRowsReactor(registry_, *request, context->deadline(), held_);
+  return new ReadRowsReactor(registry_, context, *request, held_);
 }
 
 grpc::Status BigtableService::SampleRowKeys(
@@ -434,7 +475,7 @@ grpc::ServerUnaryReactor* BigtableService::MutateRow(
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* BigtableService::MutateRows(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
-  return new MutateRowsReactor(registry_, *request, context->deadline(), held_);
+  return new MutateRowsReactor(registry_, context, *request, held_);
 }
 
 grpc::ServerUnaryReactor* BigtableService::CheckAndMutateRow(

@@ -23,22 +23,21 @@ constexpr size_t kChunkValueBytes = 1 << 20;
 }  // namespace
 
 ReadRowsReactor::ReadRowsReactor(InstanceRegistry& registry,
-                                 const grpc::ByteBuffer& raw,
-                                 std::chrono::system_clock::time_point deadline,
-                                 HeldCalls& held)
+                                 const grpc::CallbackServerContext* context,
+                                 const grpc::ByteBuffer& raw, HeldCalls& held)
     : chunker_(kResponseBytes, kChunkValueBytes) {
   if (Status parsed = ParseRaw(raw, &request_); !parsed.ok()) {
     Finish(ToGrpc(parsed));
     return;
   }
-  report_.emplace("ReadRows", request_.app_profile_id());
+  report_.emplace("ReadRows", request_.app_profile_id(), context);
   grpc::Status status = Start(registry);
   if (!status.ok()) {
     End(std::move(status));
     return;
   }
   if (report_->hold().held()) {
-    held.Hold(report_->hold(), deadline, [this](bool hung) {
+    held.Hold(report_->hold(), context->deadline(), [this](bool hung) {
       if (hung) {
         End(HeldStatus(true, grpc::Status::OK));
       } else {
@@ -75,6 +74,10 @@ grpc::Status ReadRowsReactor::Start(InstanceRegistry& registry) {
                           request_.rows().row_ranges_size() == 0;
   {
     std::lock_guard<std::mutex> lock(instance_->mu);
+    if (report_->Record(name_.table_id) && single_row) {
+      report_->set_point_read(request_.has_filter());
+      point_row_ = &report_->AddRow(request_.rows().row_keys(0));
+    }
     auto routed = instance_->instance->Route(
         request_.app_profile_id(),
         single_row ? appprofile::RequestKind::kSingleRow
@@ -110,6 +113,13 @@ grpc::Status ReadRowsReactor::ReadBatch() {
         name_.table_id, options_,
         [&](std::string_view key, std::span<const cluster::CellView> cells) {
           chunker_.AddRow(key, cells);
+          if (point_row_ != nullptr) {
+            for (const cluster::CellView& cell : cells) {
+              point_row_->cells.push_back(cluster::ModifiedCell{
+                  std::string(cell.family), std::string(cell.qualifier),
+                  cell.timestamp, std::string(cell.value)});
+            }
+          }
           ++batch_rows;
           last_key.assign(key);
           instance_->instance->Charge(cluster_id, name_.table_id, key,

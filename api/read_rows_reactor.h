@@ -40,10 +40,11 @@ namespace btsim::api {
 class ReadRowsReactor final
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  // `deadline`: the call's (a fault may hold the answer until then).
-  ReadRowsReactor(InstanceRegistry& registry, const grpc::ByteBuffer& raw,
-                  std::chrono::system_clock::time_point deadline,
-                  HeldCalls& held);
+  // `context`: the call's (a fault may hold the answer until its
+  // deadline; a recorded call names its caller from it).
+  ReadRowsReactor(InstanceRegistry& registry,
+                  const grpc::CallbackServerContext* context,
+                  const grpc::ByteBuffer& raw, HeldCalls& held);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override { cancelled_ = true; }
@@ -61,6 +62,8 @@ class ReadRowsReactor final
 
   google::bigtable::v2::ReadRowsRequest request_;
   std::optional<RequestReporter> report_;  // set once the request parsed
+  // The row of a recorded point read (in report_), else null.
+  RequestReporter::RecordedRow* point_row_ = nullptr;
   ServedInstance* instance_ = nullptr;
   TableName name_;
   cluster::RowSet rows_;

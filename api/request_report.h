@@ -14,8 +14,14 @@
 // reporter never bound (a request that failed before naming a valid
 // instance) reports nothing.
 //
-// Cheap: no allocation of its own (the cluster id is moved in); one extra
-// lock of the instance per RPC. Not thread-safe: one handler's object.
+// Recording: when the instance records calls (`btsim serve --scenario`,
+// Instance::records_calls), the handler calls Record under the instance's
+// lock and adds each row it touches (AddRow); the report then carries the
+// caller's identity and the rows (instance::RequestReport::recorded).
+//
+// Cheap when not recording: no allocation of its own (the cluster id is
+// moved in); one extra lock of the instance per RPC. Not thread-safe: one
+// handler's object.
 #ifndef BTSIM_API_REQUEST_REPORT_H_
 #define BTSIM_API_REQUEST_REPORT_H_
 
@@ -26,22 +32,33 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
 #include "api/instance_registry.h"
 #include "base/status.h"
+#include "cluster/mutation.h"
+#include "cluster/table.h"
 #include "instance/instance.h"
 
 namespace btsim::api {
 
 class RequestReporter {
  public:
+  // The metadata header a test harness may set to name its client in a
+  // recorded history.
+  static constexpr char kClientHeader[] = "x-btsim-client";
+
   // `method` (the RPC name) and `app_profile` (as requested) must outlive
-  // the reporter: a string literal and a view into the request.
-  RequestReporter(std::string_view method, std::string_view app_profile)
+  // the reporter: a string literal and a view into the request. `context`
+  // (the call's; optional) names the caller of a recorded call and must
+  // outlive the reporter.
+  RequestReporter(std::string_view method, std::string_view app_profile,
+                  const grpc::ServerContextBase* context = nullptr)
       : method_(method),
         app_profile_(app_profile),
+        context_(context),
         start_(std::chrono::steady_clock::now()) {}
   ~RequestReporter() { Send(); }
   RequestReporter& operator=(const RequestReporter&) = delete;
@@ -49,24 +66,7 @@ class RequestReporter {
   // Reports the RPC now (once; later calls do nothing). A callback handler
   // calls it before finishing the RPC, so that a client that has its
   // answer finds the RPC in the metrics.
-  void Send() {
-    if (served_ == nullptr || sent_) return;
-    sent_ = true;
-    if (!finished_) Finish(grpc::Status(grpc::StatusCode::UNKNOWN, ""));
-    instance::RequestReport report;
-    report.cluster = cluster_;
-    report.app_profile = app_profile_;
-    report.method = method_;
-    report.code = code_;
-    report.latency = latency_;
-    report.modified_rows = modified_rows_;
-    report.returned_rows = returned_rows_;
-    report.refused = refused_;
-    std::lock_guard<std::mutex> lock(served_->mu);
-    served_->instance->ReportRequest(report);
-    // The server's routing front end learns from what it routed.
-    served_->instance->ObserveOutcome("", report.cluster, report.code);
-  }
+  void Send();
 
   std::string_view app_profile() const { return app_profile_; }
   std::string_view method() const { return method_; }
@@ -104,10 +104,37 @@ class RequestReporter {
   void AddModifiedRows(int64_t rows) { modified_rows_ += rows; }
   void AddReturnedRows(int64_t rows) { returned_rows_ += rows; }
 
+  // A row of a recorded call: what the handler asked of it and, once
+  // known, its outcome (see instance::RowOutcome).
+  struct RecordedRow {
+    std::string key;
+    std::vector<cluster::Mutation> mutations;
+    std::vector<cluster::ModifiedCell> cells;
+    Status status;
+    uint64_t version = 0;
+    uint64_t log_position = 0;
+  };
+  // Under the instance's lock (after Bind): starts recording this call on
+  // `table` if its instance records calls; returns whether it does.
+  bool Record(std::string_view table);
+  bool recording() const { return recording_; }
+  // A row of this recorded call; the reference stays valid until the next
+  // AddRow. Requires recording().
+  RecordedRow& AddRow(std::string_view key);
+  // For a ReadRows of one key: that it is a point read, and whether it
+  // had a filter.
+  void set_point_read(bool filtered) {
+    point_read_ = true;
+    filtered_ = filtered;
+  }
+  // Notes the commit that `cluster` (the serving one) just made into `row`.
+  void Committed(const cluster::Cluster& cluster, RecordedRow& row);
+
   // Records the RPC's final status and the latency so far; returns `status`.
   grpc::Status Finish(grpc::Status status) {
     finished_ = true;
     code_ = static_cast<StatusCode>(status.error_code());
+    if (recording_) message_ = status.error_message();
     latency_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::steady_clock::now() - start_);
     return status;
@@ -119,6 +146,7 @@ class RequestReporter {
 
   const std::string_view method_;
   std::string_view app_profile_;
+  const grpc::ServerContextBase* context_;
   std::string kept_profile_;  // see Detach
   Hold hold_;
   std::chrono::steady_clock::time_point start_;
@@ -132,6 +160,14 @@ class RequestReporter {
   int64_t modified_rows_ = 0;
   int64_t returned_rows_ = 0;
   bool refused_ = false;
+  // Recording.
+  bool recording_ = false;
+  bool point_read_ = false;
+  bool filtered_ = false;
+  std::string client_;
+  std::string table_;
+  std::string message_;
+  std::vector<RecordedRow> rows_;
 };
 
 }  // namespace btsim::api

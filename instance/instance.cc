@@ -481,10 +481,14 @@ void Instance::ChargeRows(std::string_view cluster, std::string_view table,
 
 void Instance::AddObserver(InstanceObserver* observer) {
   observers_.push_back(observer);
+  records_calls_ = records_calls_ || observer->RecordsCalls();
 }
 
 void Instance::RemoveObserver(InstanceObserver* observer) {
   std::erase(observers_, observer);
+  records_calls_ = std::any_of(
+      observers_.begin(), observers_.end(),
+      [](const InstanceObserver* o) { return o->RecordsCalls(); });
 }
 
 void Instance::ReportRequest(const RequestReport& request) {

@@ -30,6 +30,7 @@
 #include "cluster/cluster.h"
 #include "cluster/node_model.h"
 #include "instance/cluster_faults.h"
+#include "instance/request_report.h"
 #include "instance/tablet_units.h"
 #include "replication/replicas.h"
 #include "sim/scheduler.h"
@@ -90,20 +91,6 @@ struct InstanceConfig {
   appprofile::DetectorOptions detector_options;
 };
 
-// One request as its server saw it. Views are valid during the call only.
-struct RequestReport {
-  std::string_view cluster;      // the serving cluster; "" if none was chosen
-  std::string_view app_profile;  // as requested ("" means "default")
-  std::string_view method;       // the RPC, e.g. "MutateRows", "ReadRows"
-  StatusCode code = StatusCode::kOk;
-  sim::Duration latency{0};  // server-side, from arrival to the reply
-  int64_t modified_rows = 0;
-  int64_t returned_rows = 0;
-  // Routing refused the request: a transaction through a profile without
-  // single-row transactions (FAILED_PRECONDITION).
-  bool refused = false;
-};
-
 // Receives what an Instance does, on the instance's thread (under its
 // owner's serialisation). Every method defaults to doing nothing. Observers
 // must not call back into the instance, except its const accessors.
@@ -118,6 +105,9 @@ class InstanceObserver {
   virtual void OnRefusal(std::string_view /*profile*/,
                          const Status& /*status*/) {}
   virtual void OnRequest(const RequestReport& /*request*/) {}
+  // True: this observer wants every served request's recorded fields
+  // (RequestReport::recorded), asked once, when it is added.
+  virtual bool RecordsCalls() const { return false; }
   // The routing front end of `zone` ejected `cluster` (ejected) or
   // readmitted it after probes.
   virtual void OnHealthChange(std::string_view /*zone*/,
@@ -160,6 +150,9 @@ class Instance {
   void RemoveObserver(InstanceObserver* observer);
   // Passes a served request to every observer.
   void ReportRequest(const RequestReport& request);
+  // Whether an observer records calls: servers then fill the recorded
+  // fields of their reports.
+  bool records_calls() const { return records_calls_; }
   // The routing front end of `client_zone` (empty: the instance's client
   // zone) saw a request it routed to `cluster` end with `code` (its reply,
   // or its attempt timing out). Ejected clusters are probed until
@@ -367,6 +360,7 @@ class Instance {
   appprofile::ProfileSet profiles_;
   std::vector<ClusterConfig> clusters_;
   std::vector<InstanceObserver*> observers_;
+  bool records_calls_ = false;  // some observer RecordsCalls()
   // Route's lists of clusters, one per client zone seen (views into
   // clusters_, with whether each is up and its distance from the zone),
   // valid while route_candidates_version_ is the instance's
