@@ -50,6 +50,11 @@ inline constexpr OpSource kNoSource{};
 // The virtual clock of every run starts at 2026-01-01T00:00:00Z.
 inline constexpr sim::Time kRunEpoch{std::chrono::seconds(1767225600)};
 
+// The client group of every operation `btsim serve --scenario` records
+// (scenarios/live_session.h): an expectation with `client: "recorded"`
+// judges the real applications' calls only.
+inline constexpr std::string_view kRecordedGroup = "recorded";
+
 inline constexpr std::string_view kValueColumn = "v";
 inline constexpr std::string_view kCounterColumn = "n";
 // The column `append` operations append to.

@@ -269,7 +269,7 @@ Status ApplyOverride(v1::Scenario* scenario, const Override& override) {
 
 class Validator {
  public:
-  explicit Validator(const v1::Scenario& s) : s_(s) {}
+  Validator(const v1::Scenario& s, ScenarioUse use) : s_(s), use_(use) {}
 
   Status Run(const LoadedConfig& instance);
   // The timeline as it plays (after a successful Run).
@@ -284,6 +284,7 @@ class Validator {
   Status Expectation(const v1::Expectation& e, const std::string& field);
 
   const v1::Scenario& s_;
+  const ScenarioUse use_;
   sim::Duration duration_{0};
   std::vector<TimedStep> timeline_;
   // What the scenario defines; its clusters as the timeline goes.
@@ -327,7 +328,9 @@ Status Validator::Expectation(const v1::Expectation& e,
     return InvalidArgument(field + ".app_profile: unknown app profile '" +
                            e.app_profile() + "'");
   }
-  if (!e.client().empty() && scope_.clients.count(e.client()) == 0) {
+  // Served, any other name may be a recorded client's.
+  if (!e.client().empty() && e.client() != kRecordedGroup &&
+      use_ == ScenarioUse::kRun && scope_.clients.count(e.client()) == 0) {
     // A member of a group ("writer-3") is fine too.
     const size_t dash = e.client().rfind('-');
     if (dash == std::string::npos ||
@@ -430,8 +433,10 @@ Status Validator::Run(const LoadedConfig& instance) {
   }
 
   // Clients.
-  if (s_.clients().empty()) {
-    return InvalidArgument("clients: at least one client is required");
+  if (s_.clients().empty() && use_ == ScenarioUse::kRun) {
+    return InvalidArgument(
+        "clients: at least one client is required (a scenario without one "
+        "is for `btsim serve --scenario`)");
   }
   for (int i = 0; i < s_.clients_size(); ++i) {
     const v1::Client& c = s_.clients(i);
@@ -440,6 +445,11 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".name: '" + c.name() +
                              "' is not a valid client name; it must match "
                              "[a-z][-a-z0-9_]* (at most 40 characters)");
+    }
+    if (c.name() == kRecordedGroup) {
+      return InvalidArgument(field + ".name: '" + c.name() +
+                             "' is reserved for the calls `btsim serve "
+                             "--scenario` records");
     }
     if (!scope_.clients.insert(c.name()).second) {
       return InvalidArgument(field + ".name: duplicate client '" + c.name() +
@@ -534,7 +544,8 @@ Result<Override> ParseOverride(std::string_view text) {
 
 Result<LoadedScenario> ParseScenario(std::string_view text,
                                      const std::string& path,
-                                     std::span<const Override> overrides) {
+                                     std::span<const Override> overrides,
+                                     ScenarioUse use) {
   LoadedScenario out;
   out.path = path;
   TextFormat::ParseInfoTree tree;
@@ -553,7 +564,7 @@ Result<LoadedScenario> ParseScenario(std::string_view text,
                     path, &tree, out.proto);
   }
   out.instance = std::move(*instance);
-  Validator validator(out.proto);
+  Validator validator(out.proto, use);
   if (Status s = validator.Run(out.instance); !s.ok()) {
     return WithLine(s, path, &tree, out.proto);
   }
@@ -570,9 +581,10 @@ Result<LoadedScenario> ParseScenario(std::string_view text,
 }
 
 Result<LoadedScenario> LoadScenario(const std::string& path,
-                                    std::span<const Override> overrides) {
+                                    std::span<const Override> overrides,
+                                    ScenarioUse use) {
   BTSIM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  return ParseScenario(text, path, overrides);
+  return ParseScenario(text, path, overrides, use);
 }
 
 }  // namespace btsim::scenarios

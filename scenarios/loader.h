@@ -31,6 +31,13 @@ struct Override {
 // Splits "path=value"; INVALID_ARGUMENT when there is no '='.
 Result<Override> ParseOverride(std::string_view text);
 
+// What the scenario is loaded for: `btsim run` plays simulated clients
+// only (at least one is required); `btsim serve --scenario` also records
+// real applications' calls, so it needs no simulated client, and an
+// expectation's `client` may name a recorded client (any caller identity)
+// or "recorded" (all of them).
+enum class ScenarioUse { kRun, kServe };
+
 struct LoadedScenario {
   std::string path;  // as given
   std::string name;  // Scenario.name, or the file name without extension
@@ -41,11 +48,13 @@ struct LoadedScenario {
 };
 
 Result<LoadedScenario> LoadScenario(const std::string& path,
-                                    std::span<const Override> overrides = {});
+                                    std::span<const Override> overrides = {},
+                                    ScenarioUse use = ScenarioUse::kRun);
 // The same for text in memory; `path` names it in errors.
 Result<LoadedScenario> ParseScenario(std::string_view text,
                                      const std::string& path,
-                                     std::span<const Override> overrides = {});
+                                     std::span<const Override> overrides = {},
+                                     ScenarioUse use = ScenarioUse::kRun);
 
 }  // namespace btsim::scenarios
 

@@ -321,8 +321,9 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
                   std::ostream& out) {
   const History& h = outcome.history;
   out << "scenario: " << outcome.scenario << " (seed " << outcome.seed << ", "
-      << Seconds(h.duration) << " s of virtual time, " << h.final_state.size()
-      << " clusters)\n";
+      << Seconds(h.duration)
+      << (outcome.live ? " s of wall time, " : " s of virtual time, ")
+      << h.final_state.size() << " clusters)\n";
   if (!scenario.proto.description().empty()) {
     std::string first_line = scenario.proto.description();
     first_line = first_line.substr(0, first_line.find('\n'));
@@ -499,7 +500,13 @@ void PrintSummary(const LoadedScenario& scenario, const RunOutcome& outcome,
                 "not lost)"
               : "")
       << "\n";
-  if (outcome.wall_seconds > 0) {
+  if (outcome.live) {
+    out << "served: " << outcome.recorded_ops
+        << " operations of recorded calls, "
+        << outcome.client_ops - outcome.recorded_ops
+        << " of simulated clients, in " << Seconds(h.ended)
+        << " s (settling included)\n";
+  } else if (outcome.wall_seconds > 0) {
     char buffer[256];
     const double simulated = (h.duration.count()) / 1e9;
     std::snprintf(buffer, sizeof buffer,

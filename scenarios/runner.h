@@ -54,6 +54,11 @@ struct RunOutcome {
   KStaleness k_staleness;                   // ComputeKStaleness(history)
   std::vector<Failback> failbacks;          // ComputeFailbacks(history)
   bool passed = false;                      // every expectation passed
+  // Played on the wall clock against live traffic (`btsim serve
+  // --scenario`): the times are wall time, and the fingerprint identifies
+  // nothing reproducible.
+  bool live = false;
+  int64_t recorded_ops = 0;  // live: operations of recorded calls
   double wall_seconds = 0;
   // Wall time the checkers and expectations took (part of wall_seconds;
   // the rest is the run itself), when RunOptions::wall_clock was set (else

@@ -220,6 +220,7 @@ void SimClient::FillValue(std::string_view tag, std::string* value) const {
 }
 
 void SimClient::Issue(uint64_t loop_generation) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   if (!active_ || loop_generation != generation_) return;
   const sim::Time now = context_.scheduler->Now();
   History& history = *context_.history;
@@ -335,6 +336,7 @@ instance::RequestReport SimClient::ReportOf(const Message& message) const {
 
 void SimClient::Reply(uint32_t slot, uint32_t token, Status status,
                       const Name* from) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token) return;
   // After a latency-aware failover the operation follows the cluster it
@@ -362,6 +364,7 @@ void SimClient::DeliverReply(uint32_t m) {
 }
 
 void SimClient::FailOver(uint32_t slot, uint32_t token) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token || a.failed_over) return;
   instance::Instance& instance = *context_.instance;
@@ -380,6 +383,7 @@ void SimClient::FailOver(uint32_t slot, uint32_t token) {
 }
 
 void SimClient::RunAttempt(uint32_t slot) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   const sim::Time now = scheduler.Now();
@@ -475,6 +479,7 @@ const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {
 }
 
 void SimClient::Arrive(uint32_t m) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   Message& message = messages_[m];
@@ -500,6 +505,7 @@ void SimClient::Arrive(uint32_t m) {
 }
 
 void SimClient::Admit(uint32_t m) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   Message& message = messages_[m];
@@ -535,6 +541,7 @@ void SimClient::Admit(uint32_t m) {
 }
 
 void SimClient::Serve(uint32_t m) {
+  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   const std::string& cluster_id = messages_[m].cluster_id;
   Operation& op = context_.history->operations[messages_[m].op_index];

@@ -57,6 +57,44 @@ TEST(LoaderTest, ValidScenarioLoads) {
   EXPECT_EQ(loaded->proto.clients(0).app_profile(), "pinned");
 }
 
+// The clients entry of kValid (lines 8 to 16).
+std::string WithoutClients(std::string text) {
+  const size_t from = text.find("clients {");
+  const size_t to = text.find("timeline {");
+  return text.erase(from, to - from);
+}
+
+TEST(LoaderTest, RunNeedsAClientServeDoesNot) {
+  const std::string text = WithoutClients(kValid);
+  auto run = Parse(text);
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(),
+              HasSubstr("clients: at least one client is required"));
+  auto served = ParseScenario(text, "s.textproto", {}, ScenarioUse::kServe);
+  EXPECT_TRUE(served.ok()) << served.status().message();
+}
+
+TEST(LoaderTest, ExpectationsMayNameRecordedClientsWhenServed) {
+  // "recorded" (every recorded call) in either use.
+  EXPECT_TRUE(Parse(Replace(kValid, "metric: ERRORS",
+                            "metric: ERRORS client: \"recorded\""))
+                  .ok());
+  // A caller's identity only when served.
+  const std::string named =
+      Replace(kValid, "metric: ERRORS", "metric: ERRORS client: \"checkout\"");
+  auto run = Parse(named);
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(), HasSubstr("unknown client 'checkout'"));
+  EXPECT_TRUE(
+      ParseScenario(named, "s.textproto", {}, ScenarioUse::kServe).ok());
+}
+
+TEST(LoaderTest, RecordedIsNotASimulatedClientName) {
+  auto loaded = Parse(Replace(kValid, "name: \"app\"", "name: \"recorded\""));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("is reserved"));
+}
+
 TEST(LoaderTest, NameDefaultsToTheFileStem) {
   auto loaded = ParseScenario(Replace(kValid, "name: \"t\"", ""),
                               "dir/zone-outage.textproto", {});

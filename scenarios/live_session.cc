@@ -1,0 +1,349 @@
+#include "scenarios/live_session.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "cluster/version.h"
+#include "scenarios/row_reader.h"
+#include "scenarios/scenario_fields.h"
+
+namespace btsim::scenarios {
+
+namespace {
+
+using std::chrono::seconds;
+
+constexpr sim::Duration kSampleInterval = seconds(1);
+
+// The newest cell of family:column among `cells` (null when none).
+const cluster::CellView* NewestCell(std::span<const cluster::CellView> cells,
+                                    std::string_view family,
+                                    std::string_view column) {
+  const cluster::CellView* newest = nullptr;
+  for (const cluster::CellView& cell : cells) {
+    if (cell.family == family && cell.qualifier == column &&
+        (newest == nullptr || cell.timestamp > newest->timestamp)) {
+      newest = &cell;
+    }
+  }
+  return newest;
+}
+
+// The last SetCell of `mutations` into family:kValueColumn (null: none).
+const cluster::SetCell* ValueWrite(std::span<const cluster::Mutation> mutations,
+                                   std::string_view family) {
+  const cluster::SetCell* found = nullptr;
+  for (const cluster::Mutation& m : mutations) {
+    const auto* set = std::get_if<cluster::SetCell>(&m);
+    if (set != nullptr && set->family == family &&
+        set->qualifier == kValueColumn) {
+      found = set;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+LiveSession::LiveSession(const LoadedScenario& scenario,
+                         instance::Instance& instance,
+                         sim::Scheduler& scheduler)
+    : scenario_(scenario),
+      scheduler_(scheduler),
+      rng_(scenario.proto.seed() == 0 ? 1 : scenario.proto.seed()),
+      observer_(context_) {
+  history_.start = scheduler.Now();
+  context_.scheduler = &scheduler;
+  context_.instance = &instance;
+  context_.history = &history_;
+  context_.trace = &trace_;
+  steps_.context = &context_;
+}
+
+Result<std::unique_ptr<LiveSession>> LiveSession::Create(
+    const LoadedScenario& scenario, instance::Instance& instance,
+    sim::Scheduler& scheduler) {
+  std::unique_ptr<LiveSession> session(
+      new LiveSession(scenario, instance, scheduler));
+  BTSIM_RETURN_IF_ERROR(CreateTables(scenario.proto, session->steps_));
+  BTSIM_ASSIGN_OR_RETURN(
+      session->clients_,
+      CreateClients(scenario.proto, session->rng_, session->steps_));
+  instance.AddObserver(&session->observer_);
+  instance.AddObserver(session.get());
+  return session;
+}
+
+LiveSession::~LiveSession() {
+  context_.instance->RemoveObserver(this);
+  context_.instance->RemoveObserver(&observer_);
+}
+
+void LiveSession::Start() {
+  if (started_) return;
+  started_ = true;
+  history_.start = scheduler_.Now();
+  const auto& s = scenario_.proto;
+  history_.duration = ToDuration(s.duration());
+  // The timeline, in time order (same time: file order).
+  std::vector<int> order(s.timeline_size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return ToDuration(s.timeline(a).at()) < ToDuration(s.timeline(b).at());
+  });
+  for (int i : order) {
+    timeline_.push_back(
+        scheduler_.RunAfter(ToDuration(s.timeline(i).at()), [this, i] {
+          if (!client_phase_over_) {
+            ApplyStep(scenario_.proto.timeline(i), steps_);
+          }
+        }));
+  }
+  for (const auto& c : s.clients()) {
+    if (c.start_stopped()) continue;
+    for (SimClient* client : steps_.groups[c.name()].clients) client->Start();
+  }
+  Sample();
+}
+
+bool LiveSession::DurationOver() const {
+  return started_ && context_.Elapsed() >= history_.duration;
+}
+
+void LiveSession::Sample() {
+  if (context_.finished) return;
+  SampleClustersAndLinks(context_, observer_);
+  scheduler_.RunAfter(kSampleInterval, [this] { Sample(); });
+}
+
+void LiveSession::EndClientPhase() {
+  if (client_phase_over_) return;
+  client_phase_over_ = true;
+  for (sim::TaskId id : timeline_) scheduler_.Cancel(id);
+  history_.duration = std::min(history_.duration, context_.Elapsed());
+  Event settle;
+  settle.at = context_.Elapsed();
+  settle.kind = EventKind::kSettle;
+  settle.label = "clients stop; the run settles";
+  for (auto& client : clients_.clients) client->Stop();
+  if (!scenario_.proto.settle().keep_faults()) UndoFaults(steps_);
+  steps_.AddEvent(std::move(settle));
+}
+
+bool LiveSession::Settled() {
+  auto& replicas = context_.instance->replicas();
+  if (context_.in_flight != 0 ||
+      !replicas.HasApplied(replicas.LogPositions())) {
+    return false;
+  }
+  if (history_.settled < sim::Duration(0))
+    history_.settled = context_.Elapsed();
+  return true;
+}
+
+RunOutcome LiveSession::Finish() {
+  EndClientPhase();
+  Settled();
+  CheckTokenWaits(steps_);
+  steps_.FinishCatchUps();
+  context_.finished = true;
+  std::vector<Operation>& ops = history_.operations;
+  for (Operation& op : ops) {
+    if (op.attempts == 0) {  // finished operations have attempts >= 1
+      op.complete = context_.Elapsed();
+      op.code = StatusCode::kUnknown;
+      op.message = history_.names->Intern("still in flight when the run ended");
+    }
+  }
+  // Recorded operations were added when they completed: put every
+  // operation in invoke order, renumbering the ids events refer to.
+  std::vector<uint32_t> order(ops.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return ops[a].invoke < ops[b].invoke;
+  });
+  std::vector<uint64_t> new_id(ops.size());
+  std::vector<Operation> sorted;
+  sorted.reserve(ops.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    new_id[order[i]] = i;
+    sorted.push_back(ops[order[i]]);
+    sorted.back().id = i;
+  }
+  ops = std::move(sorted);
+  for (Event& event : history_.events) {
+    if (!event.unreplicated_ops) continue;
+    for (uint64_t& id : *event.unreplicated_ops) id = new_id[id];
+  }
+
+  auto& replicas = context_.instance->replicas();
+  replicas.CompactAll();
+  history_.ended = context_.Elapsed();
+  sim::Fingerprint fingerprint;
+  fingerprint.Add(trace_.Hex());
+  ReadFinalState(replicas, steps_.family_of, &history_, &fingerprint);
+
+  RunOutcome out;
+  out.scenario = scenario_.name;
+  out.seed = scenario_.proto.seed() == 0 ? 1 : scenario_.proto.seed();
+  out.fingerprint = fingerprint.Hex();
+  out.client_ops = static_cast<int64_t>(history_.operations.size());
+  out.live = true;
+  for (const Operation& op : history_.operations) {
+    if (op.group() == kRecordedGroup) ++out.recorded_ops;
+  }
+  out.history = std::move(history_);
+  JudgeOutcome(scenario_.proto, out);
+  return out;
+}
+
+void LiveSession::OnRequest(const instance::RequestReport& request) {
+  if (!request.recorded || !started_ || client_phase_over_) return;
+  Record(request);
+}
+
+void LiveSession::Record(const instance::RequestReport& r) {
+  OpType base;
+  if (r.method == "ReadRows") {
+    base = r.point_read ? OpType::kReadRow : OpType::kScan;
+  } else if (r.method == "MutateRow" || r.method == "MutateRows") {
+    base = OpType::kWrite;
+  } else if (r.method == "CheckAndMutateRow") {
+    base = OpType::kCheckAndMutate;
+  } else if (r.method == "ReadModifyWriteRow") {
+    base = OpType::kReadModifyWrite;
+  } else {
+    return;  // not a data operation of the history (e.g. PingAndWarm)
+  }
+  // The family the checkers follow ("" for a table not in the scenario:
+  // nothing there is followed).
+  auto followed = steps_.family_of.find(std::string(r.table));
+  const std::string_view family = followed == steps_.family_of.end()
+                                      ? std::string_view()
+                                      : std::string_view(followed->second);
+  NamePool& names = *history_.names;
+  const OpSource* source =
+      names.Source(r.client, kRecordedGroup, r.app_profile, r.table);
+  const Name cluster = names.Intern(r.cluster);
+  const sim::Duration complete = context_.Elapsed();
+  const sim::Duration invoke =
+      std::max(sim::Duration(0), std::min(complete, complete - r.latency));
+  const cluster::Timestamp now = cluster::TimestampOf(scheduler_.Now());
+
+  auto add = [&](OpType type, std::string_view key,
+                 const instance::RowOutcome* row) -> Operation& {
+    Operation& op = history_.operations.emplace_back();
+    op.id = static_cast<uint32_t>(history_.operations.size() - 1);
+    op.attempts = 1;
+    op.type = type;
+    op.source = source;
+    op.row = names.Store(key);
+    op.invoke = invoke;
+    op.complete = complete;
+    op.cluster = cluster;
+    op.code = r.code;
+    std::string_view message = r.message;
+    if (r.code == StatusCode::kOk && row != nullptr) {
+      op.code = row->code;
+      message = row->message;
+    }
+    if (!message.empty()) op.message = names.Intern(message);
+    if (row != nullptr && row->version != 0) {
+      op.version = row->version;
+      op.log_position = row->log_position;
+      op.committed = complete;
+    }
+    // A change's time: its commit's, at millisecond granularity (a server
+    // timestamp), else now.
+    op.timestamp =
+        op.version != 0
+            ? cluster::TruncateToMillis(cluster::VersionTime(op.version))
+            : now;
+    return op;
+  };
+
+  if (base == OpType::kScan || r.rows.empty()) {
+    if (base != OpType::kScan && base != OpType::kReadRow) return;
+    Operation& op = add(OpType::kScan, "", nullptr);
+    op.set_rows(r.returned_rows);
+    return;
+  }
+  for (const instance::RowOutcome& row : r.rows) {
+    switch (base) {
+      case OpType::kReadRow: {
+        const cluster::CellView* value =
+            family.empty() ? nullptr
+                           : NewestCell(row.cells, family, kValueColumn);
+        if (value == nullptr && (r.filtered || family.empty())) {
+          // A filter may have hidden the value: what the row holds is not
+          // known.
+          add(OpType::kScan, row.key, &row).set_rows(row.cells.empty() ? 0 : 1);
+        } else {
+          Operation& op = add(OpType::kReadRow, row.key, &row);
+          if (value != nullptr) op.set_read(names.Store(TagOf(value->value)));
+        }
+        break;
+      }
+      case OpType::kWrite:
+      case OpType::kCheckAndMutate: {
+        const cluster::SetCell* set =
+            family.empty() ? nullptr : ValueWrite(row.mutations, family);
+        OpType type = base;
+        const cluster::DeleteFromColumn* cells = nullptr;
+        if (set == nullptr && base == OpType::kWrite && !family.empty()) {
+          // A delete of what the checkers follow: the widest one.
+          for (const cluster::Mutation& m : row.mutations) {
+            const auto* f = std::get_if<cluster::DeleteFromFamily>(&m);
+            const auto* c = std::get_if<cluster::DeleteFromColumn>(&m);
+            if (std::holds_alternative<cluster::DeleteFromRow>(m)) {
+              type = OpType::kDeleteRow;
+            } else if (f != nullptr && f->family == family &&
+                       type != OpType::kDeleteRow) {
+              type = OpType::kDeleteFamily;
+            } else if (c != nullptr && c->family == family &&
+                       c->qualifier == kValueColumn && type == OpType::kWrite) {
+              type = OpType::kDeleteCells;
+              cells = c;
+            }
+          }
+        }
+        Operation& op = add(type, row.key, &row);
+        if (type == OpType::kDeleteCells) {
+          // [start, end), an end of 0 meaning none; `timestamp` is the
+          // last deleted.
+          op.set_delete_start(cells->start);
+          op.timestamp = cells->end == cluster::Timestamp{}
+                             ? cluster::Timestamp::max()
+                             : cells->end - std::chrono::microseconds(1);
+        }
+        if (set != nullptr) {
+          op.set_written(names.Store(TagOf(set->value)));
+          if (set->timestamp != cluster::kServerTimestamp) {
+            op.timestamp = set->timestamp;
+          }
+        }
+        break;
+      }
+      case OpType::kReadModifyWrite: {
+        const cluster::CellView* counter =
+            family.empty() ? nullptr
+                           : NewestCell(row.cells, family, kCounterColumn);
+        if (counter == nullptr) {
+          add(OpType::kAppend, row.key, &row);
+        } else {
+          add(OpType::kReadModifyWrite, row.key, &row)
+              .set_counter(DecodeCounter(counter->value));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace btsim::scenarios

@@ -1,0 +1,243 @@
+#include "scenarios/live_session.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/virtual_scheduler.h"
+
+namespace btsim::scenarios {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr char kScenario[] = R"txt(name: "live"
+duration { seconds: 30 }
+instance {
+  clusters { id: "c1" zone: "us-east1-b" }
+  clusters { id: "c2" zone: "us-east1-c" }
+}
+tables { id: "t" families { name: "cf" } families { name: "other" } }
+expectations {
+  name: "recorded: no error"
+  metric: ERRORS
+  client: "recorded"
+  at_most: 0
+}
+expectations {
+  name: "app-2: no error"
+  metric: ERRORS
+  client: "app-2"
+  at_most: 0
+}
+)txt";
+
+// A live session on an instance in virtual time; the test plays the server,
+// reporting recorded calls to the instance.
+class LiveSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto loaded =
+        ParseScenario(kScenario, "live.textproto", {}, ScenarioUse::kServe);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    loaded_ = std::move(loaded).value();
+    auto created =
+        instance::Instance::Create("projects/p/instances/i", scheduler_,
+                                   sim::Rng(1), loaded_.instance.config);
+    ASSERT_TRUE(created.ok()) << created.status().message();
+    instance_ = std::move(created).value();
+    auto session = LiveSession::Create(loaded_, *instance_, scheduler_);
+    ASSERT_TRUE(session.ok()) << session.status().message();
+    session_ = std::move(session).value();
+  }
+
+  void Advance(sim::Duration d) { scheduler_.RunUntil(scheduler_.Now() + d); }
+
+  // Commits `mutations` to `row` on c1 and reports the call that did it.
+  void Write(const std::string& client, const std::string& row,
+             std::vector<cluster::Mutation> mutations,
+             const std::string& method = "MutateRow") {
+    cluster::Cluster& c1 = *instance_->replicas().Find("c1");
+    ASSERT_TRUE(c1.MutateRow("t", row, mutations).ok());
+    instance::RowOutcome outcome;
+    outcome.key = row;
+    outcome.mutations = mutations;
+    outcome.version = c1.last_version();
+    outcome.log_position = instance_->replicas().LogPosition("c1");
+    Report(client, method, {outcome});
+  }
+
+  void Report(const std::string& client, const std::string& method,
+              std::vector<instance::RowOutcome> rows,
+              StatusCode code = StatusCode::kOk,
+              sim::Duration latency = milliseconds(2), bool filtered = false,
+              bool point_read = false) {
+    instance::RequestReport report;
+    report.method = method;
+    report.cluster = "c1";
+    report.app_profile = "default";
+    report.code = code;
+    report.latency = latency;
+    report.recorded = true;
+    report.client = client;
+    report.table = "t";
+    report.filtered = filtered;
+    report.point_read = point_read;
+    report.rows = rows;
+    instance_->ReportRequest(report);
+  }
+
+  // A ReadRows of `row` whose reply carried `cells`.
+  void Read(const std::string& client, const std::string& row,
+            std::vector<cluster::CellView> cells, bool filtered = false) {
+    instance::RowOutcome outcome;
+    outcome.key = row;
+    outcome.cells = cells;
+    Report(client, "ReadRows", {outcome}, StatusCode::kOk, milliseconds(1),
+           filtered, /*point_read=*/true);
+  }
+
+  RunOutcome Finish() {
+    session_->EndClientPhase();
+    for (int i = 0; i < 100 && !session_->Settled(); ++i) {
+      Advance(milliseconds(100));
+    }
+    return session_->Finish();
+  }
+
+  static cluster::Mutation Set(std::string family, std::string column,
+                               std::string value) {
+    return cluster::SetCell{std::move(family), std::move(column),
+                            cluster::kServerTimestamp, std::move(value)};
+  }
+
+  sim::VirtualScheduler scheduler_{kRunEpoch};
+  LoadedScenario loaded_;
+  std::unique_ptr<instance::Instance> instance_;
+  std::unique_ptr<LiveSession> session_;
+};
+
+TEST_F(LiveSessionTest, RecordsCallsOnlyBetweenStartAndTheEnd) {
+  Write("app-1", "early", {Set("cf", "v", "before-start")});
+  Advance(seconds(1));
+  session_->Start();
+  Write("app-1", "r1", {Set("cf", "v", "w1")});
+  instance::RequestReport unrecorded;  // e.g. a simulated client's
+  unrecorded.method = "MutateRow";
+  instance_->ReportRequest(unrecorded);
+  Report("app-1", "PingAndWarm", {});  // not an operation of the history
+  session_->EndClientPhase();
+  Write("app-1", "late", {Set("cf", "v", "after-the-end")});
+  RunOutcome out = Finish();
+  ASSERT_EQ(out.history.operations.size(), 1u);
+  const Operation& op = out.history.operations[0];
+  EXPECT_EQ(op.row, "r1");
+  EXPECT_EQ(op.type, OpType::kWrite);
+  EXPECT_EQ(op.written(), "w1");
+  EXPECT_EQ(op.client(), "app-1");
+  EXPECT_EQ(op.group(), kRecordedGroup);
+  EXPECT_EQ(op.cluster, "c1");
+  EXPECT_NE(op.version, 0u);
+  EXPECT_TRUE(out.live);
+  EXPECT_EQ(out.recorded_ops, 1);
+  EXPECT_EQ(out.history.start, kRunEpoch + seconds(1));
+}
+
+TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
+  session_->Start();
+  Advance(seconds(1));
+  Write("app-1", "r1", {Set("cf", "v", "w1|padding")});
+  Advance(seconds(1));
+  Read("app-1", "r1", {{"cf", "v", cluster::Timestamp{}, "w1|padding"}});
+  // A filtered read that returned no value cell: not a read of the value.
+  Read("app-1", "r1", {{"other", "x", cluster::Timestamp{}, "?"}},
+       /*filtered=*/true);
+  // A write elsewhere in the row: a write without a tag.
+  Write("app-1", "r2", {Set("other", "x", "y")});
+  // A delete of the row.
+  Write("app-1", "r2", {cluster::DeleteFromRow{}});
+  // MutateRows: one operation per entry, each with its own status.
+  instance::RowOutcome ok_entry;
+  ok_entry.key = "m1";
+  instance::RowOutcome failed_entry;
+  failed_entry.key = "m2";
+  failed_entry.code = StatusCode::kInvalidArgument;
+  failed_entry.message = "entries[1].mutations: bad";
+  Report("app-2", "MutateRows", {ok_entry, failed_entry});
+  // ReadModifyWriteRow of the counter column, and of another column.
+  instance::RowOutcome counter;
+  counter.key = "c";
+  const std::string seven("\0\0\0\0\0\0\0\7", 8);
+  std::vector<cluster::CellView> counter_cells{
+      {"cf", "n", cluster::Timestamp{}, seven}};
+  counter.cells = counter_cells;
+  Report("app-1", "ReadModifyWriteRow", {counter});
+  instance::RowOutcome append;
+  append.key = "a";
+  Report("app-1", "ReadModifyWriteRow", {append});
+  // A scan; and a call that took long, so it was invoked before all of
+  // the above.
+  Report("app-1", "ReadRows", {}, StatusCode::kOk, milliseconds(1));
+  Report("app-3", "MutateRow", {instance::RowOutcome{.key = "slow"}},
+         StatusCode::kDeadlineExceeded, milliseconds(1500));
+
+  RunOutcome out = Finish();
+  const std::vector<Operation>& ops = out.history.operations;
+  ASSERT_EQ(ops.size(), 11u);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(ops[i].id, i);
+    if (i > 0) EXPECT_LE(ops[i - 1].invoke, ops[i].invoke);
+  }
+  // The slow call, invoked at 0.5 s, comes first.
+  EXPECT_EQ(ops[0].row, "slow");
+  EXPECT_EQ(ops[0].code, StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(ops[0].invoke, milliseconds(500));
+  std::map<std::string, std::vector<const Operation*>> by_row;
+  for (const Operation& op : ops) by_row[std::string(op.row)].push_back(&op);
+  ASSERT_EQ(by_row["r1"].size(), 3u);
+  EXPECT_EQ(by_row["r1"][1]->type, OpType::kReadRow);
+  EXPECT_EQ(by_row["r1"][1]->read(), "w1");  // the tag: before '|'
+  EXPECT_EQ(by_row["r1"][2]->type, OpType::kScan);
+  ASSERT_EQ(by_row["r2"].size(), 2u);
+  EXPECT_EQ(by_row["r2"][0]->type, OpType::kWrite);
+  EXPECT_EQ(by_row["r2"][0]->written(), "");
+  EXPECT_EQ(by_row["r2"][1]->type, OpType::kDeleteRow);
+  ASSERT_EQ(by_row["m2"].size(), 1u);
+  EXPECT_EQ(by_row["m1"][0]->code, StatusCode::kOk);
+  EXPECT_EQ(by_row["m2"][0]->code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(by_row["m2"][0]->message, "entries[1].mutations: bad");
+  EXPECT_EQ(by_row["c"][0]->type, OpType::kReadModifyWrite);
+  EXPECT_EQ(by_row["c"][0]->counter(), 7);
+  EXPECT_EQ(by_row["a"][0]->type, OpType::kAppend);
+  EXPECT_EQ(by_row[""][0]->type, OpType::kScan);
+
+  // Expectations scoped to all recorded clients, and to one.
+  ASSERT_EQ(out.expectations.size(), 2u);
+  EXPECT_FALSE(out.expectations[0].pass);  // m2 and the slow call
+  EXPECT_EQ(out.expectations[0].value, 2);
+  EXPECT_FALSE(out.expectations[1].pass);  // app-2's m2
+  EXPECT_EQ(out.expectations[1].value, 1);
+  EXPECT_FALSE(out.passed);
+}
+
+TEST_F(LiveSessionTest, JudgesConsistencyFromTheValuesRecorded) {
+  session_->Start();
+  Write("app-1", "r1", {Set("cf", "v", "w1")});
+  Advance(seconds(1));
+  // The client's own acknowledged write is missing from its read.
+  Read("app-1", "r1", {});
+  RunOutcome out = Finish();
+  std::map<std::string, double> checks;
+  for (const CheckValue& c : out.checks) checks[c.name] = c.value;
+  EXPECT_EQ(checks["read_your_writes_violations"], 1);
+  EXPECT_EQ(checks["lost_writes"], 0);  // it is there in the end
+  EXPECT_EQ(checks["converged"], 1);
+}
+
+}  // namespace
+}  // namespace btsim::scenarios
