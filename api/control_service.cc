@@ -463,6 +463,26 @@ grpc::Status ControlService::SetClockSkew(
                       }));
 }
 
+grpc::Status ControlService::StartScenario(grpc::ServerContext*,
+                                           const control::StartScenarioRequest*,
+                                           control::StartScenarioResponse*) {
+  if (scenario_ == nullptr) {
+    return ToGrpc(FailedPrecondition(
+        "this server plays no scenario (start it with --scenario FILE)"));
+  }
+  return ToGrpc(scenario_->Start());
+}
+
+grpc::Status ControlService::FinishScenario(
+    grpc::ServerContext*, const control::FinishScenarioRequest*,
+    control::FinishScenarioResponse*) {
+  if (scenario_ == nullptr) {
+    return ToGrpc(FailedPrecondition(
+        "this server plays no scenario (start it with --scenario FILE)"));
+  }
+  return ToGrpc(scenario_->Finish());
+}
+
 grpc::Status ControlService::GetStatus(grpc::ServerContext*,
                                        const control::GetStatusRequest* request,
                                        control::GetStatusResponse* response) {

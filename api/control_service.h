@@ -38,10 +38,21 @@
 
 namespace btsim::api {
 
+// What `btsim serve --scenario` does when told to start or finish its
+// scenario (StartScenario, FinishScenario). Called on gRPC threads.
+class ScenarioControl {
+ public:
+  virtual ~ScenarioControl() = default;
+  virtual Status Start() = 0;
+  virtual Status Finish() = 0;
+};
+
 class ControlService final : public btsim::control::v1::Control::Service {
  public:
-  // `registry` must outlive the service.
-  explicit ControlService(InstanceRegistry& registry) : registry_(registry) {}
+  // `registry` and `scenario` (optional: a server playing no scenario)
+  // must outlive the service.
+  ControlService(InstanceRegistry& registry, ScenarioControl* scenario)
+      : registry_(registry), scenario_(scenario) {}
 
   grpc::Status SetClusterState(
       grpc::ServerContext* context,
@@ -75,6 +86,14 @@ class ControlService final : public btsim::control::v1::Control::Service {
       grpc::ServerContext* context,
       const btsim::control::v1::SetClockSkewRequest* request,
       btsim::control::v1::SetClockSkewResponse* response) override;
+  grpc::Status StartScenario(
+      grpc::ServerContext* context,
+      const btsim::control::v1::StartScenarioRequest* request,
+      btsim::control::v1::StartScenarioResponse* response) override;
+  grpc::Status FinishScenario(
+      grpc::ServerContext* context,
+      const btsim::control::v1::FinishScenarioRequest* request,
+      btsim::control::v1::FinishScenarioResponse* response) override;
   grpc::Status GetStatus(
       grpc::ServerContext* context,
       const btsim::control::v1::GetStatusRequest* request,
@@ -114,6 +133,7 @@ class ControlService final : public btsim::control::v1::Control::Service {
   };
 
   InstanceRegistry& registry_;
+  ScenarioControl* const scenario_;
   std::mutex mu_;  // guards bases_; taken after an instance's mutex
   std::map<const ServedInstance*, Base> bases_;
 };

@@ -23,7 +23,7 @@ struct Server::State {
         data(registry),
         table_admin(registry),
         instance_admin(registry, operations),
-        control(registry) {}
+        control(registry, options.scenario) {}
   ~State() { scheduler.Shutdown(); }  // before the registry goes
 
   sim::AsioScheduler scheduler;

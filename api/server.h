@@ -23,6 +23,7 @@
 namespace btsim::api {
 
 class InstanceRegistry;
+class ScenarioControl;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -35,6 +36,10 @@ struct ServerOptions {
   // Called for every instance when it is created (see InstanceRegistry):
   // e.g. to attach metrics observers. Optional.
   std::function<void(instance::Instance&)> on_instance_created;
+  // `btsim serve --scenario`: what the Control service's StartScenario and
+  // FinishScenario do (null: they answer FAILED_PRECONDITION). Must
+  // outlive the server.
+  ScenarioControl* scenario = nullptr;
 };
 
 class Server {

@@ -259,6 +259,12 @@ CLI::App* AddCtlCommand(CLI::App& app, CtlArgs& args) {
       ->required()
       ->allow_extra_args(false);
 
+  add("start",
+      "start: start the scenario of a `btsim serve --scenario FILE "
+      "--wait-for-start` (its timeline's time 0 is now)");
+  add("finish",
+      "finish: end the scenario of a `btsim serve --scenario` now; the "
+      "server settles, writes its report and exits with the verdict");
   add("status",
       "status: show clusters (up/down, faults, and what the routing front "
       "end believes), replication backlog, cuts and latency per link, and "
@@ -401,6 +407,16 @@ int RunCtl(const CtlArgs& args, std::ostream& out, std::ostream& err) {
     status = stub->SetLatency(&context, request, &response);
     done = "link " + a + arrow + b + " latency " +
            (reset ? "reset" : "set to " + FormatDuration(latency));
+  } else if (args.command == "start") {
+    control::StartScenarioRequest request;
+    control::StartScenarioResponse response;
+    status = stub->StartScenario(&context, request, &response);
+    if (status.ok()) out << "scenario started\n";
+  } else if (args.command == "finish") {
+    control::FinishScenarioRequest request;
+    control::FinishScenarioResponse response;
+    status = stub->FinishScenario(&context, request, &response);
+    if (status.ok()) out << "scenario finishing\n";
   } else if (args.command == "status") {
     control::GetStatusRequest request;
     request.set_instance(args.instance);

@@ -10,6 +10,7 @@
 //   cut-clients ID [--requests-only | --replies-only] | mend-clients ID
 //   stall-replication ID | resume-replication ID
 //   clock-skew ID OFFSET               (e.g. -2s; 0 ends it)
+//   start | finish                     (btsim serve --scenario)
 //   status
 #ifndef BTSIM_CLI_CTL_H_
 #define BTSIM_CLI_CTL_H_

@@ -4,11 +4,10 @@
 //   run     play a scenario in virtual time (cli/run.h).
 //   sweep   run a scenario over a grid of parameters and seeds (cli/sweep.h).
 //   load    drive any Bigtable endpoint with benchmark workloads (cli/load.h).
-#include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -20,77 +19,13 @@
 #include "cli/duration.h"
 #include "cli/load.h"
 #include "cli/run.h"
-#include "cli/serve_metrics.h"
+#include "cli/serve.h"
 #include "cli/sweep.h"
 #include "scenarios/instance_config.h"
 #include "sim/virtual_scheduler.h"
 
 namespace {
-
-// `btsim serve`'s exit code for a bad flag (parser or value check).
-constexpr int kServeUsageError = 2;
-
-// Serves until SIGINT or SIGTERM. With `metrics_port` >= 0 (0: a free
-// port), also serves Prometheus metrics at http://HOST:PORT/metrics.
-int RunServe(btsim::api::ServerOptions options, int metrics_port) {
-  // Block the stop signals in every thread; one thread waits for them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  // Declared before the server: the instances keep pointers to its
-  // observers. Stopped before the server goes: scrapes read its registry.
-  btsim::cli::LiveMetrics live_metrics;
-  if (metrics_port >= 0) {
-    options.on_instance_created =
-        [&live_metrics](btsim::instance::Instance& instance) {
-          live_metrics.OnInstanceCreated(instance);
-        };
-  }
-  btsim::api::Server server(options);
-  if (metrics_port >= 0) {
-    auto bound =
-        live_metrics.Start(options.host, metrics_port, server.registry());
-    if (!bound.ok()) {
-      spdlog::error("btsim serve: --metrics-port: {}",
-                    bound.status().message());
-      return 1;
-    }
-    spdlog::info("btsim serve: metrics on http://{}:{}/metrics", options.host,
-                 *bound);
-  }
-  auto port = server.Start();
-  if (!port.ok()) {
-    spdlog::error("btsim serve: {}", port.status().message());
-    live_metrics.Stop();
-    return 1;
-  }
-  std::string clusters;
-  for (const auto& c : options.instance.clusters) {
-    clusters += (clusters.empty() ? "" : ",") + c.id + "=" + c.zone;
-  }
-  spdlog::info(
-      "btsim serve: listening on {}:{} (compaction every {} ms, clusters: {})",
-      options.host, *port, options.compaction_interval.count(),
-      clusters.empty() ? "one per instance" : clusters);
-  std::thread waiter([&server, signals] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    spdlog::info("btsim serve: received {}, shutting down",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM");
-    server.Shutdown();
-  });
-  server.Wait();
-  // Wake the waiter if shutdown came from elsewhere.
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
-  live_metrics.Stop();
-  spdlog::info("btsim serve: stopped");
-  return 0;
-}
-
+using btsim::cli::kServeUsageError;
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -156,6 +91,29 @@ int main(int argc, char** argv) {
       "latencies, app profiles; see examples/three-clusters.textproto). "
       "Cannot be combined with --clusters; --replication-latency and "
       "--client-zone override the file");
+  btsim::cli::ServeScenarioArgs scenario_args;
+  serve->add_option(
+      "--scenario", scenario_args.file,
+      "Play FILE (a scenario, as for `btsim run`) against live traffic: "
+      "serve its instance and tables, play its timeline on the wall clock, "
+      "run its simulated clients, record every call, and at the end (its "
+      "duration, `btsim ctl finish`, or SIGINT/SIGTERM) judge it, print the "
+      "summary and exit 0/1/2 as `btsim run` does. Cannot be combined with "
+      "--config or --clusters");
+  serve->add_option("--set", scenario_args.sets,
+                    "With --scenario: override a field, path=value (as for "
+                    "`btsim run --set`); repeatable");
+  serve->add_option("--out", scenario_args.out_dir,
+                    "With --scenario: write report.json, history.jsonl, "
+                    "metrics.om and report.html into DIR at the end");
+  serve
+      ->add_option("--instance", scenario_args.instance,
+                   "With --scenario: the instance the scenario plays on, "
+                   "projects/P/instances/I")
+      ->capture_default_str();
+  serve->add_flag("--wait-for-start", scenario_args.wait_for_start,
+                  "With --scenario: start the timeline and the clients at "
+                  "`btsim ctl start` rather than at once");
 
   btsim::cli::CtlArgs ctl_args;
   CLI::App* ctl = btsim::cli::AddCtlCommand(app, ctl_args);
@@ -192,6 +150,33 @@ int main(int argc, char** argv) {
       return kServeUsageError;
     }
     serve_options.compaction_interval = *interval;
+    std::optional<btsim::scenarios::LoadedScenario> scenario;
+    if (!scenario_args.file.empty()) {
+      if (!config_path.empty() || !clusters.empty()) {
+        std::fprintf(stderr,
+                     "--scenario cannot be combined with --config or "
+                     "--clusters (the scenario describes the instance)\n");
+        return kServeUsageError;
+      }
+      auto loaded = btsim::cli::LoadServeScenario(scenario_args);
+      if (!loaded.ok()) {
+        std::fprintf(stderr, "btsim serve: %s\n",
+                     loaded.status().message().c_str());
+        return kServeUsageError;
+      }
+      scenario.emplace(std::move(loaded).value());
+      // --client-zone on the command line wins over the file.
+      std::string client_zone = serve_options.instance.client_zone;
+      serve_options.instance = scenario->instance.config;
+      if (!client_zone.empty()) {
+        serve_options.instance.client_zone = client_zone;
+      }
+    } else if (!scenario_args.out_dir.empty() || !scenario_args.sets.empty() ||
+               scenario_args.wait_for_start) {
+      std::fprintf(stderr,
+                   "--out, --set and --wait-for-start need --scenario\n");
+      return kServeUsageError;
+    }
     if (!config_path.empty()) {
       if (!clusters.empty()) {
         std::fprintf(stderr, "--config cannot be combined with --clusters\n");
@@ -249,7 +234,9 @@ int main(int argc, char** argv) {
         return kServeUsageError;
       }
     }
-    return RunServe(serve_options, metrics_port);
+    return btsim::cli::RunServe(serve_options, metrics_port, scenario_args,
+                                scenario ? &*scenario : nullptr, std::cout,
+                                std::cerr);
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <prometheus/registry.h>
 
 #include "cli/duration.h"
+#include "cli/run_outputs.h"
 #include "metrics/instance_metrics.h"
 #include "metrics/openmetrics.h"
 #include "metrics/report_html.h"
@@ -22,13 +23,6 @@ namespace {
 constexpr std::chrono::milliseconds kMaxScrapeInterval = std::chrono::hours(1);
 
 // The Prometheus series of a run, sampled in virtual time (only with --out).
-struct RunMetrics {
-  explicit RunMetrics(const std::string& instance_name)
-      : instance(registry, instance_name) {}
-  prometheus::Registry registry;
-  metrics::InstanceMetrics instance;
-  metrics::OpenMetricsRecorder recorder;
-};
 
 }  // namespace
 
@@ -116,8 +110,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     options.sample_every = scrape_interval;
     options.on_sample = [m = run_metrics.get()](sim::Time now,
                                                 instance::Instance& instance) {
-      m->instance.Sample(instance);
-      m->recorder.Record(m->registry, now);
+      m->Sample(now, instance);
     };
   }
   // The only wall clock of a run: how long it took, for the summary.
@@ -137,18 +130,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     scenarios::PrintSummary(*loaded, *outcome, out);
   }
   if (!args.out_dir.empty()) {
-    const std::filesystem::path dir(args.out_dir);
-    Status s = scenarios::WriteOutputs(*loaded, *outcome, args.out_dir);
-    if (s.ok()) {
-      s = scenarios::WriteFile(dir / "metrics.om", [&](std::ostream& o) {
-        run_metrics->recorder.Write(o);
-      });
-    }
-    if (s.ok()) {
-      s = scenarios::WriteFile(dir / "report.html", [&](std::ostream& o) {
-        metrics::WriteReportHtml(*loaded, *outcome, o);
-      });
-    }
+    Status s = WriteRunOutputs(*loaded, *outcome, *run_metrics, args.out_dir);
     if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";
       return kRunInvalid;

@@ -121,7 +121,8 @@ void WriteHeader(const scenarios::LoadedScenario& scenario,
       << HtmlEscape(scenario.proto.description()) << "</p>\n<dl>"
       << "<dt>seed</dt><dd>" << o.seed << "</dd>"
       << "<dt>duration</dt><dd>" << SecondsText(h.duration)
-      << " of virtual time</dd><dt>settled</dt><dd>"
+      << (o.live ? " of wall time (served)" : " of virtual time")
+      << "</dd><dt>settled</dt><dd>"
       << (h.settled < sim::Duration(0)
               ? std::string("replication did not drain")
               : "at " + SecondsText(h.settled))

@@ -2,8 +2,10 @@
 # End-to-end tests with the Node.js client (@google-cloud/bigtable from npm)
 # against a three-cluster `btsim serve`: CheckAndMutateRow /
 # ReadModifyWriteRow gating through different app profiles
-# (node/gating.test.mjs), and failover from a black-holed cluster learned by
-# the routing front end (node/failover.test.mjs).
+# (node/gating.test.mjs), failover from a black-holed cluster learned by
+# the routing front end (node/failover.test.mjs), and a scenario played by
+# `btsim serve --scenario` judging each named client's calls
+# (node/recording.test.mjs).
 #
 # Installs the pinned client (node/package-lock.json) into node/node_modules
 # with `npm ci`. Exits 77 (skipped under CTest) when node or npm is missing or
@@ -64,5 +66,27 @@ rc=$?
 if [[ $rc != 0 ]]; then
   echo "FAIL: node --test exited $rc; btsim serve log:" >&2
   cat "$WORK/serve.log" >&2
+  exit $rc
 fi
-exit $rc
+kill "$SERVER_PID" 2>/dev/null
+wait "$SERVER_PID" 2>/dev/null
+SERVER_PID=""
+
+# Recording: a scenario played against the client's traffic.
+start_btsim_serve "$WORK/scenario.log" --host 127.0.0.1 \
+  --scenario "$NODE_DIR/recording.textproto" --wait-for-start \
+  --out "$WORK/recording"
+(cd "$NODE_DIR" && BIGTABLE_EMULATOR_HOST=127.0.0.1:$PORT \
+   SCENARIO_HOST=127.0.0.1:$PORT SCENARIO_OUT=$WORK/recording \
+   METADATA_SERVER_DETECTION=none BTSIM=$BTSIM \
+   node --test recording.test.mjs)
+rc=$?
+code=0
+wait "$SERVER_PID" || code=$?
+SERVER_PID=""
+if [[ $rc != 0 || $code != 0 ]]; then
+  echo "FAIL: node --test exited $rc, the scenario server $code; its log:" >&2
+  cat "$WORK/scenario.log" >&2
+  exit 1
+fi
+exit 0
