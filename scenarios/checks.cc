@@ -438,6 +438,20 @@ Measure CountOps(const History& history, const Filter& filter, bool ok) {
   return {static_cast<double>(count), count == 0 ? "none" : Breakdown(kinds)};
 }
 
+Measure ErrorRate(const History& history, const Filter& filter) {
+  int64_t all = 0;
+  int64_t failed = 0;
+  for (const Operation& op : history.operations) {
+    if (!filter.Selects(op)) continue;
+    ++all;
+    if (!op.ok()) ++failed;
+  }
+  if (all == 0) return {0, "no operations"};
+  return {static_cast<double>(failed) / static_cast<double>(all),
+          std::to_string(failed) + " of " + std::to_string(all) +
+              " operations failed"};
+}
+
 Measure Latency(const History& history, const Filter& filter,
                 double percentile) {
   std::vector<Duration> latencies;
@@ -813,6 +827,9 @@ std::vector<ExpectationResult> EvaluateOn(
         break;
       case pb::SUCCESSES:
         measure = CountOps(history, filter, true);
+        break;
+      case pb::ERROR_RATE:
+        measure = ErrorRate(history, filter);
         break;
       case pb::FAILOVERS:
         measure = Failovers(history, filter);

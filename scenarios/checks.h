@@ -169,6 +169,8 @@
 //     Failover records no client).
 //   errors, successes (ERRORS, SUCCESSES): selected operations of every
 //     type that failed / succeeded.
+//   (ERROR_RATE): the selected operations that failed over all selected
+//     operations; 0 when none is selected.
 //   converged (CONVERGED): 1 when the surviving clusters' digests are all
 //     equal (also with fewer than two clusters), else 0.
 //   (LATENCY_SECONDS): nearest-rank percentile of complete - invoke over the

@@ -872,6 +872,24 @@ TEST(CountsTest, ErrorsAndSuccesses) {
       Eval(b.history(), "metric: SUCCESSES cluster: 'c2' at_least: 1").pass);
 }
 
+TEST(CountsTest, ErrorRateIsTheFractionThatFailed) {
+  Builder b;
+  b.Read("a-0", "r", "", 0, 1);
+  b.Write("a-1", "r", "a-1/1", 0, 1);
+  b.Write("a-1", "r", "a-1/2", 2, 3);
+  b.Op(OpType::kReadRow, "b-0", "", 5, 6, "c2", StatusCode::kDeadlineExceeded);
+  ExpectationResult all = Eval(b.history(), "metric: ERROR_RATE at_most: 0.2");
+  EXPECT_DOUBLE_EQ(all.value, 0.25);
+  EXPECT_FALSE(all.pass);
+  EXPECT_EQ(all.detail, "1 of 4 operations failed");
+  EXPECT_EQ(
+      Eval(b.history(), "metric: ERROR_RATE client: 'a' at_most: 0").value, 0);
+  ExpectationResult none =
+      Eval(b.history(), "metric: ERROR_RATE client: 'c' at_most: 0");
+  EXPECT_TRUE(none.pass);
+  EXPECT_EQ(none.detail, "no operations");
+}
+
 TEST(LatencyTest, NearestRankPercentileOfSuccesses) {
   Builder b;
   for (int i = 1; i <= 100; ++i) b.Read("a-0", "r", "", 1000 * i, 1000 * i + i);
