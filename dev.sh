@@ -3,6 +3,9 @@
 #   ./dev.sh demo      install what is missing, build, run the flagship
 #                      scenario (example 1) and print its summary
 #   ./dev.sh serve-demo  build, then `btsim serve` driven by a cbt session
+#   ./dev.sh app-demo  install what is missing (node and npm too), build, and
+#                      play a zone outage against a Node.js application
+#                      (examples/app-under-outage)
 #   ./dev.sh test      install what is missing, build, run the whole suite
 #   ./dev.sh build     install what is missing and build
 #   ./dev.sh sanitize  build with ASan + UBSan in build-asan/ and run the suite
@@ -32,6 +35,11 @@ case "${1:-}" in
     build build
     scripts/demo.sh build/btsim
     ;;
+  app-demo)
+    scripts/install-deps.sh --app
+    build build
+    examples/app-under-outage/run.sh build/btsim
+    ;;
   test)
     scripts/install-deps.sh --test
     build build
@@ -47,7 +55,7 @@ case "${1:-}" in
     ctest --test-dir build-asan -j"$jobs" --output-on-failure
     ;;
   *)
-    echo "usage: $0 demo|serve-demo|test|build|sanitize" >&2
+    echo "usage: $0 demo|serve-demo|app-demo|test|build|sanitize" >&2
     exit 2
     ;;
 esac

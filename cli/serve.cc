@@ -175,6 +175,8 @@ int PlayScenario(api::Server& server, Stops& stops,
     std::lock_guard<std::mutex> lock(instance.mu);
     session->EndClientPhase();
   }
+  spdlog::info(
+      "btsim serve: the client phase is over: recording stopped; settling");
   // Settling: replication drains (another stop gives up).
   const auto settle_end = std::chrono::steady_clock::now() + settle_limit;
   while (true) {

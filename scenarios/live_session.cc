@@ -123,6 +123,7 @@ void LiveSession::Sample() {
 void LiveSession::EndClientPhase() {
   if (client_phase_over_) return;
   client_phase_over_ = true;
+  end_positions_ = context_.instance->replicas().LogPositions();
   for (sim::TaskId id : timeline_) scheduler_.Cancel(id);
   history_.duration = std::min(history_.duration, context_.Elapsed());
   Event settle;
@@ -135,9 +136,8 @@ void LiveSession::EndClientPhase() {
 }
 
 bool LiveSession::Settled() {
-  auto& replicas = context_.instance->replicas();
   if (context_.in_flight != 0 ||
-      !replicas.HasApplied(replicas.LogPositions())) {
+      !context_.instance->replicas().HasApplied(end_positions_)) {
     return false;
   }
   if (history_.settled < sim::Duration(0))
@@ -226,8 +226,11 @@ void LiveSession::Record(const instance::RequestReport& r) {
                                       ? std::string_view()
                                       : std::string_view(followed->second);
   NamePool& names = *history_.names;
-  const OpSource* source =
-      names.Source(r.client, kRecordedGroup, r.app_profile, r.table);
+  // An empty profile id means the default profile.
+  const OpSource* source = names.Source(
+      r.client, kRecordedGroup,
+      r.app_profile.empty() ? std::string_view("default") : r.app_profile,
+      r.table);
   const Name cluster = names.Intern(r.cluster);
   const sim::Duration complete = context_.Elapsed();
   const sim::Duration invoke =
