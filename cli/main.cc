@@ -19,6 +19,7 @@
 #include "cli/duration.h"
 #include "cli/load.h"
 #include "cli/run.h"
+#include "cli/run_outputs.h"
 #include "cli/serve.h"
 #include "cli/sweep.h"
 #include "scenarios/instance_config.h"
@@ -111,6 +112,10 @@ int main(int argc, char** argv) {
                    "With --scenario: the instance the scenario plays on, "
                    "projects/P/instances/I")
       ->capture_default_str();
+  serve->add_option("--export", scenario_args.exports,
+                    "With --scenario and --out: also write the history in "
+                    "these formats: jepsen, jepsen-edn, elle-rw-register, "
+                    "porcupine (comma-separated or repeated)");
   serve->add_flag("--wait-for-start", scenario_args.wait_for_start,
                   "With --scenario: start the timeline and the clients at "
                   "`btsim ctl start` rather than at once");
@@ -150,6 +155,14 @@ int main(int argc, char** argv) {
       return kServeUsageError;
     }
     serve_options.compaction_interval = *interval;
+    if (auto exports = btsim::cli::ParseExports(scenario_args.exports);
+        !exports.ok() ||
+        (!scenario_args.exports.empty() && scenario_args.out_dir.empty())) {
+      std::fprintf(stderr, "%s\n",
+                   exports.ok() ? "--export needs --out"
+                                : exports.status().message().c_str());
+      return kServeUsageError;
+    }
     std::optional<btsim::scenarios::LoadedScenario> scenario;
     if (!scenario_args.file.empty()) {
       if (!config_path.empty() || !clusters.empty()) {
@@ -172,9 +185,10 @@ int main(int argc, char** argv) {
         serve_options.instance.client_zone = client_zone;
       }
     } else if (!scenario_args.out_dir.empty() || !scenario_args.sets.empty() ||
-               scenario_args.wait_for_start) {
+               scenario_args.wait_for_start || !scenario_args.exports.empty()) {
       std::fprintf(stderr,
-                   "--out, --set and --wait-for-start need --scenario\n");
+                   "--out, --set, --export and --wait-for-start need "
+                   "--scenario\n");
       return kServeUsageError;
     }
     if (!config_path.empty()) {

@@ -50,6 +50,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
   run->add_option("--scrape-interval", args.scrape_interval,
                   "With --out: virtual time between two samples of "
                   "metrics.om, e.g. 1s (the default), 250ms, 1m; at most 1h");
+  run->add_option("--export", args.exports,
+                  "With --out: also write the history in these formats: "
+                  "jepsen, jepsen-edn, elle-rw-register, porcupine "
+                  "(comma-separated or repeated; docs/history-formats.md)");
   run->add_flag("--quiet", args.quiet, "Print only the fingerprint line");
   return run;
 }
@@ -97,6 +101,14 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     }
     scrape_interval = *interval;
   }
+  auto exports = ParseExports(args.exports);
+  if (!exports.ok() || (!args.exports.empty() && args.out_dir.empty())) {
+    err << "btsim run: "
+        << (exports.ok() ? std::string("--export needs --out")
+                         : exports.status().message())
+        << "\n";
+    return kRunInvalid;
+  }
   auto loaded = scenarios::LoadScenario(args.file, overrides);
   if (!loaded.ok()) {
     err << "btsim run: " << loaded.status().message() << "\n";
@@ -130,7 +142,8 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     scenarios::PrintSummary(*loaded, *outcome, out);
   }
   if (!args.out_dir.empty()) {
-    Status s = WriteRunOutputs(*loaded, *outcome, *run_metrics, args.out_dir);
+    Status s = WriteRunOutputs(*loaded, *outcome, *run_metrics, args.out_dir,
+                               *exports);
     if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";
       return kRunInvalid;

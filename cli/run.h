@@ -32,6 +32,8 @@ struct RunArgs {
   std::string out_dir;
   std::string duration;
   std::vector<std::string> sets;
+  // --export: history formats (scenarios/history_export.h) for --out.
+  std::vector<std::string> exports;
   // Virtual time between two samples of metrics.om; > 0 and <= 1h.
   std::string scrape_interval = "1s";
   bool quiet = false;  // only the fingerprint line

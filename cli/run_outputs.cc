@@ -1,5 +1,6 @@
 #include "cli/run_outputs.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "metrics/report_html.h"
@@ -7,14 +8,43 @@
 
 namespace btsim::cli {
 
+Result<std::vector<scenarios::HistoryFormat>> ParseExports(
+    const std::vector<std::string>& values) {
+  std::vector<scenarios::HistoryFormat> formats;
+  for (const std::string& value : values) {
+    size_t start = 0;
+    while (start <= value.size()) {
+      const size_t comma = std::min(value.find(',', start), value.size());
+      auto format =
+          scenarios::ParseHistoryFormat(value.substr(start, comma - start));
+      if (!format.ok()) {
+        return InvalidArgument("--export: " + format.status().message());
+      }
+      if (std::find(formats.begin(), formats.end(), *format) == formats.end()) {
+        formats.push_back(*format);
+      }
+      start = comma + 1;
+    }
+  }
+  return formats;
+}
+
 Status WriteRunOutputs(const scenarios::LoadedScenario& scenario,
                        const scenarios::RunOutcome& outcome,
-                       const RunMetrics& metrics, const std::string& dir) {
+                       const RunMetrics& metrics, const std::string& dir,
+                       const std::vector<scenarios::HistoryFormat>& exports) {
   const std::filesystem::path root(dir);
   BTSIM_RETURN_IF_ERROR(scenarios::WriteOutputs(scenario, outcome, dir));
   BTSIM_RETURN_IF_ERROR(scenarios::WriteFile(
       root / "metrics.om",
       [&](std::ostream& o) { metrics.recorder.Write(o); }));
+  for (scenarios::HistoryFormat format : exports) {
+    BTSIM_RETURN_IF_ERROR(scenarios::WriteFile(
+        root / std::string(scenarios::HistoryFileName(format)),
+        [&](std::ostream& o) {
+          scenarios::WriteHistory(outcome.history, format, o);
+        }));
+  }
   return scenarios::WriteFile(root / "report.html", [&](std::ostream& o) {
     metrics::WriteReportHtml(scenario, outcome, o);
   });

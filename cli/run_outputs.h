@@ -5,12 +5,15 @@
 #define BTSIM_CLI_RUN_OUTPUTS_H_
 
 #include <string>
+#include <vector>
 
 #include <prometheus/registry.h>
 
+#include "base/result.h"
 #include "base/status.h"
 #include "metrics/instance_metrics.h"
 #include "metrics/openmetrics.h"
+#include "scenarios/history_export.h"
 #include "scenarios/loader.h"
 #include "scenarios/runner.h"
 
@@ -31,11 +34,18 @@ struct RunMetrics {
   metrics::OpenMetricsRecorder recorder;
 };
 
-// Writes report.json, history.jsonl, metrics.om (from `metrics`) and
-// report.html into `dir`, creating it if needed.
+// The history formats named by --export values ("jepsen,porcupine", or
+// one per flag); INVALID_ARGUMENT "--export: ..." for an unknown name.
+Result<std::vector<scenarios::HistoryFormat>> ParseExports(
+    const std::vector<std::string>& values);
+
+// Writes report.json, history.jsonl, metrics.om (from `metrics`),
+// report.html and the history in each of `exports` (HistoryFileName) into
+// `dir`, creating it if needed.
 Status WriteRunOutputs(const scenarios::LoadedScenario& scenario,
                        const scenarios::RunOutcome& outcome,
-                       const RunMetrics& metrics, const std::string& dir);
+                       const RunMetrics& metrics, const std::string& dir,
+                       const std::vector<scenarios::HistoryFormat>& exports);
 
 }  // namespace btsim::cli
 

@@ -32,6 +32,7 @@ struct ServeScenarioArgs {
   std::string file;               // empty: no scenario
   std::vector<std::string> sets;  // --set path=value
   std::string out_dir;
+  std::vector<std::string> exports;  // --export, as for `btsim run`
   std::string instance = "projects/p/instances/i";
   bool wait_for_start = false;
 };

@@ -31,6 +31,12 @@ line=$(grep -n '^seeds' "$work/unknown.textproto" | cut -d: -f1)
 expect_error unknown-field "$work/unknown.textproto:$line:" \
   run "$work/unknown.textproto"
 
+# History formats: an unknown one, and one without --out.
+expect_error unknown-export "--export: unknown history format 'elle'" \
+  run "$example" --out "$work/out" --export jepsen,elle
+expect_error export-without-out "--export needs --out" \
+  run "$example" --export jepsen
+
 # A reference to a missing cluster.
 sed 's/cluster_down { cluster: "c1" mode: BLACKHOLE }/cluster_down { cluster: "c7" mode: BLACKHOLE }/' \
   "$example" >"$work/missing.textproto"

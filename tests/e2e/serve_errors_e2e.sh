@@ -25,3 +25,10 @@ expect_error bad-compaction-interval "--compaction-interval" \
 expect_error config-and-clusters "--config cannot be combined with --clusters" \
   --config "$work/instance.textproto" --clusters c1=us-east1-b
 expect_error missing-config "--config" --config "$work/nope.textproto"
+# --scenario: its file is checked at start; its flags need it.
+expect_error scenario-and-config "--scenario cannot be combined with --config" \
+  --scenario "$work/nope.textproto" --config "$work/instance.textproto"
+expect_error missing-scenario "nope.textproto" --scenario "$work/nope.textproto"
+expect_error out-without-scenario "need --scenario" --out "$work/out"
+expect_error unknown-export "--export: unknown history format" \
+  --scenario "$work/nope.textproto" --out "$work/out" --export nope

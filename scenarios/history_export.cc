@@ -1,0 +1,500 @@
+#include "scenarios/history_export.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "scenarios/json_printer.h"
+
+namespace btsim::scenarios {
+
+namespace {
+
+struct FormatInfo {
+  HistoryFormat format;
+  std::string_view name;
+  std::string_view file;
+};
+constexpr std::array<FormatInfo, 4> kFormats = {{
+    {HistoryFormat::kJepsen, "jepsen", "history.jepsen.jsonl"},
+    {HistoryFormat::kJepsenEdn, "jepsen-edn", "history.jepsen.edn"},
+    {HistoryFormat::kElleRwRegister, "elle-rw-register",
+     "history.elle-rw-register.jsonl"},
+    {HistoryFormat::kPorcupine, "porcupine", "history.porcupine.json"},
+}};
+constexpr std::array<HistoryFormat, 4> kFormatList = {
+    HistoryFormat::kJepsen, HistoryFormat::kJepsenEdn,
+    HistoryFormat::kElleRwRegister, HistoryFormat::kPorcupine};
+
+const FormatInfo& InfoOf(HistoryFormat format) {
+  for (const FormatInfo& info : kFormats) {
+    if (info.format == format) return info;
+  }
+  return kFormats[0];
+}
+
+// A value of a record, printed as JSON or as EDN (where keywords and map
+// keys are keywords; in JSON they are strings).
+struct Value {
+  enum class Kind { kNull, kInt, kString, kKeyword, kVector, kMap };
+  Kind kind = Kind::kNull;
+  int64_t number = 0;
+  std::string text;
+  std::vector<Value> items;                        // kVector
+  std::vector<std::pair<std::string, Value>> map;  // kMap, in order
+
+  static Value Int(int64_t n) { return {Kind::kInt, n}; }
+  static Value String(std::string_view s) {
+    return {Kind::kString, 0, std::string(s)};
+  }
+  static Value Keyword(std::string_view s) {
+    return {Kind::kKeyword, 0, std::string(s)};
+  }
+  static Value Vector(std::vector<Value> items) {
+    Value v{Kind::kVector};
+    v.items = std::move(items);
+    return v;
+  }
+  static Value Map() { return {Kind::kMap}; }
+  Value& Add(std::string key, Value value) {
+    map.emplace_back(std::move(key), std::move(value));
+    return *this;
+  }
+};
+
+// A JSON (and EDN) string literal of `bytes`: bytes as in JsonText,
+// quotes, backslashes and control characters escaped.
+std::string Quote(std::string_view bytes) {
+  std::string out = "\"";
+  for (char c : JsonText(bytes)) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+          out += buffer;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void Print(const Value& v, bool edn, std::string& out) {
+  switch (v.kind) {
+    case Value::Kind::kNull:
+      out += edn ? "nil" : "null";
+      break;
+    case Value::Kind::kInt:
+      out += std::to_string(v.number);
+      break;
+    case Value::Kind::kString:
+      out += Quote(v.text);
+      break;
+    case Value::Kind::kKeyword:
+      out += edn ? ":" + v.text : Quote(v.text);
+      break;
+    case Value::Kind::kVector: {
+      out += '[';
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        if (i > 0) out += edn ? " " : ",";
+        Print(v.items[i], edn, out);
+      }
+      out += ']';
+      break;
+    }
+    case Value::Kind::kMap: {
+      out += '{';
+      for (size_t i = 0; i < v.map.size(); ++i) {
+        if (i > 0) out += edn ? ", " : ",";
+        out += edn ? ":" + v.map[i].first + " " : Quote(v.map[i].first) + ":";
+        Print(v.map[i].second, edn, out);
+      }
+      out += '}';
+      break;
+    }
+  }
+}
+
+enum class Outcome { kOk, kFail, kInfo };
+
+// What the client may assume: a failure that committed, or an operation
+// still in flight, may have taken effect.
+Outcome OutcomeOf(const Operation& op) {
+  if (op.ok()) return Outcome::kOk;
+  if (op.attempts == 0 || op.version != 0) return Outcome::kInfo;
+  return Outcome::kFail;
+}
+
+std::string_view OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return "ok";
+    case Outcome::kFail:
+      return "fail";
+    case Outcome::kInfo:
+      return "info";
+  }
+  return "info";
+}
+
+// The fault events (the nemesis's actions) and, for each kind that starts
+// a fault, the kind that ends it.
+struct FaultKind {
+  EventKind kind;
+  std::optional<EventKind> ended_by;
+};
+constexpr std::array<FaultKind, 16> kFaultKinds = {{
+    {EventKind::kClusterDown, EventKind::kClusterUp},
+    {EventKind::kClusterUp, std::nullopt},
+    {EventKind::kPartition, EventKind::kHeal},
+    {EventKind::kHeal, std::nullopt},
+    {EventKind::kLatency, std::nullopt},
+    {EventKind::kNodeFailure, EventKind::kNodeRecovery},
+    {EventKind::kNodeRecovery, std::nullopt},
+    {EventKind::kSlowCluster, EventKind::kRestoreSpeed},
+    {EventKind::kRestoreSpeed, std::nullopt},
+    {EventKind::kInjectErrors, EventKind::kStopErrors},
+    {EventKind::kStopErrors, std::nullopt},
+    {EventKind::kCutClients, EventKind::kMendClients},
+    {EventKind::kMendClients, std::nullopt},
+    {EventKind::kStallReplication, EventKind::kResumeReplication},
+    {EventKind::kResumeReplication, std::nullopt},
+    {EventKind::kClockSkew, std::nullopt},
+}};
+const FaultKind* FaultOf(const Event& event) {
+  if (event.refused) return nullptr;
+  for (const FaultKind& f : kFaultKinds) {
+    if (f.kind == event.kind) return &f;
+  }
+  return nullptr;
+}
+
+// Operations of the rw-register model: writes of the followed column and
+// reads of one row.
+bool IsRegisterWrite(const Operation& op) {
+  return (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) &&
+         !op.written().empty();
+}
+bool IsRegisterOp(const Operation& op) {
+  return IsRegisterWrite(op) || op.type == OpType::kReadRow;
+}
+std::string KeyOf(const Operation& op) {
+  return std::string(op.table()) + "/" + std::string(op.row);
+}
+
+// Jepsen's processes (Porcupine's client ids): a number per client, in
+// the order clients first invoke; after an operation whose outcome is
+// unknown (info) the client goes on as a new process, as Jepsen requires
+// (the old one may still be running it).
+class Processes {
+ public:
+  // The process of `client`'s next operation.
+  int64_t Of(Name client) {
+    auto [it, added] = current_.emplace(client.view(), next_);
+    if (added) ++next_;
+    return it->second;
+  }
+  // `client`'s last operation ended as info.
+  void Retire(Name client) { current_[client.view()] = next_++; }
+
+ private:
+  std::map<std::string_view, int64_t> current_;
+  int64_t next_ = 0;
+};
+
+// One line of a Jepsen history before printing: an operation's invocation
+// or completion, or a fault. Lines go in time order; at one time,
+// completions first, then faults, then invocations: a client that issues
+// its next operation when the last one completes does so in that order,
+// and each client's operations must not overlap.
+struct Line {
+  sim::Duration at{0};
+  int rank = 0;        // 0 completion, 1 fault, 2 invocation
+  uint32_t index = 0;  // operation id, or event index
+};
+constexpr int kCompletion = 0;
+constexpr int kFault = 1;
+constexpr int kInvocation = 2;
+std::vector<Line> Lines(const History& history,
+                        bool (*selected)(const Operation&)) {
+  std::vector<Line> lines;
+  for (const Operation& op : history.operations) {
+    if (!selected(op)) continue;
+    lines.push_back({op.invoke, kInvocation, op.id});
+    lines.push_back({op.complete, kCompletion, op.id});
+  }
+  for (uint32_t i = 0; i < history.events.size(); ++i) {
+    if (FaultOf(history.events[i]) != nullptr) {
+      lines.push_back({history.events[i].at, kFault, i});
+    }
+  }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line& a, const Line& b) {
+                     if (a.at != b.at) return a.at < b.at;
+                     if (a.rank != b.rank) return a.rank < b.rank;
+                     return a.index < b.index;
+                   });
+  return lines;
+}
+
+Value NemesisRecord(const Event& event) {
+  Value value = Value::Map();
+  value.Add("label", Value::String(event.label));
+  if (!event.cluster.empty())
+    value.Add("cluster", Value::String(event.cluster));
+  if (!event.peer.empty()) value.Add("peer", Value::String(event.peer));
+  if (!event.detail.empty()) value.Add("detail", Value::String(event.detail));
+  Value record = Value::Map();
+  record.Add("type", Value::Keyword("info"))
+      .Add("f", Value::Keyword(EventKindName(event.kind)))
+      .Add("value", std::move(value))
+      .Add("time", Value::Int(event.at.count()))
+      .Add("process", Value::Keyword("nemesis"));
+  return record;
+}
+
+// The start of an operation's record: type, f, value.
+Value OperationRecord(std::string_view type, std::string_view f, Value value) {
+  Value record = Value::Map();
+  record.Add("type", Value::Keyword(type))
+      .Add("f", Value::Keyword(f))
+      .Add("value", std::move(value));
+  return record;
+}
+
+void AddError(const Operation& op, Value& record) {
+  std::string error(StatusCodeName(op.code));
+  if (!op.message.empty()) error += ": " + std::string(op.message);
+  record.Add("error", Value::String(error));
+}
+
+// Jepsen's generic records: `f` is the operation's type, `value` a map of
+// what it names and saw.
+void WriteJepsen(const History& history, bool edn, std::ostream& out) {
+  Processes processes;
+  std::vector<int64_t> process(history.operations.size());
+  int64_t index = 0;
+  std::string line;
+  for (const Line& l : Lines(history, [](const Operation&) { return true; })) {
+    Value record;
+    if (l.rank == kFault) {
+      record = NemesisRecord(history.events[l.index]);
+    } else {
+      const Operation& op = history.operations[l.index];
+      const bool done = l.rank == kCompletion;
+      const Outcome outcome = OutcomeOf(op);
+      Value value = Value::Map();
+      value.Add("table", Value::String(op.table()))
+          .Add("row", Value::String(op.row));
+      if (!op.written().empty()) {
+        value.Add("value", Value::String(op.written()));
+      }
+      if (done && outcome == Outcome::kOk) {
+        if (op.type == OpType::kReadRow) {
+          value.Add("value",
+                    op.read().empty() ? Value() : Value::String(op.read()));
+        } else if (op.type == OpType::kScan) {
+          value.Add("rows", Value::Int(op.rows()));
+        } else if (op.type == OpType::kReadModifyWrite) {
+          value.Add("counter", Value::Int(op.counter()));
+        }
+      }
+      record = OperationRecord(done ? OutcomeName(outcome) : "invoke",
+                               OpTypeName(op.type), std::move(value));
+      if (!done) process[op.id] = processes.Of(op.client());
+      if (done && outcome == Outcome::kInfo) processes.Retire(op.client());
+      record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
+          .Add("process", Value::Int(process[op.id]));
+      if (done && outcome != Outcome::kOk) AddError(op, record);
+      record.Add("cluster", Value::String(op.cluster))
+          .Add("profile", Value::String(op.profile()));
+    }
+    record.Add("index", Value::Int(index++));
+    line.clear();
+    Print(record, edn, line);
+    out << line << '\n';
+  }
+}
+
+// Elle's rw-register: one micro-op per transaction; values numbered per
+// key, in the order the writes were invoked.
+void WriteElleRwRegister(const History& history, std::ostream& out) {
+  std::map<std::string, std::map<std::string_view, int64_t, std::less<>>>
+      numbers;
+  auto number = [&](const std::string& key, std::string_view tag) {
+    auto& of_key = numbers[key];
+    return of_key.emplace(tag, static_cast<int64_t>(of_key.size()) + 1)
+        .first->second;
+  };
+  for (const Operation& op : history.operations) {
+    if (IsRegisterWrite(op)) number(KeyOf(op), op.written().view());
+  }
+  Processes processes;
+  std::vector<int64_t> process(history.operations.size());
+  int64_t index = 0;
+  std::string line;
+  for (const Line& l : Lines(history, IsRegisterOp)) {
+    Value record;
+    if (l.rank == kFault) {
+      record = NemesisRecord(history.events[l.index]);
+    } else {
+      const Operation& op = history.operations[l.index];
+      const bool done = l.rank == kCompletion;
+      const Outcome outcome = OutcomeOf(op);
+      const std::string key = KeyOf(op);
+      Value micro;
+      if (IsRegisterWrite(op)) {
+        micro = Value::Vector({Value::Keyword("w"), Value::String(key),
+                               Value::Int(number(key, op.written().view()))});
+      } else {
+        Value read;
+        if (done && outcome == Outcome::kOk && !op.read().empty()) {
+          read = Value::Int(number(key, op.read().view()));
+        }
+        micro = Value::Vector(
+            {Value::Keyword("r"), Value::String(key), std::move(read)});
+      }
+      record = OperationRecord(done ? OutcomeName(outcome) : "invoke", "txn",
+                               Value::Vector({std::move(micro)}));
+      if (!done) process[op.id] = processes.Of(op.client());
+      if (done && outcome == Outcome::kInfo) processes.Retire(op.client());
+      record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
+          .Add("process", Value::Int(process[op.id]));
+      if (done && outcome != Outcome::kOk) AddError(op, record);
+    }
+    record.Add("index", Value::Int(index++));
+    line.clear();
+    Print(record, /*edn=*/false, line);
+    out << line << '\n';
+  }
+}
+
+// Porcupine's operations of a key-value model (put, get) and the faults as
+// annotations spanning from the fault to what ended it.
+void WritePorcupine(const History& history, std::ostream& out) {
+  Processes clients;
+  std::vector<Value> operations;
+  for (const Operation& op : history.operations) {  // in invoke order
+    if (!IsRegisterOp(op)) continue;
+    const Outcome outcome = OutcomeOf(op);
+    if (outcome == Outcome::kFail) continue;  // it had no effect
+    const int64_t client = clients.Of(op.client());
+    if (outcome == Outcome::kInfo) clients.Retire(op.client());
+    const bool write = IsRegisterWrite(op);
+    Value input = Value::Map();
+    input.Add("Op", Value::String(write ? "put" : "get"))
+        .Add("Key", Value::String(KeyOf(op)));
+    if (write) input.Add("Value", Value::String(op.written()));
+    Value output = Value::Map();
+    output.Add("Value", Value::String(write ? "" : op.read().view()));
+    // An operation that may have taken effect may have done so at any
+    // time until the end.
+    const sim::Duration returned =
+        outcome == Outcome::kOk ? op.complete : history.ended;
+    Value record = Value::Map();
+    record.Add("ClientId", Value::Int(client))
+        .Add("Input", std::move(input))
+        .Add("Call", Value::Int(op.invoke.count()))
+        .Add("Output", std::move(output))
+        .Add("Return", Value::Int(std::max(returned, op.invoke).count()));
+    operations.push_back(std::move(record));
+  }
+  std::vector<Value> annotations;
+  for (size_t i = 0; i < history.events.size(); ++i) {
+    const Event& event = history.events[i];
+    const FaultKind* fault = FaultOf(event);
+    if (fault == nullptr) continue;
+    sim::Duration end = event.at;
+    if (fault->ended_by) {
+      end = history.ended;
+      for (size_t j = i + 1; j < history.events.size(); ++j) {
+        const Event& later = history.events[j];
+        if (later.kind == *fault->ended_by && !later.refused &&
+            later.cluster == event.cluster && later.peer == event.peer &&
+            later.detail == event.detail) {
+          end = later.at;
+          break;
+        }
+      }
+    }
+    Value annotation = Value::Map();
+    annotation.Add("ClientId", Value::Int(-1))
+        .Add("Tag", Value::String("nemesis"))
+        .Add("Start", Value::Int(event.at.count()))
+        .Add("End", Value::Int(end.count()))
+        .Add("Description",
+             Value::String(std::string(EventKindName(event.kind)) + ": " +
+                           event.label));
+    annotations.push_back(std::move(annotation));
+  }
+  Value all = Value::Map();
+  all.Add("operations", Value::Vector(std::move(operations)))
+      .Add("annotations", Value::Vector(std::move(annotations)));
+  std::string text;
+  Print(all, /*edn=*/false, text);
+  out << text << '\n';
+}
+
+}  // namespace
+
+std::span<const HistoryFormat> HistoryFormats() { return kFormatList; }
+
+std::string_view HistoryFormatName(HistoryFormat format) {
+  return InfoOf(format).name;
+}
+
+std::string_view HistoryFileName(HistoryFormat format) {
+  return InfoOf(format).file;
+}
+
+Result<HistoryFormat> ParseHistoryFormat(std::string_view name) {
+  std::string names;
+  for (const FormatInfo& info : kFormats) {
+    if (info.name == name) return info.format;
+    names += (names.empty() ? "" : ", ") + std::string(info.name);
+  }
+  return InvalidArgument("unknown history format '" + std::string(name) +
+                         "' (one of " + names + ")");
+}
+
+void WriteHistory(const History& history, HistoryFormat format,
+                  std::ostream& out) {
+  switch (format) {
+    case HistoryFormat::kJepsen:
+      WriteJepsen(history, /*edn=*/false, out);
+      break;
+    case HistoryFormat::kJepsenEdn:
+      WriteJepsen(history, /*edn=*/true, out);
+      break;
+    case HistoryFormat::kElleRwRegister:
+      WriteElleRwRegister(history, out);
+      break;
+    case HistoryFormat::kPorcupine:
+      WritePorcupine(history, out);
+      break;
+  }
+}
+
+}  // namespace btsim::scenarios
