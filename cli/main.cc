@@ -112,10 +112,11 @@ int main(int argc, char** argv) {
                    "With --scenario: the instance the scenario plays on, "
                    "projects/P/instances/I")
       ->capture_default_str();
-  serve->add_option("--export", scenario_args.exports,
-                    "With --scenario and --out: also write the history in "
-                    "these formats: jepsen, jepsen-edn, elle-rw-register, "
-                    "porcupine (comma-separated or repeated)");
+  serve->add_option(
+      "--export", scenario_args.exports,
+      "With --scenario and --out: also write the history in "
+      "these formats: jepsen, jepsen-edn, elle-rw-register, "
+      "elle-list-append, porcupine (comma-separated or repeated)");
   serve->add_flag("--wait-for-start", scenario_args.wait_for_start,
                   "With --scenario: start the timeline and the clients at "
                   "`btsim ctl start` rather than at once");

@@ -127,6 +127,18 @@ const RowState* RowStates::Find(std::string_view table,
              : &it->second;
 }
 
+const Append* FindAppend(const History& history, uint32_t op) {
+  auto it =
+      std::lower_bound(history.appends.begin(), history.appends.end(), op,
+                       [](const Append& a, uint32_t id) { return a.op < id; });
+  return it != history.appends.end() && it->op == op ? &*it : nullptr;
+}
+
+Append* FindAppend(History& history, uint32_t op) {
+  return const_cast<Append*>(
+      FindAppend(static_cast<const History&>(history), op));
+}
+
 const RowStates& RowsOf(const History& history, size_t cluster) {
   const ClusterState& state = history.final_state[cluster];
   return state.same_as ? history.final_state[*state.same_as].rows : state.rows;

@@ -266,6 +266,19 @@ inline bool DropCovers(const Event& event, std::string_view table,
          event.table == table && row.starts_with(event.detail);
 }
 
+// What an `append` (OpType::kAppend) of a simulated client appended to
+// kLogColumn: a token unique in the run ("<client>/a<n>", followed there by
+// kAppendSeparator), and the column's whole value its ReadModifyWriteRow
+// returned (empty until it committed, and when longer than
+// kMaxAppendList; the last commit's if several did).
+inline constexpr char kAppendSeparator = ';';
+inline constexpr size_t kMaxAppendList = 64 * 1024;
+struct Append {
+  uint32_t op = 0;  // Operation::id
+  Name token;
+  Name list;
+};
+
 // A routing front end ejected a cluster or readmitted it (what it
 // believes, not the truth).
 struct HealthChange {
@@ -371,6 +384,7 @@ struct History {
   std::vector<ClusterState> final_state;     // clusters in creation order
   std::vector<Failover> failovers;           // in time order
   std::vector<HealthChange> health_changes;  // in time order
+  std::vector<Append> appends;               // in operation order
   std::vector<CpuSample> cpu;                // in time order
   // Every second until the run ends (including settling), per ordered pair
   // of clusters present (in creation order).
@@ -390,6 +404,11 @@ inline bool Newer(cluster::Timestamp ts_a, uint64_t version_a,
                   cluster::Timestamp ts_b, uint64_t version_b) {
   return ts_a != ts_b ? ts_a > ts_b : version_a > version_b;
 }
+
+// The Append of operation `op`, or null (not an append of a simulated
+// client).
+const Append* FindAppend(const History& history, uint32_t op);
+Append* FindAppend(History& history, uint32_t op);
 
 // The rows of final_state[cluster], following same_as. Requires cluster <
 // history.final_state.size().

@@ -20,16 +20,19 @@ struct FormatInfo {
   std::string_view name;
   std::string_view file;
 };
-constexpr std::array<FormatInfo, 4> kFormats = {{
+constexpr std::array<FormatInfo, 5> kFormats = {{
     {HistoryFormat::kJepsen, "jepsen", "history.jepsen.jsonl"},
     {HistoryFormat::kJepsenEdn, "jepsen-edn", "history.jepsen.edn"},
     {HistoryFormat::kElleRwRegister, "elle-rw-register",
      "history.elle-rw-register.jsonl"},
+    {HistoryFormat::kElleListAppend, "elle-list-append",
+     "history.elle-list-append.jsonl"},
     {HistoryFormat::kPorcupine, "porcupine", "history.porcupine.json"},
 }};
-constexpr std::array<HistoryFormat, 4> kFormatList = {
+constexpr std::array<HistoryFormat, 5> kFormatList = {
     HistoryFormat::kJepsen, HistoryFormat::kJepsenEdn,
-    HistoryFormat::kElleRwRegister, HistoryFormat::kPorcupine};
+    HistoryFormat::kElleRwRegister, HistoryFormat::kElleListAppend,
+    HistoryFormat::kPorcupine};
 
 const FormatInfo& InfoOf(HistoryFormat format) {
   for (const FormatInfo& info : kFormats) {
@@ -308,8 +311,11 @@ void WriteJepsen(const History& history, bool edn, std::ostream& out) {
       Value value = Value::Map();
       value.Add("table", Value::String(op.table()))
           .Add("row", Value::String(op.row));
+      const Append* append = FindAppend(history, op.id);
       if (!op.written().empty()) {
         value.Add("value", Value::String(op.written()));
+      } else if (append != nullptr) {
+        value.Add("value", Value::String(append->token));
       }
       if (done && outcome == Outcome::kOk) {
         if (op.type == OpType::kReadRow) {
@@ -319,6 +325,8 @@ void WriteJepsen(const History& history, bool edn, std::ostream& out) {
           value.Add("rows", Value::Int(op.rows()));
         } else if (op.type == OpType::kReadModifyWrite) {
           value.Add("counter", Value::Int(op.counter()));
+        } else if (append != nullptr && !append->list.empty()) {
+          value.Add("list", Value::String(append->list));
         }
       }
       record = OperationRecord(done ? OutcomeName(outcome) : "invoke",
@@ -338,24 +346,31 @@ void WriteJepsen(const History& history, bool edn, std::ostream& out) {
   }
 }
 
-// Elle's rw-register: one micro-op per transaction; values numbered per
-// key, in the order the writes were invoked.
-void WriteElleRwRegister(const History& history, std::ostream& out) {
-  std::map<std::string, std::map<std::string_view, int64_t, std::less<>>>
-      numbers;
-  auto number = [&](const std::string& key, std::string_view tag) {
-    auto& of_key = numbers[key];
-    return of_key.emplace(tag, static_cast<int64_t>(of_key.size()) + 1)
+// Values numbered per key from 1, in the order first asked for.
+class ValueNumbers {
+ public:
+  int64_t Of(const std::string& key, std::string_view value) {
+    auto& of_key = numbers_[key];
+    return of_key.emplace(value, static_cast<int64_t>(of_key.size()) + 1)
         .first->second;
-  };
-  for (const Operation& op : history.operations) {
-    if (IsRegisterWrite(op)) number(KeyOf(op), op.written().view());
   }
+
+ private:
+  std::map<std::string, std::map<std::string_view, int64_t, std::less<>>>
+      numbers_;
+};
+
+// An Elle history: each operation `selected` is one transaction whose
+// micro-ops `txn` gives (at its invocation, or at its completion with
+// `done` and `outcome`); faults are nemesis records.
+template <typename Txn>
+void WriteElle(const History& history, bool (*selected)(const Operation&),
+               Txn&& txn, std::ostream& out) {
   Processes processes;
   std::vector<int64_t> process(history.operations.size());
   int64_t index = 0;
   std::string line;
-  for (const Line& l : Lines(history, IsRegisterOp)) {
+  for (const Line& l : Lines(history, selected)) {
     Value record;
     if (l.rank == kFault) {
       record = NemesisRecord(history.events[l.index]);
@@ -363,21 +378,8 @@ void WriteElleRwRegister(const History& history, std::ostream& out) {
       const Operation& op = history.operations[l.index];
       const bool done = l.rank == kCompletion;
       const Outcome outcome = OutcomeOf(op);
-      const std::string key = KeyOf(op);
-      Value micro;
-      if (IsRegisterWrite(op)) {
-        micro = Value::Vector({Value::Keyword("w"), Value::String(key),
-                               Value::Int(number(key, op.written().view()))});
-      } else {
-        Value read;
-        if (done && outcome == Outcome::kOk && !op.read().empty()) {
-          read = Value::Int(number(key, op.read().view()));
-        }
-        micro = Value::Vector(
-            {Value::Keyword("r"), Value::String(key), std::move(read)});
-      }
       record = OperationRecord(done ? OutcomeName(outcome) : "invoke", "txn",
-                               Value::Vector({std::move(micro)}));
+                               txn(op, done && outcome == Outcome::kOk));
       if (!done) process[op.id] = processes.Of(op.client());
       if (done && outcome == Outcome::kInfo) processes.Retire(op.client());
       record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
@@ -389,6 +391,71 @@ void WriteElleRwRegister(const History& history, std::ostream& out) {
     Print(record, /*edn=*/false, line);
     out << line << '\n';
   }
+}
+
+// Elle's rw-register: a write of the followed column or a point read is a
+// transaction of one micro-op; values numbered per key in the order the
+// writes were invoked.
+void WriteElleRwRegister(const History& history, std::ostream& out) {
+  ValueNumbers numbers;
+  for (const Operation& op : history.operations) {
+    if (IsRegisterWrite(op)) numbers.Of(KeyOf(op), op.written().view());
+  }
+  WriteElle(
+      history, IsRegisterOp,
+      [&](const Operation& op, bool read_back) {
+        const std::string key = KeyOf(op);
+        if (IsRegisterWrite(op)) {
+          return Value::Vector({Value::Vector(
+              {Value::Keyword("w"), Value::String(key),
+               Value::Int(numbers.Of(key, op.written().view()))})});
+        }
+        Value read;
+        if (read_back && !op.read().empty()) {
+          read = Value::Int(numbers.Of(key, op.read().view()));
+        }
+        return Value::Vector({Value::Vector(
+            {Value::Keyword("r"), Value::String(key), std::move(read)})});
+      },
+      out);
+}
+
+// Elle's list-append: each append of a simulated client appends its token
+// and reads the whole list back, [append, r]; tokens numbered per key in
+// the order the appends were invoked.
+void WriteElleListAppend(const History& history, std::ostream& out) {
+  ValueNumbers numbers;
+  for (const Append& append : history.appends) {
+    numbers.Of(KeyOf(history.operations[append.op]), append.token.view());
+  }
+  WriteElle(
+      history, [](const Operation& op) { return op.type == OpType::kAppend; },
+      [&](const Operation& op, bool read_back) {
+        const std::string key = KeyOf(op);
+        const Append* append = FindAppend(history, op.id);
+        Value appended;
+        Value read;  // nil: not known (failed, or a list too long to keep)
+        if (append != nullptr) {
+          appended = Value::Int(numbers.Of(key, append->token.view()));
+          if (read_back && !append->list.empty()) {
+            read = Value::Vector({});
+            std::string_view list = append->list.view();
+            while (!list.empty()) {
+              const size_t end =
+                  std::min(list.find(kAppendSeparator), list.size());
+              read.items.push_back(
+                  Value::Int(numbers.Of(key, list.substr(0, end))));
+              list.remove_prefix(std::min(end + 1, list.size()));
+            }
+          }
+        }
+        return Value::Vector(
+            {Value::Vector({Value::Keyword("append"), Value::String(key),
+                            std::move(appended)}),
+             Value::Vector(
+                 {Value::Keyword("r"), Value::String(key), std::move(read)})});
+      },
+      out);
 }
 
 // Porcupine's operations of a key-value model (put, get) and the faults as
@@ -490,6 +557,9 @@ void WriteHistory(const History& history, HistoryFormat format,
       break;
     case HistoryFormat::kElleRwRegister:
       WriteElleRwRegister(history, out);
+      break;
+    case HistoryFormat::kElleListAppend:
+      WriteElleListAppend(history, out);
       break;
     case HistoryFormat::kPorcupine:
       WritePorcupine(history, out);

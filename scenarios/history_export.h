@@ -11,6 +11,10 @@
 //                     the followed column and each read of one row is a
 //                     transaction of one micro-op on the key "TABLE/ROW",
 //                     values numbered per key in the order written.
+//   elle-list-append  Elle's list-append encoding, JSON lines: each append
+//                     of a simulated client (its unique token appended by
+//                     ReadModifyWriteRow) is a transaction [append, r] that
+//                     reads the whole list back; tokens numbered per key.
 //   porcupine         Porcupine's operations {ClientId, Input, Call, Output,
 //                     Return} of a key-value model, with the faults as
 //                     annotations {ClientId, Tag, Start, End, Description},
@@ -37,11 +41,18 @@
 
 namespace btsim::scenarios {
 
-enum class HistoryFormat { kJepsen, kJepsenEdn, kElleRwRegister, kPorcupine };
+enum class HistoryFormat {
+  kJepsen,
+  kJepsenEdn,
+  kElleRwRegister,
+  kElleListAppend,
+  kPorcupine
+};
 
 // Every format, in the order above.
 std::span<const HistoryFormat> HistoryFormats();
-// "jepsen", "jepsen-edn", "elle-rw-register", "porcupine".
+// "jepsen", "jepsen-edn", "elle-rw-register", "elle-list-append",
+// "porcupine".
 std::string_view HistoryFormatName(HistoryFormat format);
 // The inverse; INVALID_ARGUMENT listing the names for an unknown one.
 Result<HistoryFormat> ParseHistoryFormat(std::string_view name);

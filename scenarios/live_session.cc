@@ -179,6 +179,11 @@ RunOutcome LiveSession::Finish() {
     if (!event.unreplicated_ops) continue;
     for (uint64_t& id : *event.unreplicated_ops) id = new_id[id];
   }
+  for (Append& append : history_.appends) {
+    append.op = static_cast<uint32_t>(new_id[append.op]);
+  }
+  std::sort(history_.appends.begin(), history_.appends.end(),
+            [](const Append& a, const Append& b) { return a.op < b.op; });
 
   auto& replicas = context_.instance->replicas();
   replicas.CompactAll();

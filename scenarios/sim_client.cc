@@ -262,6 +262,9 @@ void SimClient::Issue(uint64_t loop_generation) {
       op.timestamp = std::max(cluster::Timestamp{},
                               now_ms - std::chrono::milliseconds(back));
     }
+  } else if (op.type == OpType::kAppend) {
+    history.appends.push_back(Append{
+        op.id, texts.Store(name_ + "/a" + std::to_string(appends_++)), Name()});
   } else if (IsDelete(op.type)) {
     op.timestamp = now_ms;
     if (op.type == OpType::kDeleteCells) {
@@ -711,10 +714,17 @@ Status SimClient::Execute(cluster::Cluster& cluster,
       rule.family = family;
       rule.qualifier = std::string(kLogColumn);
       rule.kind = cluster::ReadModifyWriteRule::Kind::kAppend;
-      rule.append_value = "+";
+      Append* append = FindAppend(*context_.history, op.id);
+      BTSIM_CHECK(append != nullptr);
+      rule.append_value = std::string(append->token) + kAppendSeparator;
       auto cells = cluster.ReadModifyWriteRow(op.table(), op.row, {&rule, 1});
       if (!cells.ok()) return cells.status();
       Committed(cluster_id, cluster, op);
+      // A list past kMaxAppendList is not kept (the history would grow
+      // with the square of a hot row's appends).
+      if (!cells->empty() && cells->front().value.size() <= kMaxAppendList) {
+        append->list = context_.history->names->Store(cells->front().value);
+      }
       return OkStatus();
     }
   }

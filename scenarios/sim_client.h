@@ -197,6 +197,7 @@ class SimClient {
   bool active_ = false;
   uint64_t generation_ = 0;  // bumped by Stop/Restart
   uint64_t sequence_ = 0;    // tags written
+  uint64_t appends_ = 0;     // append tokens made
   sim::TaskId arrival_ = 0;
   bool arrival_pending_ = false;
   std::vector<Attempt> attempts_;

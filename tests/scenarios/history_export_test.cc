@@ -439,5 +439,141 @@ TEST(HistoryExportTest, MultiClusterRoutingWithLagGivesStaleReads) {
   EXPECT_GT(StaleReads(lines), 10);
 }
 
+// An independent check of a list-append history of [append, r]
+// transactions: every list read back must be a prefix of every longer one
+// of its key (incompatible orders), and an acknowledged append must be in
+// every list read by an append invoked after it completed (lost updates).
+struct ListAnomalies {
+  int incompatible = 0;
+  int lost = 0;
+  int appends = 0;
+};
+ListAnomalies CheckLists(const std::vector<std::string>& lines) {
+  struct Done {
+    double invoke, complete;
+    int64_t token;
+    std::vector<int64_t> list;
+  };
+  std::map<std::string, std::vector<Done>> of_key;
+  std::map<int64_t, double> invoked;  // by process
+  for (const std::string& line : lines) {
+    const Struct r = ParseJson(line);
+    if (r.fields().at("process").has_string_value()) continue;
+    EXPECT_EQ(r.fields().at("f").string_value(), "txn");
+    const auto& txn = r.fields().at("value").list_value();
+    EXPECT_EQ(txn.values_size(), 2);
+    const auto& append = txn.values(0).list_value();
+    const auto& read = txn.values(1).list_value();
+    EXPECT_EQ(append.values(0).string_value(), "append");
+    EXPECT_EQ(read.values(0).string_value(), "r");
+    const auto process =
+        static_cast<int64_t>(r.fields().at("process").number_value());
+    const std::string type = r.fields().at("type").string_value();
+    if (type == "invoke") {
+      EXPECT_TRUE(read.values(2).has_null_value());
+      invoked[process] = r.fields().at("time").number_value();
+      continue;
+    }
+    if (type != "ok") continue;
+    Done done{invoked.at(process),
+              r.fields().at("time").number_value(),
+              static_cast<int64_t>(append.values(2).number_value()),
+              {}};
+    for (const Value& v : read.values(2).list_value().values()) {
+      done.list.push_back(static_cast<int64_t>(v.number_value()));
+    }
+    // The list read back ends with the token appended.
+    EXPECT_FALSE(done.list.empty());
+    if (!done.list.empty()) {
+      EXPECT_EQ(done.list.back(), done.token);
+    }
+    of_key[append.values(1).string_value()].push_back(std::move(done));
+  }
+  ListAnomalies out;
+  for (const auto& [key, done] : of_key) {
+    out.appends += static_cast<int>(done.size());
+    for (const Done& a : done) {
+      for (const Done& b : done) {
+        const auto& shorter = a.list.size() <= b.list.size() ? a.list : b.list;
+        const auto& longer = a.list.size() <= b.list.size() ? b.list : a.list;
+        if (&a < &b &&
+            !std::equal(shorter.begin(), shorter.end(), longer.begin())) {
+          ++out.incompatible;
+        }
+        if (b.invoke > a.complete &&
+            std::find(b.list.begin(), b.list.end(), a.token) == b.list.end()) {
+          ++out.lost;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Clients appending to 20 rows (80 appends a second in all; each append
+// reads the whole list back, so lists stay short), half through TX_LEFT,
+// half through
+// TX_RIGHT (transactional profiles pinned to c1 or c2); replication
+// between the clusters takes 100 ms.
+std::string AppendScenario(const std::string& left, const std::string& right) {
+  return R"txt(name: "appends"
+seed: 5
+duration { seconds: 10 }
+instance {
+  clusters { id: "c1" zone: "us-east1-b" }
+  clusters { id: "c2" zone: "us-east1-c" }
+  links {
+    overrides {
+      from_cluster: "c1" to_cluster: "c2"
+      latency { constant { nanos: 100000000 } }
+    }
+  }
+  app_profiles {
+    id: "tx-c1"
+    single_cluster { cluster_id: "c1" allow_transactional_writes: true }
+  }
+  app_profiles {
+    id: "tx-c2"
+    single_cluster { cluster_id: "c2" allow_transactional_writes: true }
+  }
+}
+tables { id: "t" families { name: "cf" } }
+clients {
+  name: "left"
+  count: 2
+  app_profile: ")txt" +
+         left + R"txt("
+  workload { mix { append: 1 } keys { uniform {} entities: 20 } ops_per_second: 20 }
+}
+clients {
+  name: "right"
+  count: 2
+  app_profile: ")txt" +
+         right + R"txt("
+  workload { mix { append: 1 } keys { uniform {} entities: 20 } ops_per_second: 20 }
+}
+)txt";
+}
+
+TEST(HistoryExportTest, OneTransactionalClusterLosesNoAppend) {
+  const History h = RunText(AppendScenario("tx-c1", "tx-c1"));
+  const ListAnomalies found =
+      CheckLists(Lines(h, HistoryFormat::kElleListAppend));
+  EXPECT_GT(found.appends, 500);
+  EXPECT_EQ(found.incompatible, 0);
+  EXPECT_EQ(found.lost, 0);
+}
+
+TEST(HistoryExportTest, TransactionsOnTwoClustersLoseAppends) {
+  // The configuration Bigtable warns about: single-row transactions
+  // through profiles pinned to different clusters.
+  const History h = RunText(AppendScenario("tx-c1", "tx-c2"));
+  const ListAnomalies found =
+      CheckLists(Lines(h, HistoryFormat::kElleListAppend));
+  EXPECT_GT(found.appends, 500);
+  EXPECT_GT(found.incompatible, 10);
+  EXPECT_GT(found.lost, 10);
+}
+
 }  // namespace
 }  // namespace btsim::scenarios
