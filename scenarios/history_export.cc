@@ -293,14 +293,25 @@ void AddError(const Operation& op, Value& record) {
   record.Add("error", Value::String(error));
 }
 
-// Jepsen's generic records: `f` is the operation's type, `value` a map of
-// what it names and saw.
-void WriteJepsen(const History& history, bool edn, std::ostream& out) {
+// An operation's record as a format describes it: its `f` and `value`, and
+// whether it carries the extra keys `cluster` and `profile`.
+struct Described {
+  std::string_view f;
+  Value value;
+  bool extras = false;
+};
+
+// The records of the operations `selected` (invocation and completion, in
+// Lines' order) and of the faults, one per line: `describe(op, done,
+// outcome)` gives each operation's f and value.
+template <typename Describe>
+void WriteRecords(const History& history, bool (*selected)(const Operation&),
+                  bool edn, Describe&& describe, std::ostream& out) {
   Processes processes;
   std::vector<int64_t> process(history.operations.size());
   int64_t index = 0;
   std::string line;
-  for (const Line& l : Lines(history, [](const Operation&) { return true; })) {
+  for (const Line& l : Lines(history, selected)) {
     Value record;
     if (l.rank == kFault) {
       record = NemesisRecord(history.events[l.index]);
@@ -308,42 +319,56 @@ void WriteJepsen(const History& history, bool edn, std::ostream& out) {
       const Operation& op = history.operations[l.index];
       const bool done = l.rank == kCompletion;
       const Outcome outcome = OutcomeOf(op);
-      Value value = Value::Map();
-      value.Add("table", Value::String(op.table()))
-          .Add("row", Value::String(op.row));
-      const Append* append = FindAppend(history, op.id);
-      if (!op.written().empty()) {
-        value.Add("value", Value::String(op.written()));
-      } else if (append != nullptr) {
-        value.Add("value", Value::String(append->token));
-      }
-      if (done && outcome == Outcome::kOk) {
-        if (op.type == OpType::kReadRow) {
-          value.Add("value",
-                    op.read().empty() ? Value() : Value::String(op.read()));
-        } else if (op.type == OpType::kScan) {
-          value.Add("rows", Value::Int(op.rows()));
-        } else if (op.type == OpType::kReadModifyWrite) {
-          value.Add("counter", Value::Int(op.counter()));
-        } else if (append != nullptr && !append->list.empty()) {
-          value.Add("list", Value::String(append->list));
-        }
-      }
-      record = OperationRecord(done ? OutcomeName(outcome) : "invoke",
-                               OpTypeName(op.type), std::move(value));
+      Described d = describe(op, done, outcome);
+      record = OperationRecord(done ? OutcomeName(outcome) : "invoke", d.f,
+                               std::move(d.value));
       if (!done) process[op.id] = processes.Of(op.client());
       if (done && outcome == Outcome::kInfo) processes.Retire(op.client());
       record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
           .Add("process", Value::Int(process[op.id]));
       if (done && outcome != Outcome::kOk) AddError(op, record);
-      record.Add("cluster", Value::String(op.cluster))
-          .Add("profile", Value::String(op.profile()));
+      if (d.extras) {
+        record.Add("cluster", Value::String(op.cluster))
+            .Add("profile", Value::String(op.profile()));
+      }
     }
     record.Add("index", Value::Int(index++));
     line.clear();
     Print(record, edn, line);
     out << line << '\n';
   }
+}
+
+// Jepsen's generic records: `f` is the operation's type, `value` a map of
+// what it names and saw.
+void WriteJepsen(const History& history, bool edn, std::ostream& out) {
+  WriteRecords(
+      history, [](const Operation&) { return true; }, edn,
+      [&](const Operation& op, bool done, Outcome outcome) {
+        Value value = Value::Map();
+        value.Add("table", Value::String(op.table()))
+            .Add("row", Value::String(op.row));
+        const Append* append = FindAppend(history, op.id);
+        if (!op.written().empty()) {
+          value.Add("value", Value::String(op.written()));
+        } else if (append != nullptr) {
+          value.Add("value", Value::String(append->token));
+        }
+        if (done && outcome == Outcome::kOk) {
+          if (op.type == OpType::kReadRow) {
+            value.Add("value",
+                      op.read().empty() ? Value() : Value::String(op.read()));
+          } else if (op.type == OpType::kScan) {
+            value.Add("rows", Value::Int(op.rows()));
+          } else if (op.type == OpType::kReadModifyWrite) {
+            value.Add("counter", Value::Int(op.counter()));
+          } else if (append != nullptr && !append->list.empty()) {
+            value.Add("list", Value::String(append->list));
+          }
+        }
+        return Described{OpTypeName(op.type), std::move(value), true};
+      },
+      out);
 }
 
 // Values numbered per key from 1, in the order first asked for.
@@ -361,36 +386,16 @@ class ValueNumbers {
 };
 
 // An Elle history: each operation `selected` is one transaction whose
-// micro-ops `txn` gives (at its invocation, or at its completion with
-// `done` and `outcome`); faults are nemesis records.
+// micro-ops `txn(op, read_back)` gives (`read_back`: it completed ok).
 template <typename Txn>
 void WriteElle(const History& history, bool (*selected)(const Operation&),
                Txn&& txn, std::ostream& out) {
-  Processes processes;
-  std::vector<int64_t> process(history.operations.size());
-  int64_t index = 0;
-  std::string line;
-  for (const Line& l : Lines(history, selected)) {
-    Value record;
-    if (l.rank == kFault) {
-      record = NemesisRecord(history.events[l.index]);
-    } else {
-      const Operation& op = history.operations[l.index];
-      const bool done = l.rank == kCompletion;
-      const Outcome outcome = OutcomeOf(op);
-      record = OperationRecord(done ? OutcomeName(outcome) : "invoke", "txn",
-                               txn(op, done && outcome == Outcome::kOk));
-      if (!done) process[op.id] = processes.Of(op.client());
-      if (done && outcome == Outcome::kInfo) processes.Retire(op.client());
-      record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
-          .Add("process", Value::Int(process[op.id]));
-      if (done && outcome != Outcome::kOk) AddError(op, record);
-    }
-    record.Add("index", Value::Int(index++));
-    line.clear();
-    Print(record, /*edn=*/false, line);
-    out << line << '\n';
-  }
+  WriteRecords(
+      history, selected, /*edn=*/false,
+      [&](const Operation& op, bool done, Outcome outcome) {
+        return Described{"txn", txn(op, done && outcome == Outcome::kOk)};
+      },
+      out);
 }
 
 // Elle's rw-register: a write of the followed column or a point read is a
