@@ -22,8 +22,6 @@ namespace {
 
 constexpr std::chrono::milliseconds kMaxScrapeInterval = std::chrono::hours(1);
 
-// The Prometheus series of a run, sampled in virtual time (only with --out).
-
 }  // namespace
 
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {

@@ -143,16 +143,22 @@ int PlayScenario(api::Server& server, Stops& stops,
       args.instance, scenario.path,
       args.wait_for_start ? "waiting for `btsim ctl start`" : "started");
 
+  // metrics.om: a sample every second until the end of settling. Call
+  // under the instance's lock.
+  auto next_scrape = std::chrono::steady_clock::now();
+  auto sample_when_due = [&] {
+    if (std::chrono::steady_clock::now() >= next_scrape) {
+      metrics.Sample(instance.instance->Now(), *instance.instance);
+      next_scrape += kScrapeInterval;
+    }
+  };
+
   // The client phase: until the duration has passed or a stop.
   int stops_seen = 0;
-  auto next_scrape = std::chrono::steady_clock::now();
   while (true) {
     {
       std::lock_guard<std::mutex> lock(instance.mu);
-      if (std::chrono::steady_clock::now() >= next_scrape) {
-        metrics.Sample(instance.instance->Now(), *instance.instance);
-        next_scrape += kScrapeInterval;
-      }
+      sample_when_due();
       if (session->DurationOver()) {
         spdlog::info("btsim serve: the scenario's duration has passed");
         break;
@@ -182,6 +188,7 @@ int PlayScenario(api::Server& server, Stops& stops,
   while (true) {
     {
       std::lock_guard<std::mutex> lock(instance.mu);
+      sample_when_due();
       if (session->Settled()) break;
     }
     if (std::chrono::steady_clock::now() >= settle_end) {
@@ -193,10 +200,17 @@ int PlayScenario(api::Server& server, Stops& stops,
       break;
     }
   }
-  scenarios::RunOutcome outcome;
   {
     std::lock_guard<std::mutex> lock(instance.mu);
     metrics.Sample(instance.instance->Now(), *instance.instance);
+  }
+  // The server stops before the session finishes: no task of the session
+  // (a step's polling, a simulated client) runs once its history is taken,
+  // and no call waits while the checks run.
+  server.Shutdown();
+  scenarios::RunOutcome outcome;
+  {
+    std::lock_guard<std::mutex> lock(instance.mu);
     outcome = session->Finish();
   }
   outcome.wall_seconds =
@@ -214,9 +228,6 @@ int PlayScenario(api::Server& server, Stops& stops,
       code = kServeUsageError;
     }
   }
-  // No task of the session may run once it is gone: the server's scheduler
-  // stops first.
-  server.Shutdown();
   {
     std::lock_guard<std::mutex> lock(instance.mu);
     instance.instance->RemoveObserver(&metrics.instance);

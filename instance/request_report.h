@@ -52,8 +52,9 @@ struct RequestReport {
 
   // Recorded calls only (`recorded` true): who sent it (the caller's
   // x-btsim-client header, else its gRPC peer), the table (its id), the
-  // kind of read (a ReadRows of one row key without a filter is a point
-  // read), and what it did to each row it named (a scan names none).
+  // kind of read (a ReadRows of exactly one row key is a point read, with
+  // or without a filter), and what it did to each row it named (a scan
+  // names none).
   bool recorded = false;
   std::string_view client;
   std::string_view table;

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <utility>
@@ -207,23 +208,30 @@ std::string KeyOf(const Operation& op) {
   return std::string(op.table()) + "/" + std::string(op.row);
 }
 
-// Jepsen's processes (Porcupine's client ids): a number per client, in
-// the order clients first invoke; after an operation whose outcome is
-// unknown (info) the client goes on as a new process, as Jepsen requires
-// (the old one may still be running it).
+// Jepsen's processes (Porcupine's client ids). A process runs one
+// operation at a time: a client with several in flight uses several, each
+// taken when an operation is invoked and given back when it completes. A
+// process whose operation ended as info is never used again (it may still
+// be running it), as Jepsen requires. Numbers go from 0 in the order they
+// are first needed.
 class Processes {
  public:
-  // The process of `client`'s next operation.
-  int64_t Of(Name client) {
-    auto [it, added] = current_.emplace(client.view(), next_);
-    if (added) ++next_;
-    return it->second;
+  // A process of `client` that runs nothing now.
+  int64_t Acquire(Name client) {
+    std::vector<int64_t>& idle = idle_[client.view()];
+    if (idle.empty()) return next_++;
+    const int64_t process = idle.back();
+    idle.pop_back();
+    return process;
   }
-  // `client`'s last operation ended as info.
-  void Retire(Name client) { current_[client.view()] = next_++; }
+  // `process` of `client` completed its operation; `reusable` unless it
+  // ended as info.
+  void Release(Name client, int64_t process, bool reusable) {
+    if (reusable) idle_[client.view()].push_back(process);
+  }
 
  private:
-  std::map<std::string_view, int64_t> current_;
+  std::map<std::string_view, std::vector<int64_t>> idle_;
   int64_t next_ = 0;
 };
 
@@ -234,19 +242,24 @@ class Processes {
 // and each client's operations must not overlap.
 struct Line {
   sim::Duration at{0};
-  int rank = 0;        // 0 completion, 1 fault, 2 invocation
+  int rank = 0;        // see below
   uint32_t index = 0;  // operation id, or event index
 };
 constexpr int kCompletion = 0;
 constexpr int kFault = 1;
 constexpr int kInvocation = 2;
+// The completion of an operation that completed the instant it was
+// invoked: after its invocation.
+constexpr int kInstantCompletion = 3;
 std::vector<Line> Lines(const History& history,
-                        bool (*selected)(const Operation&)) {
+                        const std::function<bool(const Operation&)>& selected) {
   std::vector<Line> lines;
   for (const Operation& op : history.operations) {
     if (!selected(op)) continue;
     lines.push_back({op.invoke, kInvocation, op.id});
-    lines.push_back({op.complete, kCompletion, op.id});
+    lines.push_back({op.complete,
+                     op.complete > op.invoke ? kCompletion : kInstantCompletion,
+                     op.id});
   }
   for (uint32_t i = 0; i < history.events.size(); ++i) {
     if (FaultOf(history.events[i]) != nullptr) {
@@ -260,6 +273,9 @@ std::vector<Line> Lines(const History& history,
                      return a.index < b.index;
                    });
   return lines;
+}
+bool IsCompletion(const Line& line) {
+  return line.rank == kCompletion || line.rank == kInstantCompletion;
 }
 
 Value NemesisRecord(const Event& event) {
@@ -305,7 +321,8 @@ struct Described {
 // Lines' order) and of the faults, one per line: `describe(op, done,
 // outcome)` gives each operation's f and value.
 template <typename Describe>
-void WriteRecords(const History& history, bool (*selected)(const Operation&),
+void WriteRecords(const History& history,
+                  const std::function<bool(const Operation&)>& selected,
                   bool edn, Describe&& describe, std::ostream& out) {
   Processes processes;
   std::vector<int64_t> process(history.operations.size());
@@ -317,13 +334,17 @@ void WriteRecords(const History& history, bool (*selected)(const Operation&),
       record = NemesisRecord(history.events[l.index]);
     } else {
       const Operation& op = history.operations[l.index];
-      const bool done = l.rank == kCompletion;
+      const bool done = IsCompletion(l);
       const Outcome outcome = OutcomeOf(op);
       Described d = describe(op, done, outcome);
       record = OperationRecord(done ? OutcomeName(outcome) : "invoke", d.f,
                                std::move(d.value));
-      if (!done) process[op.id] = processes.Of(op.client());
-      if (done && outcome == Outcome::kInfo) processes.Retire(op.client());
+      if (done) {
+        processes.Release(op.client(), process[op.id],
+                          outcome != Outcome::kInfo);
+      } else {
+        process[op.id] = processes.Acquire(op.client());
+      }
       record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
           .Add("process", Value::Int(process[op.id]));
       if (done && outcome != Outcome::kOk) AddError(op, record);
@@ -388,8 +409,9 @@ class ValueNumbers {
 // An Elle history: each operation `selected` is one transaction whose
 // micro-ops `txn(op, read_back)` gives (`read_back`: it completed ok).
 template <typename Txn>
-void WriteElle(const History& history, bool (*selected)(const Operation&),
-               Txn&& txn, std::ostream& out) {
+void WriteElle(const History& history,
+               const std::function<bool(const Operation&)>& selected, Txn&& txn,
+               std::ostream& out) {
   WriteRecords(
       history, selected, /*edn=*/false,
       [&](const Operation& op, bool done, Outcome outcome) {
@@ -427,38 +449,41 @@ void WriteElleRwRegister(const History& history, std::ostream& out) {
 
 // Elle's list-append: each append of a simulated client appends its token
 // and reads the whole list back, [append, r]; tokens numbered per key in
-// the order the appends were invoked.
+// the order the appends were invoked. An append that succeeded with a list
+// btsim did not keep is [append] alone.
 void WriteElleListAppend(const History& history, std::ostream& out) {
   ValueNumbers numbers;
   for (const Append& append : history.appends) {
     numbers.Of(KeyOf(history.operations[append.op]), append.token.view());
   }
+  // Appends of simulated clients only: recorded calls have no token.
   WriteElle(
-      history, [](const Operation& op) { return op.type == OpType::kAppend; },
+      history,
+      [&](const Operation& op) {
+        return op.type == OpType::kAppend && FindAppend(history, op.id);
+      },
       [&](const Operation& op, bool read_back) {
         const std::string key = KeyOf(op);
-        const Append* append = FindAppend(history, op.id);
-        Value appended;
-        Value read;  // nil: not known (failed, or a list too long to keep)
-        if (append != nullptr) {
-          appended = Value::Int(numbers.Of(key, append->token.view()));
-          if (read_back && !append->list.empty()) {
-            read = Value::Vector({});
-            std::string_view list = append->list.view();
-            while (!list.empty()) {
-              const size_t end =
-                  std::min(list.find(kAppendSeparator), list.size());
-              read.items.push_back(
-                  Value::Int(numbers.Of(key, list.substr(0, end))));
-              list.remove_prefix(std::min(end + 1, list.size()));
-            }
+        const Append& append = *FindAppend(history, op.id);
+        Value txn = Value::Vector({Value::Vector(
+            {Value::Keyword("append"), Value::String(key),
+             Value::Int(numbers.Of(key, append.token.view()))})});
+        if (op.ok() && append.list.empty()) return txn;
+        Value read;  // nil until read back
+        if (read_back) {
+          read = Value::Vector({});
+          std::string_view list = append.list.view();
+          while (!list.empty()) {
+            const size_t end =
+                std::min(list.find(kAppendSeparator), list.size());
+            read.items.push_back(
+                Value::Int(numbers.Of(key, list.substr(0, end))));
+            list.remove_prefix(std::min(end + 1, list.size()));
           }
         }
-        return Value::Vector(
-            {Value::Vector({Value::Keyword("append"), Value::String(key),
-                            std::move(appended)}),
-             Value::Vector(
-                 {Value::Keyword("r"), Value::String(key), std::move(read)})});
+        txn.items.push_back(Value::Vector(
+            {Value::Keyword("r"), Value::String(key), std::move(read)}));
+        return txn;
       },
       out);
 }
@@ -466,14 +491,26 @@ void WriteElleListAppend(const History& history, std::ostream& out) {
 // Porcupine's operations of a key-value model (put, get) and the faults as
 // annotations spanning from the fault to what ended it.
 void WritePorcupine(const History& history, std::ostream& out) {
-  Processes clients;
-  std::vector<Value> operations;
-  for (const Operation& op : history.operations) {  // in invoke order
-    if (!IsRegisterOp(op)) continue;
+  // What Porcupine may use: what succeeded, and writes that may have taken
+  // effect (a read that did not complete tells nothing).
+  auto kept = [](const Operation& op) {
     const Outcome outcome = OutcomeOf(op);
-    if (outcome == Outcome::kFail) continue;  // it had no effect
-    const int64_t client = clients.Of(op.client());
-    if (outcome == Outcome::kInfo) clients.Retire(op.client());
+    return IsRegisterOp(op) &&
+           (outcome == Outcome::kOk ||
+            (outcome == Outcome::kInfo && IsRegisterWrite(op)));
+  };
+  Processes clients;
+  std::vector<int64_t> client(history.operations.size());
+  std::vector<Value> operations;
+  for (const Line& l : Lines(history, kept)) {
+    if (l.rank == kFault) continue;
+    const Operation& op = history.operations[l.index];
+    const Outcome outcome = OutcomeOf(op);
+    if (!IsCompletion(l)) {
+      client[op.id] = clients.Acquire(op.client());
+      continue;
+    }
+    clients.Release(op.client(), client[op.id], outcome == Outcome::kOk);
     const bool write = IsRegisterWrite(op);
     Value input = Value::Map();
     input.Add("Op", Value::String(write ? "put" : "get"))
@@ -481,12 +518,12 @@ void WritePorcupine(const History& history, std::ostream& out) {
     if (write) input.Add("Value", Value::String(op.written()));
     Value output = Value::Map();
     output.Add("Value", Value::String(write ? "" : op.read().view()));
-    // An operation that may have taken effect may have done so at any
-    // time until the end.
+    // A write that may have taken effect may have done so at any time
+    // until the end.
     const sim::Duration returned =
         outcome == Outcome::kOk ? op.complete : history.ended;
     Value record = Value::Map();
-    record.Add("ClientId", Value::Int(client))
+    record.Add("ClientId", Value::Int(client[op.id]))
         .Add("Input", std::move(input))
         .Add("Call", Value::Int(op.invoke.count()))
         .Add("Output", std::move(output))

@@ -19,29 +19,23 @@ using std::chrono::seconds;
 
 constexpr sim::Duration kSampleInterval = seconds(1);
 
-// The newest cell of family:column among `cells` (null when none).
-const cluster::CellView* NewestCell(std::span<const cluster::CellView> cells,
-                                    std::string_view family,
-                                    std::string_view column) {
-  const cluster::CellView* newest = nullptr;
-  for (const cluster::CellView& cell : cells) {
-    if (cell.family == family && cell.qualifier == column &&
-        (newest == nullptr || cell.timestamp > newest->timestamp)) {
-      newest = &cell;
-    }
-  }
-  return newest;
-}
-
-// The last SetCell of `mutations` into family:kValueColumn (null: none).
+// The SetCell of `mutations` into family:kValueColumn that the row keeps:
+// the last one, unless a later mutation deletes the column (null: none).
 const cluster::SetCell* ValueWrite(std::span<const cluster::Mutation> mutations,
                                    std::string_view family) {
   const cluster::SetCell* found = nullptr;
   for (const cluster::Mutation& m : mutations) {
     const auto* set = std::get_if<cluster::SetCell>(&m);
+    const auto* in_family = std::get_if<cluster::DeleteFromFamily>(&m);
+    const auto* in_column = std::get_if<cluster::DeleteFromColumn>(&m);
     if (set != nullptr && set->family == family &&
         set->qualifier == kValueColumn) {
       found = set;
+    } else if (std::holds_alternative<cluster::DeleteFromRow>(m) ||
+               (in_family != nullptr && in_family->family == family) ||
+               (in_column != nullptr && in_column->family == family &&
+                in_column->qualifier == kValueColumn)) {
+      found = nullptr;
     }
   }
   return found;
@@ -54,7 +48,7 @@ LiveSession::LiveSession(const LoadedScenario& scenario,
                          sim::Scheduler& scheduler)
     : scenario_(scenario),
       scheduler_(scheduler),
-      rng_(scenario.proto.seed() == 0 ? 1 : scenario.proto.seed()),
+      rng_(SeedOf(scenario.proto)),
       observer_(context_) {
   history_.start = scheduler.Now();
   context_.scheduler = &scheduler;
@@ -194,7 +188,7 @@ RunOutcome LiveSession::Finish() {
 
   RunOutcome out;
   out.scenario = scenario_.name;
-  out.seed = scenario_.proto.seed() == 0 ? 1 : scenario_.proto.seed();
+  out.seed = SeedOf(scenario_.proto);
   out.fingerprint = fingerprint.Hex();
   out.client_ops = static_cast<int64_t>(history_.operations.size());
   out.live = true;
@@ -283,16 +277,14 @@ void LiveSession::Record(const instance::RequestReport& r) {
   for (const instance::RowOutcome& row : r.rows) {
     switch (base) {
       case OpType::kReadRow: {
-        const cluster::CellView* value =
-            family.empty() ? nullptr
-                           : NewestCell(row.cells, family, kValueColumn);
-        if (value == nullptr && (r.filtered || family.empty())) {
-          // A filter may have hidden the value: what the row holds is not
-          // known.
+        if (r.filtered || family.empty()) {
+          // A filter may have hidden the value, or changed it: what the row
+          // holds is not known.
           add(OpType::kScan, row.key, &row).set_rows(row.cells.empty() ? 0 : 1);
         } else {
+          const std::string_view tag = RowStateOf(family, row.cells).tag;
           Operation& op = add(OpType::kReadRow, row.key, &row);
-          if (value != nullptr) op.set_read(names.Store(TagOf(value->value)));
+          if (!tag.empty()) op.set_read(names.Store(tag));
         }
         break;
       }
@@ -337,14 +329,17 @@ void LiveSession::Record(const instance::RequestReport& r) {
         break;
       }
       case OpType::kReadModifyWrite: {
-        const cluster::CellView* counter =
-            family.empty() ? nullptr
-                           : NewestCell(row.cells, family, kCounterColumn);
-        if (counter == nullptr) {
-          add(OpType::kAppend, row.key, &row);
-        } else {
+        const bool increment =
+            std::any_of(row.cells.begin(), row.cells.end(),
+                        [&](const cluster::CellView& c) {
+                          return !family.empty() && c.family == family &&
+                                 c.qualifier == kCounterColumn;
+                        });
+        if (increment) {
           add(OpType::kReadModifyWrite, row.key, &row)
-              .set_counter(DecodeCounter(counter->value));
+              .set_counter(RowStateOf(family, row.cells).counter);
+        } else {
+          add(OpType::kAppend, row.key, &row);
         }
         break;
       }

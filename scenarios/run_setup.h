@@ -57,6 +57,11 @@ class HistoryObserver : public instance::InstanceObserver {
   std::vector<NumberedLink> by_number_;
 };
 
+// The scenario's seed (1 when it sets none).
+inline uint64_t SeedOf(const btsim::scenario::v1::Scenario& scenario) {
+  return scenario.seed() == 0 ? 1 : scenario.seed();
+}
+
 // Creates the scenario's tables on one cluster and applies them everywhere
 // at once; fills run.family_of and the history's initial GC rules.
 // INVALID_ARGUMENT naming tables[i] when the engine refuses one.

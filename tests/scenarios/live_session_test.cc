@@ -159,8 +159,8 @@ TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
        /*filtered=*/true);
   // A write elsewhere in the row: a write without a tag.
   Write("app-1", "r2", {Set("other", "x", "y")});
-  // A delete of the row.
-  Write("app-1", "r2", {cluster::DeleteFromRow{}});
+  // A delete of the row, after a write it erases.
+  Write("app-1", "r2", {Set("cf", "v", "gone"), cluster::DeleteFromRow{}});
   // MutateRows: one operation per entry, each with its own status.
   instance::RowOutcome ok_entry;
   ok_entry.key = "m1";
@@ -207,6 +207,7 @@ TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
   EXPECT_EQ(by_row["r2"][0]->type, OpType::kWrite);
   EXPECT_EQ(by_row["r2"][0]->written(), "");
   EXPECT_EQ(by_row["r2"][1]->type, OpType::kDeleteRow);
+  EXPECT_EQ(by_row["r2"][1]->written(), "");
   ASSERT_EQ(by_row["m2"].size(), 1u);
   EXPECT_EQ(by_row["m1"][0]->code, StatusCode::kOk);
   EXPECT_EQ(by_row["m2"][0]->code, StatusCode::kInvalidArgument);
