@@ -24,9 +24,12 @@ namespace btsim::api {
 struct ServedInstance {
   ServedInstance(sim::Scheduler& base) : scheduler(base, mu) {}
 
-  std::mutex mu;  // guards instance
+  std::mutex mu;  // guards instance and settling
   LockingScheduler scheduler;
   std::unique_ptr<instance::Instance> instance;
+  // `btsim serve --scenario` has ended its client phase and settles: data
+  // calls are refused with UNAVAILABLE.
+  bool settling = false;
 };
 
 // Called once for every instance the registry creates, right after its

@@ -92,6 +92,9 @@ class RequestReporter {
     sent_ = true;
     return detached;
   }
+  // Under the instance's lock: whether the instance refuses data calls
+  // while a scenario settles (ServedInstance::settling).
+  bool settling() const { return served_ != nullptr && served_->settling; }
   // The serving cluster's id; "" until set.
   const std::string& cluster() const { return cluster_; }
 

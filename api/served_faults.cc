@@ -15,6 +15,11 @@ constexpr std::chrono::minutes kMaxHang{10};
 
 Result<cluster::Cluster*> ReceiveServed(instance::Instance& instance,
                                         RequestReporter& report) {
+  if (report.settling()) {
+    return Unavailable(
+        "the scenario has ended: btsim serve refuses calls while replication "
+        "settles");
+  }
   const std::string& id = report.cluster();
   const instance::ClusterFaults& faults = instance.faults();
   if (faults.RequestLost(instance.client_zone(), "", id)) {

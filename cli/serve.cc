@@ -180,9 +180,11 @@ int PlayScenario(api::Server& server, Stops& stops,
   {
     std::lock_guard<std::mutex> lock(instance.mu);
     session->EndClientPhase();
+    instance.settling = true;
   }
   spdlog::info(
-      "btsim serve: the client phase is over: recording stopped; settling");
+      "btsim serve: the client phase is over: recording stopped; calls are "
+      "refused while replication settles");
   // Settling: replication drains (another stop gives up).
   const auto settle_end = std::chrono::steady_clock::now() + settle_limit;
   while (true) {

@@ -117,7 +117,6 @@ void LiveSession::Sample() {
 void LiveSession::EndClientPhase() {
   if (client_phase_over_) return;
   client_phase_over_ = true;
-  end_positions_ = context_.instance->replicas().LogPositions();
   for (sim::TaskId id : timeline_) scheduler_.Cancel(id);
   history_.duration = std::min(history_.duration, context_.Elapsed());
   Event settle;
@@ -131,7 +130,8 @@ void LiveSession::EndClientPhase() {
 
 bool LiveSession::Settled() {
   if (context_.in_flight != 0 ||
-      !context_.instance->replicas().HasApplied(end_positions_)) {
+      !context_.instance->replicas().HasApplied(
+          context_.instance->replicas().LogPositions())) {
     return false;
   }
   if (history_.settled < sim::Duration(0))

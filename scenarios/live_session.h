@@ -23,7 +23,6 @@
 #ifndef BTSIM_SCENARIOS_LIVE_SESSION_H_
 #define BTSIM_SCENARIOS_LIVE_SESSION_H_
 
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,10 +61,11 @@ class LiveSession : public instance::InstanceObserver {
   // steps still due are dropped, and faults end (unless settle.keep_faults).
   // Then call Settled until it is true or you give up, then Finish.
   void EndClientPhase();
-  // Whether every cluster has applied everything committed before the end
-  // of the client phase and no simulated operation is in flight (noting
-  // the time the first time it is true). Calls served after the end are
-  // not recorded, and not waited for.
+  // Whether every cluster has applied everything committed and no
+  // simulated operation is in flight (noting the time the first time it
+  // is true). Calls served after the end are not recorded: the server
+  // should refuse them, so that the final state is what the recorded
+  // calls did.
   bool Settled();
   // The outcome: the final state read, the checks and expectations judged.
   // The session does nothing more afterwards.
@@ -95,8 +95,6 @@ class LiveSession : public instance::InstanceObserver {
   bool started_ = false;
   bool client_phase_over_ = false;
   std::vector<sim::TaskId> timeline_;
-  // The log positions at the end of the client phase.
-  std::map<std::string, uint64_t> end_positions_;
 };
 
 }  // namespace btsim::scenarios

@@ -210,6 +210,22 @@ TEST_F(CallRecordingTest, TransactionsRecordWhatTheyWrote) {
   EXPECT_NE(call.rows[0].version, 0u);
 }
 
+TEST_F(CallRecordingTest, ASettlingInstanceRefusesDataCalls) {
+  auto served = server_->registry().GetOrCreate(kInstance);
+  ASSERT_TRUE(served.ok());
+  {
+    std::lock_guard<std::mutex> lock((*served)->mu);
+    (*served)->settling = true;
+  }
+  grpc::Status status = Mutate("t", "r1", {SetCellMutation("cf", "v", "x")});
+  EXPECT_GRPC_CODE(status, grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), testing::HasSubstr("scenario has ended"));
+  v2::ReadRowsRequest one = ReadRequest();
+  one.mutable_rows()->add_row_keys("r1");
+  EXPECT_GRPC_CODE(ReadRowsRaw(*data_, one).status,
+                   grpc::StatusCode::UNAVAILABLE);
+}
+
 TEST_F(CallRecordingTest, NothingIsRecordedWhenNoObserverAsks) {
   TearDown();
   Start(/*records=*/false);
