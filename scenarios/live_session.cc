@@ -83,13 +83,7 @@ void LiveSession::Start() {
   history_.start = scheduler_.Now();
   const auto& s = scenario_.proto;
   history_.duration = ToDuration(s.duration());
-  // The timeline, in time order (same time: file order).
-  std::vector<int> order(s.timeline_size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return ToDuration(s.timeline(a).at()) < ToDuration(s.timeline(b).at());
-  });
-  for (int i : order) {
+  for (int i : TimelineOrder(s)) {
     timeline_.push_back(
         scheduler_.RunAfter(ToDuration(s.timeline(i).at()), [this, i] {
           if (!client_phase_over_) {
@@ -142,17 +136,8 @@ bool LiveSession::Settled() {
 RunOutcome LiveSession::Finish() {
   EndClientPhase();
   Settled();
-  CheckTokenWaits(steps_);
-  steps_.FinishCatchUps();
-  context_.finished = true;
+  FinishRun(steps_);
   std::vector<Operation>& ops = history_.operations;
-  for (Operation& op : ops) {
-    if (op.attempts == 0) {  // finished operations have attempts >= 1
-      op.complete = context_.Elapsed();
-      op.code = StatusCode::kUnknown;
-      op.message = history_.names->Intern("still in flight when the run ended");
-    }
-  }
   // Recorded operations were added when they completed: put every
   // operation in invoke order, renumbering the ids events refer to.
   std::vector<uint32_t> order(ops.size());

@@ -123,6 +123,31 @@ Result<ScenarioClients> CreateClients(const v1::Scenario& scenario,
   return out;
 }
 
+std::vector<int> TimelineOrder(const v1::Scenario& scenario) {
+  std::vector<int> order(scenario.timeline_size());
+  for (int i = 0; i < scenario.timeline_size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return ToDuration(scenario.timeline(a).at()) <
+           ToDuration(scenario.timeline(b).at());
+  });
+  return order;
+}
+
+void FinishRun(StepRun& run) {
+  CheckTokenWaits(run);
+  run.FinishCatchUps();
+  RunContext& context = *run.context;
+  context.finished = true;
+  History& history = *context.history;
+  for (Operation& op : history.operations) {
+    if (op.attempts == 0) {  // finished operations have attempts >= 1
+      op.complete = context.Elapsed();
+      op.code = StatusCode::kUnknown;
+      op.message = history.names->Intern("still in flight when the run ended");
+    }
+  }
+}
+
 void SampleClustersAndLinks(RunContext& context, HistoryObserver& observer) {
   instance::Instance& instance = *context.instance;
   History& history = *context.history;

@@ -77,6 +77,16 @@ struct ScenarioClients {
 Result<ScenarioClients> CreateClients(
     const btsim::scenario::v1::Scenario& scenario, sim::Rng& rng, StepRun& run);
 
+// The timeline's steps in the order they play: by time, in file order at
+// one time.
+std::vector<int> TimelineOrder(const btsim::scenario::v1::Scenario& scenario);
+
+// Ends the run at the context's time: checks pending token waits and
+// catch-ups once more, marks the context finished (tasks left over do
+// nothing), and completes every operation still in flight as UNKNOWN
+// "still in flight when the run ended".
+void FinishRun(StepRun& run);
+
 // Appends to the history each cluster's CPU load and each link's
 // replication since the last sample (at the context's time).
 void SampleClustersAndLinks(RunContext& context, HistoryObserver& observer);

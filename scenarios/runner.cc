@@ -183,17 +183,7 @@ void Runner::Settle() {
       replicas.HasApplied(replicas.LogPositions())) {
     history_.settled = context_.Elapsed();
   }
-  CheckTokenWaits(steps_);
-  steps_.FinishCatchUps();
-  context_.finished = true;
-  // Operations that never finished.
-  for (Operation& op : history_.operations) {
-    if (op.attempts == 0) {  // finished operations have attempts >= 1
-      op.complete = context_.Elapsed();
-      op.code = StatusCode::kUnknown;
-      op.message = history_.names->Intern("still in flight when the run ended");
-    }
-  }
+  FinishRun(steps_);
 }
 
 void Runner::Snapshot() {
@@ -209,13 +199,7 @@ Result<RunOutcome> Runner::Run() {
   BTSIM_RETURN_IF_ERROR(Setup());
   history_.duration = duration_;
 
-  // The timeline, in time order (same time: file order).
-  std::vector<int> order(s_.timeline_size());
-  for (int i = 0; i < s_.timeline_size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return ToDuration(s_.timeline(a).at()) < ToDuration(s_.timeline(b).at());
-  });
-  for (int i : order) {
+  for (int i : TimelineOrder(s_)) {
     scheduler_.RunAfter(ToDuration(s_.timeline(i).at()),
                         [this, i] { ApplyStep(s_.timeline(i), steps_); });
   }
@@ -265,14 +249,11 @@ Result<RunOutcome> RunScenario(const LoadedScenario& scenario,
   if (options.duration) {
     // The loader projected the offered load over the file's duration.
     const auto& timeline = scenario.proto.timeline();
-    std::vector<int> order(timeline.size());
     std::vector<sim::Duration> at(timeline.size());
     for (int i = 0; i < timeline.size(); ++i) {
-      order[i] = i;
       at[i] = ToDuration(timeline[i].at());
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return at[a] < at[b]; });
+    const std::vector<int> order = TimelineOrder(scenario.proto);
     BTSIM_RETURN_IF_ERROR(
         CheckOfferedLoad(scenario.proto, duration, order, at));
   }

@@ -26,7 +26,9 @@ let stopping = false;
 process.on('SIGTERM', () => { stopping = true; });
 process.on('SIGINT', () => { stopping = true; });
 
-const seen = {ok: 0, failed: 0, stale_reads: 0, errors: {}};
+// Calls the server refused once the scenario had ended (before this
+// application was stopped) are counted apart.
+const seen = {ok: 0, failed: 0, after_the_end: 0, stale_reads: 0, errors: {}};
 let firstFailure = null;  // ms since start
 let windowEnd = null;
 const start = Date.now();
@@ -38,6 +40,10 @@ async function attempt(fn) {
     if (firstFailure !== null && windowEnd === null) windowEnd = Date.now() - start;
     return result;
   } catch (err) {
+    if (String(err.message).includes('the scenario has ended')) {
+      ++seen.after_the_end;
+      return undefined;
+    }
     ++seen.failed;
     const code = err.code ?? 'unknown';
     seen.errors[code] = (seen.errors[code] || 0) + 1;

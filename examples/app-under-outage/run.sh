@@ -72,7 +72,8 @@ console.log(`my-app as btsim recorded it: RTO ${s(mine?.rto_seconds)}, ` +
             JSON.stringify(mine?.errors ?? {}));
 console.log(`my-app as it saw itself: ${app.ok} calls ok, ${app.failed} failed ` +
             `${JSON.stringify(app.errors)}, error window ${s(app.error_window_seconds)}, ` +
-            `${app.stale_reads} stale reads`);
+            `${app.stale_reads} stale reads (and ${app.after_the_end} refused ` +
+            'after the end)');
 console.log(`verdict: ${report.passed ? 'PASS' : 'FAIL'}`);
 JS
 echo "(outputs in build/app-under-outage/: report.json, history.jsonl," \
