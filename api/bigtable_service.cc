@@ -161,9 +161,8 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
   std::vector<Status> statuses(request->entries_size());
   std::vector<cluster::RowMutations> rows;
   std::vector<int> row_index;
-  // For a recorded call: each converted entry's index in `rows` (-1: none),
-  // and the commit the engine made of them (one version for the batch).
-  std::vector<int> converted(request->entries_size(), -1);
+  // For a recorded call: the commit the engine made of `rows` (one version
+  // for the batch).
   RequestReporter::RecordedRow commit;
   int64_t total = 0;
   for (int i = 0; i < request->entries_size(); ++i) {
@@ -176,7 +175,6 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
       statuses[i] = mutations.status();
       continue;
     }
-    converted[i] = static_cast<int>(rows.size());
     rows.push_back(
         cluster::RowMutations{entry.row_key(), std::move(mutations).value()});
     row_index.push_back(i);
@@ -217,14 +215,18 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
           return OkStatus();
         });
     if (recording) {
+      // Entries in order; `rows` holds the converted ones (row_index).
+      size_t k = 0;
       for (int i = 0; i < request->entries_size(); ++i) {
         RequestReporter::RecordedRow& row =
             report.AddRow(request->entries(i).row_key());
-        if (converted[i] >= 0) row.mutations = rows[converted[i]].mutations;
         row.status = statuses[i];
-        if (routed.ok() && statuses[i].ok() && converted[i] >= 0) {
-          row.version = commit.version;
-          row.log_position = commit.log_position;
+        if (k < rows.size() && row_index[k] == i) {
+          row.mutations = rows[k++].mutations;
+          if (routed.ok() && row.status.ok()) {
+            row.version = commit.version;
+            row.log_position = commit.log_position;
+          }
         }
       }
     }

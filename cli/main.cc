@@ -112,11 +112,12 @@ int main(int argc, char** argv) {
                    "With --scenario: the instance the scenario plays on, "
                    "projects/P/instances/I")
       ->capture_default_str();
-  serve->add_option(
-      "--export", scenario_args.exports,
-      "With --scenario and --out: also write the history in "
-      "these formats: jepsen, jepsen-edn, elle-rw-register, "
-      "elle-list-append, porcupine (comma-separated or repeated)");
+  serve
+      ->add_option("--export", scenario_args.exports,
+                   "With --scenario and --out: also write the history in "
+                   "these formats: jepsen, jepsen-edn, elle-rw-register, "
+                   "elle-list-append, porcupine (comma-separated or repeated)")
+      ->delimiter(',');
   serve->add_flag("--wait-for-start", scenario_args.wait_for_start,
                   "With --scenario: start the timeline and the clients at "
                   "`btsim ctl start` rather than at once");
@@ -156,14 +157,15 @@ int main(int argc, char** argv) {
       return kServeUsageError;
     }
     serve_options.compaction_interval = *interval;
-    if (auto exports = btsim::cli::ParseExports(scenario_args.exports);
-        !exports.ok() ||
+    auto exports = btsim::cli::ParseExports(scenario_args.exports);
+    if (!exports.ok() ||
         (!scenario_args.exports.empty() && scenario_args.out_dir.empty())) {
       std::fprintf(stderr, "%s\n",
                    exports.ok() ? "--export needs --out"
                                 : exports.status().message().c_str());
       return kServeUsageError;
     }
+    scenario_args.formats = std::move(exports).value();
     std::optional<btsim::scenarios::LoadedScenario> scenario;
     if (!scenario_args.file.empty()) {
       if (!config_path.empty() || !clusters.empty()) {

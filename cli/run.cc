@@ -49,10 +49,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& args) {
                   "With --out: virtual time between two samples of "
                   "metrics.om, e.g. 1s (the default), 250ms, 1m; at most 1h");
   run->add_option(
-      "--export", args.exports,
-      "With --out: also write the history in these formats: "
-      "jepsen, jepsen-edn, elle-rw-register, elle-list-append, porcupine "
-      "(comma-separated or repeated; docs/history-formats.md)");
+         "--export", args.exports,
+         "With --out: also write the history in these formats: "
+         "jepsen, jepsen-edn, elle-rw-register, elle-list-append, porcupine "
+         "(comma-separated or repeated; docs/history-formats.md)")
+      ->delimiter(',');
   run->add_flag("--quiet", args.quiet, "Print only the fingerprint line");
   return run;
 }

@@ -12,18 +12,12 @@ Result<std::vector<scenarios::HistoryFormat>> ParseExports(
     const std::vector<std::string>& values) {
   std::vector<scenarios::HistoryFormat> formats;
   for (const std::string& value : values) {
-    size_t start = 0;
-    while (start <= value.size()) {
-      const size_t comma = std::min(value.find(',', start), value.size());
-      auto format =
-          scenarios::ParseHistoryFormat(value.substr(start, comma - start));
-      if (!format.ok()) {
-        return InvalidArgument("--export: " + format.status().message());
-      }
-      if (std::find(formats.begin(), formats.end(), *format) == formats.end()) {
-        formats.push_back(*format);
-      }
-      start = comma + 1;
+    auto format = scenarios::ParseHistoryFormat(value);
+    if (!format.ok()) {
+      return InvalidArgument("--export: " + format.status().message());
+    }
+    if (std::find(formats.begin(), formats.end(), *format) == formats.end()) {
+      formats.push_back(*format);
     }
   }
   return formats;

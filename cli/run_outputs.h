@@ -34,8 +34,9 @@ struct RunMetrics {
   metrics::OpenMetricsRecorder recorder;
 };
 
-// The history formats named by --export values ("jepsen,porcupine", or
-// one per flag); INVALID_ARGUMENT "--export: ..." for an unknown name.
+// The history formats named by --export values (one name each; the flag
+// splits "jepsen,porcupine"), without repeats; INVALID_ARGUMENT
+// "--export: ..." for an unknown name.
 Result<std::vector<scenarios::HistoryFormat>> ParseExports(
     const std::vector<std::string>& values);
 

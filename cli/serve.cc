@@ -221,10 +221,8 @@ int PlayScenario(api::Server& server, Stops& stops,
   scenarios::PrintSummary(scenario, outcome, out);
   int code = outcome.passed ? 0 : kServeFailed;
   if (!args.out_dir.empty()) {
-    auto exports = ParseExports(args.exports);
-    Status s = exports.ok() ? WriteRunOutputs(scenario, outcome, metrics,
-                                              args.out_dir, *exports)
-                            : exports.status();
+    Status s =
+        WriteRunOutputs(scenario, outcome, metrics, args.out_dir, args.formats);
     if (!s.ok()) {
       err << "btsim serve: " << s.message() << "\n";
       code = kServeUsageError;

@@ -21,6 +21,7 @@
 
 #include "api/server.h"
 #include "base/result.h"
+#include "scenarios/history_export.h"
 #include "scenarios/loader.h"
 
 namespace btsim::cli {
@@ -33,6 +34,8 @@ struct ServeScenarioArgs {
   std::vector<std::string> sets;  // --set path=value
   std::string out_dir;
   std::vector<std::string> exports;  // --export, as for `btsim run`
+  // `exports` parsed (ParseExports), by the caller of RunServe.
+  std::vector<scenarios::HistoryFormat> formats;
   std::string instance = "projects/p/instances/i";
   bool wait_for_start = false;
 };

@@ -7,9 +7,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "scenarios/checks_analysis.h"
 #include "scenarios/json_printer.h"
 
 namespace btsim::scenarios {
@@ -30,10 +32,11 @@ constexpr std::array<FormatInfo, 5> kFormats = {{
      "history.elle-list-append.jsonl"},
     {HistoryFormat::kPorcupine, "porcupine", "history.porcupine.json"},
 }};
-constexpr std::array<HistoryFormat, 5> kFormatList = {
-    HistoryFormat::kJepsen, HistoryFormat::kJepsenEdn,
-    HistoryFormat::kElleRwRegister, HistoryFormat::kElleListAppend,
-    HistoryFormat::kPorcupine};
+constexpr auto kFormatList = [] {
+  std::array<HistoryFormat, kFormats.size()> list{};
+  for (size_t i = 0; i < kFormats.size(); ++i) list[i] = kFormats[i].format;
+  return list;
+}();
 
 const FormatInfo& InfoOf(HistoryFormat format) {
   for (const FormatInfo& info : kFormats) {
@@ -52,19 +55,32 @@ struct Value {
   std::vector<Value> items;                        // kVector
   std::vector<std::pair<std::string, Value>> map;  // kMap, in order
 
-  static Value Int(int64_t n) { return {Kind::kInt, n}; }
+  static Value Int(int64_t n) {
+    Value v = Of(Kind::kInt);
+    v.number = n;
+    return v;
+  }
   static Value String(std::string_view s) {
-    return {Kind::kString, 0, std::string(s)};
+    Value v = Of(Kind::kString);
+    v.text = s;
+    return v;
   }
   static Value Keyword(std::string_view s) {
-    return {Kind::kKeyword, 0, std::string(s)};
+    Value v = Of(Kind::kKeyword);
+    v.text = s;
+    return v;
   }
   static Value Vector(std::vector<Value> items) {
-    Value v{Kind::kVector};
+    Value v = Of(Kind::kVector);
     v.items = std::move(items);
     return v;
   }
-  static Value Map() { return {Kind::kMap}; }
+  static Value Map() { return Of(Kind::kMap); }
+  static Value Of(Kind kind) {
+    Value v;
+    v.kind = kind;
+    return v;
+  }
   Value& Add(std::string key, Value value) {
     map.emplace_back(std::move(key), std::move(value));
     return *this;
@@ -163,29 +179,29 @@ std::string_view OutcomeName(Outcome outcome) {
   return "info";
 }
 
-// The fault events (the nemesis's actions) and, for each kind that starts
-// a fault, the kind that ends it.
+// The fault events (the nemesis's actions), and whether each starts a
+// fault that lasts until its repair (checks_internal::RepairOf).
 struct FaultKind {
   EventKind kind;
-  std::optional<EventKind> ended_by;
+  bool lasts;
 };
 constexpr std::array<FaultKind, 16> kFaultKinds = {{
-    {EventKind::kClusterDown, EventKind::kClusterUp},
-    {EventKind::kClusterUp, std::nullopt},
-    {EventKind::kPartition, EventKind::kHeal},
-    {EventKind::kHeal, std::nullopt},
-    {EventKind::kLatency, std::nullopt},
-    {EventKind::kNodeFailure, EventKind::kNodeRecovery},
-    {EventKind::kNodeRecovery, std::nullopt},
-    {EventKind::kSlowCluster, EventKind::kRestoreSpeed},
-    {EventKind::kRestoreSpeed, std::nullopt},
-    {EventKind::kInjectErrors, EventKind::kStopErrors},
-    {EventKind::kStopErrors, std::nullopt},
-    {EventKind::kCutClients, EventKind::kMendClients},
-    {EventKind::kMendClients, std::nullopt},
-    {EventKind::kStallReplication, EventKind::kResumeReplication},
-    {EventKind::kResumeReplication, std::nullopt},
-    {EventKind::kClockSkew, std::nullopt},
+    {EventKind::kClusterDown, true},
+    {EventKind::kClusterUp, false},
+    {EventKind::kPartition, true},
+    {EventKind::kHeal, false},
+    {EventKind::kLatency, false},
+    {EventKind::kNodeFailure, true},
+    {EventKind::kNodeRecovery, false},
+    {EventKind::kSlowCluster, true},
+    {EventKind::kRestoreSpeed, false},
+    {EventKind::kInjectErrors, true},
+    {EventKind::kStopErrors, false},
+    {EventKind::kCutClients, true},
+    {EventKind::kMendClients, false},
+    {EventKind::kStallReplication, true},
+    {EventKind::kResumeReplication, false},
+    {EventKind::kClockSkew, false},
 }};
 const FaultKind* FaultOf(const Event& event) {
   if (event.refused) return nullptr;
@@ -489,7 +505,7 @@ void WriteElleListAppend(const History& history, std::ostream& out) {
 }
 
 // Porcupine's operations of a key-value model (put, get) and the faults as
-// annotations spanning from the fault to what ended it.
+// annotations spanning from the fault to its repair.
 void WritePorcupine(const History& history, std::ostream& out) {
   // What Porcupine may use: what succeeded, and writes that may have taken
   // effect (a read that did not complete tells nothing).
@@ -535,18 +551,13 @@ void WritePorcupine(const History& history, std::ostream& out) {
     const Event& event = history.events[i];
     const FaultKind* fault = FaultOf(event);
     if (fault == nullptr) continue;
+    // A lasting fault spans to its repair (the settle, when nothing ended
+    // it earlier), or to the end of the history.
     sim::Duration end = event.at;
-    if (fault->ended_by) {
-      end = history.ended;
-      for (size_t j = i + 1; j < history.events.size(); ++j) {
-        const Event& later = history.events[j];
-        if (later.kind == *fault->ended_by && !later.refused &&
-            later.cluster == event.cluster && later.peer == event.peer &&
-            later.detail == event.detail) {
-          end = later.at;
-          break;
-        }
-      }
+    if (fault->lasts) {
+      const std::optional<size_t> repair =
+          checks_internal::RepairOf(history.events, i);
+      end = repair ? history.events[*repair].at : history.ended;
     }
     Value annotation = Value::Map();
     annotation.Add("ClientId", Value::Int(-1))

@@ -19,26 +19,43 @@ using std::chrono::seconds;
 
 constexpr sim::Duration kSampleInterval = seconds(1);
 
-// The SetCell of `mutations` into family:kValueColumn that the row keeps:
-// the last one, unless a later mutation deletes the column (null: none).
-const cluster::SetCell* ValueWrite(std::span<const cluster::Mutation> mutations,
-                                   std::string_view family) {
-  const cluster::SetCell* found = nullptr;
+// What a row's mutations leave of family:kValueColumn: the SetCell the
+// row keeps (the last, unless a later mutation deletes the column), and
+// otherwise the widest delete of the column (kWrite: none; kDeleteCells
+// with `cells`, the last such DeleteFromColumn).
+struct ValueChange {
+  const cluster::SetCell* set = nullptr;
+  OpType deleted = OpType::kWrite;
+  const cluster::DeleteFromColumn* cells = nullptr;
+};
+ValueChange ChangeOf(std::span<const cluster::Mutation> mutations,
+                     std::string_view family) {
+  ValueChange change;
   for (const cluster::Mutation& m : mutations) {
     const auto* set = std::get_if<cluster::SetCell>(&m);
     const auto* in_family = std::get_if<cluster::DeleteFromFamily>(&m);
     const auto* in_column = std::get_if<cluster::DeleteFromColumn>(&m);
     if (set != nullptr && set->family == family &&
         set->qualifier == kValueColumn) {
-      found = set;
-    } else if (std::holds_alternative<cluster::DeleteFromRow>(m) ||
-               (in_family != nullptr && in_family->family == family) ||
-               (in_column != nullptr && in_column->family == family &&
-                in_column->qualifier == kValueColumn)) {
-      found = nullptr;
+      change.set = set;
+    } else if (std::holds_alternative<cluster::DeleteFromRow>(m)) {
+      change = {nullptr, OpType::kDeleteRow, nullptr};
+    } else if (in_family != nullptr && in_family->family == family) {
+      change.set = nullptr;
+      if (change.deleted != OpType::kDeleteRow) {
+        change.deleted = OpType::kDeleteFamily;
+      }
+    } else if (in_column != nullptr && in_column->family == family &&
+               in_column->qualifier == kValueColumn) {
+      change.set = nullptr;
+      if (change.deleted == OpType::kWrite ||
+          change.deleted == OpType::kDeleteCells) {
+        change.deleted = OpType::kDeleteCells;
+        change.cells = in_column;
+      }
     }
   }
-  return found;
+  return change;
 }
 
 }  // namespace
@@ -217,8 +234,7 @@ void LiveSession::Record(const instance::RequestReport& r) {
       r.table);
   const Name cluster = names.Intern(r.cluster);
   const sim::Duration complete = context_.Elapsed();
-  const sim::Duration invoke =
-      std::max(sim::Duration(0), std::min(complete, complete - r.latency));
+  const sim::Duration invoke = std::max(sim::Duration(0), complete - r.latency);
   const cluster::Timestamp now = cluster::TimestampOf(scheduler_.Now());
 
   auto add = [&](OpType type, std::string_view key,
@@ -275,27 +291,13 @@ void LiveSession::Record(const instance::RequestReport& r) {
       }
       case OpType::kWrite:
       case OpType::kCheckAndMutate: {
-        const cluster::SetCell* set =
-            family.empty() ? nullptr : ValueWrite(row.mutations, family);
-        OpType type = base;
-        const cluster::DeleteFromColumn* cells = nullptr;
-        if (set == nullptr && base == OpType::kWrite && !family.empty()) {
-          // A delete of what the checkers follow: the widest one.
-          for (const cluster::Mutation& m : row.mutations) {
-            const auto* f = std::get_if<cluster::DeleteFromFamily>(&m);
-            const auto* c = std::get_if<cluster::DeleteFromColumn>(&m);
-            if (std::holds_alternative<cluster::DeleteFromRow>(m)) {
-              type = OpType::kDeleteRow;
-            } else if (f != nullptr && f->family == family &&
-                       type != OpType::kDeleteRow) {
-              type = OpType::kDeleteFamily;
-            } else if (c != nullptr && c->family == family &&
-                       c->qualifier == kValueColumn && type == OpType::kWrite) {
-              type = OpType::kDeleteCells;
-              cells = c;
-            }
-          }
-        }
+        const ValueChange change =
+            family.empty() ? ValueChange() : ChangeOf(row.mutations, family);
+        const cluster::SetCell* set = change.set;
+        const cluster::DeleteFromColumn* cells = change.cells;
+        // A write that only deletes the value is that delete.
+        const OpType type =
+            set == nullptr && base == OpType::kWrite ? change.deleted : base;
         Operation& op = add(type, row.key, &row);
         if (type == OpType::kDeleteCells) {
           // [start, end), an end of 0 meaning none; `timestamp` is the
