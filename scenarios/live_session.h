@@ -68,7 +68,8 @@ class LiveSession : public instance::InstanceObserver {
   // calls did.
   bool Settled();
   // The outcome: the final state read, the checks and expectations judged.
-  // The session does nothing more afterwards.
+  // Requires that the scheduler runs none of the session's tasks
+  // afterwards (stop it first): they would act on the history given away.
   RunOutcome Finish();
 
   // InstanceObserver.

@@ -82,8 +82,8 @@ Result<ScenarioClients> CreateClients(
 std::vector<int> TimelineOrder(const btsim::scenario::v1::Scenario& scenario);
 
 // Ends the run at the context's time: checks pending token waits and
-// catch-ups once more, marks the context finished (tasks left over do
-// nothing), and completes every operation still in flight as UNKNOWN
+// catch-ups once more, marks the context finished (periodic tasks stop
+// rescheduling), and completes every operation still in flight as UNKNOWN
 // "still in flight when the run ended".
 void FinishRun(StepRun& run);
 

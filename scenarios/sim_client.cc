@@ -220,7 +220,6 @@ void SimClient::FillValue(std::string_view tag, std::string* value) const {
 }
 
 void SimClient::Issue(uint64_t loop_generation) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   if (!active_ || loop_generation != generation_) return;
   const sim::Time now = context_.scheduler->Now();
   History& history = *context_.history;
@@ -339,7 +338,6 @@ instance::RequestReport SimClient::ReportOf(const Message& message) const {
 
 void SimClient::Reply(uint32_t slot, uint32_t token, Status status,
                       const Name* from) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token) return;
   // After a latency-aware failover the operation follows the cluster it
@@ -367,7 +365,6 @@ void SimClient::DeliverReply(uint32_t m) {
 }
 
 void SimClient::FailOver(uint32_t slot, uint32_t token) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   Attempt& a = attempts_[slot];
   if (a.done || a.token != token || a.failed_over) return;
   instance::Instance& instance = *context_.instance;
@@ -386,7 +383,6 @@ void SimClient::FailOver(uint32_t slot, uint32_t token) {
 }
 
 void SimClient::RunAttempt(uint32_t slot) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   const sim::Time now = scheduler.Now();
@@ -482,7 +478,6 @@ const sim::LatencyModel& SimClient::LinkTo(const std::string& cluster_id) {
 }
 
 void SimClient::Arrive(uint32_t m) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   Message& message = messages_[m];
@@ -508,7 +503,6 @@ void SimClient::Arrive(uint32_t m) {
 }
 
 void SimClient::Admit(uint32_t m) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   instance::Instance& instance = *context_.instance;
   Message& message = messages_[m];
@@ -544,7 +538,6 @@ void SimClient::Admit(uint32_t m) {
 }
 
 void SimClient::Serve(uint32_t m) {
-  if (context_.finished) return;  // the run is over: tasks left do nothing
   sim::Scheduler& scheduler = *context_.scheduler;
   const std::string& cluster_id = messages_[m].cluster_id;
   Operation& op = context_.history->operations[messages_[m].op_index];

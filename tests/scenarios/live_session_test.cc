@@ -183,15 +183,19 @@ TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
   // A scan; and a call that took long, so it was invoked before all of
   // the above.
   Report("app-1", "ReadRows", {}, StatusCode::kOk, milliseconds(1));
-  Report("app-3", "MutateRow", {instance::RowOutcome{.key = "slow"}},
-         StatusCode::kDeadlineExceeded, milliseconds(1500));
+  instance::RowOutcome slow;
+  slow.key = "slow";
+  Report("app-3", "MutateRow", {slow}, StatusCode::kDeadlineExceeded,
+         milliseconds(1500));
 
   RunOutcome out = Finish();
   const std::vector<Operation>& ops = out.history.operations;
   ASSERT_EQ(ops.size(), 11u);
   for (size_t i = 0; i < ops.size(); ++i) {
     EXPECT_EQ(ops[i].id, i);
-    if (i > 0) EXPECT_LE(ops[i - 1].invoke, ops[i].invoke);
+    if (i > 0) {
+      EXPECT_LE(ops[i - 1].invoke, ops[i].invoke);
+    }
   }
   // The slow call, invoked at 0.5 s, comes first.
   EXPECT_EQ(ops[0].row, "slow");
