@@ -2,6 +2,7 @@
 //   serve   run the Bigtable-compatible gRPC server on the wall clock.
 //   ctl     live faults and status of a running server (cli/ctl.h).
 //   run     play a scenario in virtual time (cli/run.h).
+//   check   judge a recorded run's history.jsonl again (cli/check.h).
 //   sweep   run a scenario over a grid of parameters and seeds (cli/sweep.h).
 //   load    drive any Bigtable endpoint with benchmark workloads (cli/load.h).
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/server.h"
+#include "cli/check.h"
 #include "cli/cluster_flags.h"
 #include "cli/ctl.h"
 #include "cli/duration.h"
@@ -126,6 +128,8 @@ int main(int argc, char** argv) {
   CLI::App* ctl = btsim::cli::AddCtlCommand(app, ctl_args);
   btsim::cli::RunArgs run_args;
   CLI::App* run = btsim::cli::AddRunCommand(app, run_args);
+  btsim::cli::CheckArgs check_args;
+  CLI::App* check = btsim::cli::AddCheckCommand(app, check_args);
   btsim::cli::SweepArgs sweep_args;
   CLI::App* sweep = btsim::cli::AddSweepCommand(app, sweep_args);
   btsim::cli::LoadArgs load_args;
@@ -138,6 +142,7 @@ int main(int argc, char** argv) {
     // Every subcommand documents exit code 2 for usage errors.
     if (code != 0 && ctl->parsed()) return btsim::cli::kCtlUsageError;
     if (code != 0 && run->parsed()) return btsim::cli::kRunInvalid;
+    if (code != 0 && check->parsed()) return btsim::cli::kRunInvalid;
     if (code != 0 && sweep->parsed()) return btsim::cli::kSweepInvalid;
     if (code != 0 && load->parsed()) return btsim::cli::kLoadUsageError;
     if (code != 0 && serve->parsed()) return kServeUsageError;
@@ -145,6 +150,7 @@ int main(int argc, char** argv) {
   }
 
   if (*run) return btsim::cli::RunRun(run_args, std::cout, std::cerr);
+  if (*check) return btsim::cli::RunCheck(check_args, std::cout, std::cerr);
   if (*sweep) return btsim::cli::RunSweep(sweep_args, std::cout, std::cerr);
   if (*load) return btsim::cli::RunLoad(load_args, std::cout, std::cerr);
 

@@ -142,7 +142,7 @@ int RunRun(const RunArgs& args, std::ostream& out, std::ostream& err) {
     scenarios::PrintSummary(*loaded, *outcome, out);
   }
   if (!args.out_dir.empty()) {
-    Status s = WriteRunOutputs(*loaded, *outcome, *run_metrics, args.out_dir,
+    Status s = WriteRunOutputs(*loaded, *outcome, run_metrics.get(), args.out_dir,
                                *exports);
     if (!s.ok()) {
       err << "btsim run: " << s.message() << "\n";

@@ -25,13 +25,15 @@ Result<std::vector<scenarios::HistoryFormat>> ParseExports(
 
 Status WriteRunOutputs(const scenarios::LoadedScenario& scenario,
                        const scenarios::RunOutcome& outcome,
-                       const RunMetrics& metrics, const std::string& dir,
+                       const RunMetrics* metrics, const std::string& dir,
                        const std::vector<scenarios::HistoryFormat>& exports) {
   const std::filesystem::path root(dir);
   BTSIM_RETURN_IF_ERROR(scenarios::WriteOutputs(scenario, outcome, dir));
-  BTSIM_RETURN_IF_ERROR(scenarios::WriteFile(
-      root / "metrics.om",
-      [&](std::ostream& o) { metrics.recorder.Write(o); }));
+  if (metrics != nullptr) {
+    BTSIM_RETURN_IF_ERROR(scenarios::WriteFile(
+        root / "metrics.om",
+        [&](std::ostream& o) { metrics->recorder.Write(o); }));
+  }
   for (scenarios::HistoryFormat format : exports) {
     BTSIM_RETURN_IF_ERROR(scenarios::WriteFile(
         root / std::string(scenarios::HistoryFileName(format)),

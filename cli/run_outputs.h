@@ -40,12 +40,12 @@ struct RunMetrics {
 Result<std::vector<scenarios::HistoryFormat>> ParseExports(
     const std::vector<std::string>& values);
 
-// Writes report.json, history.jsonl, metrics.om (from `metrics`),
-// report.html and the history in each of `exports` (HistoryFileName) into
-// `dir`, creating it if needed.
+// Writes report.json, history.jsonl, metrics.om (from `metrics`, when not
+// null), report.html and the history in each of `exports`
+// (HistoryFileName) into `dir`, creating it if needed.
 Status WriteRunOutputs(const scenarios::LoadedScenario& scenario,
                        const scenarios::RunOutcome& outcome,
-                       const RunMetrics& metrics, const std::string& dir,
+                       const RunMetrics* metrics, const std::string& dir,
                        const std::vector<scenarios::HistoryFormat>& exports);
 
 }  // namespace btsim::cli

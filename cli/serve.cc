@@ -222,7 +222,7 @@ int PlayScenario(api::Server& server, Stops& stops,
   int code = outcome.passed ? 0 : kServeFailed;
   if (!args.out_dir.empty()) {
     Status s =
-        WriteRunOutputs(scenario, outcome, metrics, args.out_dir, args.formats);
+        WriteRunOutputs(scenario, outcome, &metrics, args.out_dir, args.formats);
     if (!s.ok()) {
       err << "btsim serve: " << s.message() << "\n";
       code = kServeUsageError;

@@ -151,6 +151,24 @@ std::string JsonText(std::string_view bytes) {
   return out;
 }
 
+bool BytesOfJsonText(std::string_view text, std::string& bytes) {
+  bytes.clear();
+  bytes.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      bytes.push_back(static_cast<char>(c));
+      continue;
+    }
+    // U+0080..U+00FF: 0xc2 or 0xc3, then a continuation byte.
+    if ((c != 0xc2 && c != 0xc3) || i + 1 == text.size()) return false;
+    const auto next = static_cast<unsigned char>(text[++i]);
+    if ((next & 0xc0) != 0x80) return false;
+    bytes.push_back(static_cast<char>(((c & 0x03) << 6) | (next & 0x3f)));
+  }
+  return true;
+}
+
 double RoundToDecimals(double v, int decimals) {
   // From 2^52 on every double is a whole number.
   if (!std::isfinite(v) || std::fabs(v) >= 0x1p52) return v;

@@ -50,6 +50,10 @@ class JsonPrinter {
 // 8859-1. Reuses `out`'s capacity.
 void AssignJsonText(std::string_view bytes, std::string& out);
 std::string JsonText(std::string_view bytes);
+// The inverse, for reading btsim's JSON back: the bytes of `text` (UTF-8
+// whose characters are all U+0000..U+00FF). False, `bytes` unspecified, for
+// any other text.
+bool BytesOfJsonText(std::string_view text, std::string& bytes);
 
 // `v` rounded as printf rounds it: to `decimals` places ("%.*f"), or to
 // `digits` significant digits ("%.*g"). Doubles so rounded print cleanly

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "scenarios/checks_analysis.h"
+#include "scenarios/history_file.h"
 #include "scenarios/report_json.h"
 
 namespace btsim::scenarios {
@@ -552,7 +553,7 @@ Status WriteOutputs(const LoadedScenario& scenario, const RunOutcome& outcome,
   }));
   BTSIM_RETURN_IF_ERROR(printed);
   BTSIM_RETURN_IF_ERROR(WriteFile(root / "history.jsonl", [&](std::ostream& o) {
-    printed = WriteHistoryJsonl(outcome.history, o);
+    printed = WriteHistoryJsonl(scenario, outcome, o);
   }));
   return printed;
 }

@@ -2,8 +2,9 @@
 // the output directory (`--out DIR`), the files made from the outcome alone:
 //   report.json    scenario, seed, fingerprint, passed, expectations,
 //                  checks, events, phases (machine-readable)
-//   history.jsonl  one JSON object per client operation
-// (their format: proto/btsim/report/v1/report.proto; see report_json.h).
+//   history.jsonl  the run's whole record: the scenario, every operation
+//                  and event, the final state (scenarios/history_file.h)
+// (their format: proto/btsim/report/v1/report.proto and history.proto).
 // (metrics.om and report.html come from the metrics layer; cli/run.cc
 // writes them.)
 // Deterministic: the same outcome gives the same bytes (wall-clock figures

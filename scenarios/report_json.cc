@@ -186,12 +186,16 @@ v1::Report ReportMessage(const LoadedScenario& scenario, const RunOutcome& o) {
   return r;
 }
 
-void FillOperation(const Operation& op, v1::Operation& line) {
+void FillOperation(const Operation& op, const Append* append,
+                   v1::Operation& line) {
   line.Clear();
   line.set_id(op.id);
   line.set_invoke(MsSeconds(op.invoke));
   line.set_complete(MsSeconds(op.complete));
+  line.set_invoke_nanos(op.invoke.count());
+  line.set_complete_nanos(op.complete.count());
   AssignJsonText(op.client(), *line.mutable_client());
+  AssignJsonText(op.group(), *line.mutable_group());
   AssignJsonText(op.profile(), *line.mutable_profile());
   AssignJsonText(op.cluster, *line.mutable_cluster());
   AssignJsonText(op.table(), *line.mutable_table());
@@ -204,7 +208,19 @@ void FillOperation(const Operation& op, v1::Operation& line) {
     AssignJsonText(op.written(), *line.mutable_written());
     line.set_timestamp_micros(cluster::Micros(op.timestamp));
   }
-  if (op.version != 0) line.set_committed(MsSeconds(op.committed));
+  if (op.version != 0) {
+    line.set_committed(MsSeconds(op.committed));
+    line.set_committed_nanos(op.committed.count());
+    line.set_version(op.version);
+    line.set_log_position(op.log_position);
+  }
+  if (!line.has_timestamp_micros() && op.timestamp != cluster::Timestamp{}) {
+    line.set_timestamp_micros(cluster::Micros(op.timestamp));
+  }
+  if (append != nullptr) {
+    AssignJsonText(append->token, *line.mutable_append_token());
+    AssignJsonText(append->list, *line.mutable_append_list());
+  }
   switch (op.type) {
     case OpType::kReadRow:
       AssignJsonText(op.read(), *line.mutable_read());
@@ -235,20 +251,6 @@ Status WriteReportJson(const LoadedScenario& scenario,
   std::string json;
   BTSIM_RETURN_IF_ERROR(printer.Print(ReportMessage(scenario, outcome), json));
   out << json << "\n";
-  return OkStatus();
-}
-
-Status WriteHistoryJsonl(const History& history, std::ostream& out) {
-  JsonPrinter printer(JsonPrinter::Layout::kOneLine);
-  v1::Operation line;
-  std::string json;
-  for (const Operation& op : history.operations) {
-    FillOperation(op, line);
-    json.clear();
-    BTSIM_RETURN_IF_ERROR(printer.Print(line, json));
-    json.push_back('\n');
-    out.write(json.data(), static_cast<std::streamsize>(json.size()));
-  }
   return OkStatus();
 }
 

@@ -1,8 +1,8 @@
-// The machine-readable outputs of `btsim run --out DIR`: report.json (one
-// btsim.report.v1.Report) and history.jsonl (one btsim.report.v1.Operation
-// per line). Their format is the schema in proto/btsim/report/v1/report.proto,
-// printed by JsonPrinter. Deterministic: the same outcome gives the same
-// bytes.
+// The machine-readable report of `btsim run --out DIR`: report.json (one
+// btsim.report.v1.Report), and the operations as history.jsonl carries them
+// (scenarios/history_file.h). Their format is the schema in
+// proto/btsim/report/v1/report.proto, printed by JsonPrinter. Deterministic:
+// the same outcome gives the same bytes.
 #ifndef BTSIM_SCENARIOS_REPORT_JSON_H_
 #define BTSIM_SCENARIOS_REPORT_JSON_H_
 
@@ -20,16 +20,15 @@ namespace btsim::scenarios {
 btsim::report::v1::Report ReportMessage(const LoadedScenario& scenario,
                                         const RunOutcome& outcome);
 
-// Sets `line` (cleared first, its storage reused) to `op` as one line of
-// history.jsonl.
-void FillOperation(const Operation& op, btsim::report::v1::Operation& line);
+// Sets `line` (cleared first, its storage reused) to `op` as history.jsonl
+// carries it (scenarios/history_file.h); `append` is op's Append, or null.
+void FillOperation(const Operation& op, const Append* append,
+                   btsim::report::v1::Operation& line);
 
-// Write report.json (indented, with a final newline) and history.jsonl (one
-// line per operation, in invoke order) to `out`. INTERNAL if the JSON
-// printer fails; the stream's state is the caller's to check.
+// Writes report.json (indented, with a final newline) to `out`. INTERNAL if
+// the JSON printer fails; the stream's state is the caller's to check.
 Status WriteReportJson(const LoadedScenario& scenario,
                        const RunOutcome& outcome, std::ostream& out);
-Status WriteHistoryJsonl(const History& history, std::ostream& out);
 
 }  // namespace btsim::scenarios
 

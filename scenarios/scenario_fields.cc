@@ -178,4 +178,29 @@ cluster::GcRule ToGcRule(const v1::GcRule& rule) {
   return cluster::GcRule::None();
 }
 
+v1::GcRule FromGcRule(const cluster::GcRule& rule) {
+  v1::GcRule out;
+  switch (rule.kind) {
+    case cluster::GcRule::Kind::kNone:
+      break;
+    case cluster::GcRule::Kind::kMaxVersions:
+      out.set_max_num_versions(static_cast<int32_t>(rule.max_versions));
+      break;
+    case cluster::GcRule::Kind::kMaxAge:
+      *out.mutable_max_age() = ToProtoDuration(rule.max_age);
+      break;
+    case cluster::GcRule::Kind::kIntersection:
+    case cluster::GcRule::Kind::kUnion: {
+      auto* list = rule.kind == cluster::GcRule::Kind::kUnion
+                       ? out.mutable_union_()
+                       : out.mutable_intersection();
+      for (const cluster::GcRule& r : rule.rules) {
+        *list->add_rules() = FromGcRule(r);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace btsim::scenarios

@@ -43,6 +43,8 @@ google::protobuf::Duration ToProtoDuration(sim::Duration duration);
 
 // A validated GC rule as the engine's (GcRule::None() when unset).
 cluster::GcRule ToGcRule(const btsim::scenario::v1::GcRule& rule);
+// The inverse of ToGcRule (unset for GcRule::None()).
+btsim::scenario::v1::GcRule FromGcRule(const cluster::GcRule& rule);
 
 }  // namespace btsim::scenarios
 

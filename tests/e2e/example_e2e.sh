@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one scenario example the way CI must: `btsim run` exits 0 (every
-# expectation holds) and writes all four outputs; a second run with the same
+# expectation holds) and writes all four outputs; `btsim check` on its
+# history.jsonl gives the same summary and files; a second run with the same
 # seed gives the same fingerprint, history.jsonl and report.json byte for
 # byte; another seed gives another fingerprint.
 # Usage: example_e2e.sh BTSIM FILE.textproto
@@ -20,7 +21,8 @@ cat "$work/a.txt"
 for f in report.json history.jsonl metrics.om report.html; do
   [[ -s $work/a/$f ]] || fail "$f missing or empty"
 done
-# report.json and history.jsonl follow proto/btsim/report/v1/report.proto:
+# report.json and history.jsonl follow proto/btsim/report/v1/report.proto
+# and history.proto:
 # they agree with the summary and with each other.
 python3 - "$work/a" "$work/a.txt" <<'EOF' || fail "report.json or history.jsonl"
 import json, sys
@@ -35,8 +37,16 @@ assert report["passed"] is True and report["expectations"]
 assert all(e["pass"] for e in report["expectations"])
 assert isinstance(report["seed"], str) and int(report["seed"]) > 0
 assert "null" not in open(out + "/report.json").read()
-ops = [json.loads(line) for line in open(out + "/history.jsonl")]
+lines = [json.loads(line) for line in open(out + "/history.jsonl")]
+assert all(len(line) == 1 for line in lines), "one HistoryLine per line"
+assert "start" in lines[0] and "end" in lines[-1]
+assert lines[-1]["end"]["fingerprint"] == report["fingerprint"]
+ops = [line["operation"] for line in lines if "operation" in line]
 assert len(ops) == report["client_ops"] > 0, (len(ops), report["client_ops"])
+events = [line["event"] for line in lines if "event" in line]
+assert len(events) == len(report["events"])
+clusters = [line["cluster"] for line in lines if "cluster" in line]
+assert [c["id"] for c in clusters] == [c["id"] for c in report["clusters"]]
 assert [op["id"] for op in ops] == list(range(len(ops)))
 for op in ops:
     assert op["status"].isupper() and op["op"].islower(), op
@@ -54,6 +64,16 @@ cmp "$work/a/history.jsonl" "$work/b/history.jsonl" ||
   fail "same seed, other history.jsonl"
 cmp "$work/a/report.json" "$work/b/report.json" ||
   fail "same seed, other report.json"
+
+# Judged again offline from its history, the run gives the same summary
+# (without the wall-time line) and the same files.
+"$btsim" check "$work/a/history.jsonl" --out "$work/c" >"$work/c.txt" 2>&1 ||
+  { cat "$work/c.txt"; fail "btsim check did not exit 0"; }
+diff <(grep -v '^sim: ' "$work/a.txt") "$work/c.txt" ||
+  fail "btsim check printed another summary"
+for f in report.json history.jsonl report.html; do
+  cmp "$work/a/$f" "$work/c/$f" || fail "btsim check wrote another $f"
+done
 
 other=$("$btsim" run "$file" --seed 987654321 --quiet || true)
 [[ $other == "fingerprint: "* ]] || fail "no fingerprint with another seed"

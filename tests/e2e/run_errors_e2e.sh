@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `btsim run` on bad input exits 2 with a message naming the file, the line
-# and the field, and runs nothing. A run whose expectation fails exits 1
+# `btsim run` (and `btsim check`) on bad input exits 2 with a message naming
+# the file, the line and the field, and runs nothing. A run whose expectation fails exits 1
 # after its whole summary; one whose outputs cannot be written exits 2.
 # Usage: run_errors_e2e.sh BTSIM EXAMPLE.textproto
 set -euo pipefail
@@ -78,4 +78,31 @@ code=0
 grep -qF "$work/a-file" "$work/err" ||
   { cat "$work/err"; fail "unwritable --out: stderr lacks the path"; }
 echo "ok: unwritable --out: $(head -n 1 "$work/err")"
+
+# `btsim check` on bad histories: exit 2 naming the file, line and field.
+"$btsim" run "$example" --out "$work/run" --quiet >/dev/null
+history=$work/run/history.jsonl
+expect_error check-missing "$work/none.jsonl: cannot be opened" \
+  check "$work/none.jsonl"
+head -n -1 "$history" >"$work/cut.jsonl"
+expect_error check-incomplete "$work/cut.jsonl: incomplete: no end line" \
+  check "$work/cut.jsonl"
+sed '2s/.*/{"operation":{"id":0,"op":"write","status":"FINE"}}/' "$history" \
+  >"$work/status.jsonl"
+expect_error check-bad-field \
+  "$work/status.jsonl:2: operation.status: unknown status 'FINE'" \
+  check "$work/status.jsonl"
+sed '3s/.*/not json/' "$history" >"$work/garbage.jsonl"
+expect_error check-not-json "$work/garbage.jsonl:3: not a HistoryLine" \
+  check "$work/garbage.jsonl"
+expect_error check-missing-scenario "cannot read" \
+  check "$history" --scenario "$work/nope.textproto"
+expect_error check-export-without-out "--export needs --out" \
+  check "$history" --export jepsen
+# Judged by a stricter scenario: exit 1.
+code=0
+"$btsim" check "$history" --scenario <(sed 's/at_most: [0-9.]*/at_most: -1/' \
+  "$example") >"$work/out" 2>"$work/err" || code=$?
+[[ $code == 1 ]] || { cat "$work/err"; fail "check --scenario: exit $code"; }
+echo "ok: check --scenario with a failing expectation: exit 1"
 echo "PASS"

@@ -9,7 +9,10 @@
 # - with --wait-for-start, calls before `btsim ctl start` are not recorded;
 #   SIGINT mid-run still gives a complete report of what was recorded
 #   (exit 0: its expectations hold);
-# - `btsim ctl finish` ends a run early.
+# - `btsim ctl finish` ends a run early;
+# - `btsim check` on the recorded history gives the same checks, summary and
+#   exit code as the live run, and --scenario judges it by other
+#   expectations.
 # Exits 77 (skipped) when cbt is missing.
 set -u -o pipefail
 
@@ -97,7 +100,9 @@ done
 check "history.jsonl has cbt's calls that hung until its deadline" \
   "$(py '
 import json, sys
-ops = [json.loads(l) for l in open(sys.argv[1])]
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ops = [l["operation"] for l in lines if "operation" in l]
+assert lines[0]["start"]["live"] and "end" in lines[-1]
 hung = [o for o in ops if o["status"] == "DEADLINE_EXCEEDED"
         and o["profile"] == "pinned" and o["client"].startswith("ipv4:127.0.0.1:")]
 ok = [o for o in ops if o["status"] == "OK" and o["op"] == "write"]
@@ -113,6 +118,26 @@ e = {x["name"]: x for x in r["expectations"]}["recorded calls see no error"]
 assert not e["pass"] and e["value"] >= 1, e
 assert not r["passed"]
 ' "$WORK/outage/report.json"; echo $?)"
+
+"$BTSIM" check "$WORK/outage/history.jsonl" --out "$WORK/checked" \
+  >"$WORK/checked.txt" 2>&1
+code=$?
+check "btsim check on the recorded history: exit 1 as the live run" \
+  "$([[ $code == 1 ]]; echo $?)"
+check "btsim check: the same report.json, report.html and history.jsonl" "$(
+  for f in report.json report.html history.jsonl; do
+    cmp "$WORK/outage/$f" "$WORK/checked/$f" >&2 || exit 1
+  done; echo 0)"
+check "btsim check: the summary as the live run printed it" "$(
+  diff <(sed -n '/^scenario:/,/^fingerprint:/p' "$WORK/outage.log" |
+           grep -v '^sim: ') "$WORK/checked.txt" >&2; echo $?)"
+# The same file without the expectation on errors.
+sed '/^expectations {$/,/^}$/d' "$WORK/outage.textproto" >"$WORK/lenient.textproto"
+"$BTSIM" check "$WORK/outage/history.jsonl" --scenario "$WORK/lenient.textproto" \
+  --quiet >/dev/null 2>&1
+code=$?
+check "btsim check --scenario: judged by that file's expectations (exit 0)" \
+  "$([[ $code == 0 ]]; echo $?)"
 
 cat >"$WORK/long.textproto" <<'PROTO'
 name: "long"
@@ -139,7 +164,8 @@ check "SIGINT: a complete report" "$(py '
 import json, sys
 r = json.load(open(sys.argv[1] + "/report.json"))
 assert r["passed"] and r["settled_seconds"] >= 0, r.get("settled_seconds")
-ops = [json.loads(l) for l in open(sys.argv[1] + "/history.jsonl")]
+lines = [json.loads(l) for l in open(sys.argv[1] + "/history.jsonl")]
+ops = [l["operation"] for l in lines if "operation" in l]
 rows = sorted(o["row"] for o in ops)
 assert rows == ["r1", "r2", "r3"], rows  # not the warm-up write
 assert r["duration_seconds"] < 600, r["duration_seconds"]

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scenarios/history_file.h"
 #include "scenarios/json_printer.h"
 #include "scenarios/loader.h"
 #include "scenarios/report_json.h"
@@ -78,13 +79,23 @@ TEST(PhasesTest, ClusterNamesThatAreNotInternedStillCountTogether) {
   EXPECT_EQ(phases[0].lines[0].ops, 20);
 }
 
-// The lines of history.jsonl for `history`.
+// The operations of history.jsonl for `history`: each operation line's
+// object (inside {"operation":...}).
 std::vector<std::string> HistoryLines(const History& history) {
+  LoadedScenario scenario;
+  RunOutcome outcome;
+  outcome.history = history;
   std::ostringstream out;
-  EXPECT_TRUE(WriteHistoryJsonl(history, out).ok());
+  EXPECT_TRUE(WriteHistoryJsonl(scenario, outcome, out).ok());
   std::vector<std::string> lines;
   std::istringstream in(out.str());
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::string prefix = "{\"operation\":";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    EXPECT_EQ(line.back(), '}');
+    lines.push_back(
+        line.substr(prefix.size(), line.size() - prefix.size() - 1));
+  }
   return lines;
 }
 
@@ -105,39 +116,44 @@ TEST(HistoryJsonlTest, EachLineCarriesTheFieldsOfItsOperation) {
   b.Write("w-0", "r", "w-0/1", 14, 20, "c1", StatusCode::kDeadlineExceeded);
   const std::vector<std::string> lines = HistoryLines(b.history());
   ASSERT_EQ(lines.size(), 7u);
-  EXPECT_EQ(lines[0],
-            "{\"id\":0,\"invoke\":0,\"complete\":0.002,\"client\":\"w-0\","
-            "\"profile\":\"default\",\"cluster\":\"c1\",\"table\":\"t\","
-            "\"row\":\"row\xc3\xbf\\\"1\",\"op\":\"write\",\"status\":\"OK\","
-            "\"attempts\":1,\"written\":\"w-0/0\","
-            "\"timestamp_micros\":\"1767225600001000\",\"committed\":0.001}");
+  EXPECT_EQ(
+      lines[0],
+      "{\"id\":0,\"invoke\":0,\"complete\":0.002,\"client\":\"w-0\","
+      "\"profile\":\"default\",\"cluster\":\"c1\",\"table\":\"t\","
+      "\"row\":\"row\xc3\xbf\\\"1\",\"op\":\"write\",\"status\":\"OK\","
+      "\"attempts\":1,\"written\":\"w-0/0\","
+      "\"timestamp_micros\":\"1767225600001000\",\"committed\":0.001,"
+      "\"group\":\"w\",\"invoke_nanos\":\"0\",\"complete_nanos\":\"2000000\","
+      "\"committed_nanos\":\"1000000\",\"version\":\"1\","
+      "\"log_position\":\"0\"}");
   EXPECT_EQ(lines[1],
             "{\"id\":1,\"invoke\":0.003,\"complete\":0.005,\"client\":\"r-0\","
             "\"profile\":\"default\",\"cluster\":\"c2\",\"table\":\"t\","
             "\"row\":\"row2\",\"op\":\"read_row\",\"status\":\"OK\","
-            "\"attempts\":1,\"read\":\"\"}");
+            "\"attempts\":1,\"read\":\"\",\"group\":\"r\","
+            "\"invoke_nanos\":\"3000000\",\"complete_nanos\":\"5000000\"}");
   EXPECT_NE(lines[2].find("\"op\":\"scan\",\"status\":\"OK\",\"attempts\":1,"
-                          "\"rows\":12}"),
+                          "\"rows\":12,"),
             std::string::npos)
       << lines[2];
   EXPECT_NE(lines[3].find("\"op\":\"read_modify_write\",\"status\":\"OK\","
                           "\"attempts\":1,\"counter\":\"11\","
-                          "\"committed\":0.008}"),
+                          "\"committed\":0.008,"),
             std::string::npos)
       << lines[3];
   EXPECT_NE(lines[4].find("\"cluster\":\"\",\"table\":\"t\",\"row\":\"hot\","
                           "\"op\":\"check_and_mutate\",\"status\":"
                           "\"FAILED_PRECONDITION\",\"attempts\":1,"
-                          "\"message\":\"not allowed\"}"),
+                          "\"message\":\"not allowed\","),
             std::string::npos)
       << lines[4];
-  EXPECT_NE(lines[5].find("\"status\":\"UNKNOWN\",\"attempts\":0}"),
+  EXPECT_NE(lines[5].find("\"status\":\"UNKNOWN\",\"attempts\":0,"),
             std::string::npos)
       << lines[5];
   EXPECT_NE(lines[6].find("\"status\":\"DEADLINE_EXCEEDED\""),
             std::string::npos)
       << lines[6];
-  EXPECT_NE(lines[6].find("\"committed\":0.017}"), std::string::npos)
+  EXPECT_NE(lines[6].find("\"committed\":0.017,"), std::string::npos)
       << lines[6];
 }
 

@@ -78,11 +78,18 @@ test('the report judges each named client by its own calls', async () => {
     assert.ok(i < 300, 'no report.json 30 s after ctl finish');
     await sleep(100);
   }
-  await sleep(200);  // history.jsonl is written after report.json
+  // history.jsonl is written after report.json; its last line is `end`.
+  const history = `${process.env.SCENARIO_OUT}/history.jsonl`;
+  const lines = () => existsSync(history)
+      ? readFileSync(history, 'utf8').trim().split('\n').map(line => JSON.parse(line))
+      : [];
+  for (let i = 0; !('end' in (lines().at(-1) ?? {})); ++i) {
+    assert.ok(i < 300, 'history.jsonl incomplete 30 s after report.json');
+    await sleep(100);
+  }
   const r = JSON.parse(readFileSync(report, 'utf8'));
   for (const e of r.expectations) assert.ok(e.pass, `${e.name}: ${e.detail}`);
-  const ops = readFileSync(`${process.env.SCENARIO_OUT}/history.jsonl`, 'utf8')
-                  .trim().split('\n').map(line => JSON.parse(line));
+  const ops = lines().filter(l => 'operation' in l).map(l => l.operation);
   const of = name => ops.filter(o => o.client === name);
   assert.ok(of('checkout-1').length > 0 && of('checkout-2').length > 0);
   // checkout-1's reads that failed were those of the outage, cut off at
