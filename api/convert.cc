@@ -14,8 +14,14 @@ using cluster::Filter;
 
 grpc::Status ToGrpc(const Status& status) {
   if (status.ok()) return grpc::Status::OK;
+  std::string message = status.message();
+  if (message.size() > kMaxStatusMessageBytes) {
+    const size_t size = message.size();
+    message.resize(kMaxStatusMessageBytes);
+    message += "... (message cut; " + std::to_string(size) + " bytes)";
+  }
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      status.message());
+                      std::move(message));
 }
 
 namespace {
@@ -345,8 +351,14 @@ Result<std::vector<cluster::ReadModifyWriteRule>> RulesFromProto(
   return out;
 }
 
-Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
-                                        const std::string& field) {
+namespace {
+
+Result<cluster::GcRule> GcRuleAt(const admin::GcRule& proto,
+                                 const std::string& field, int depth) {
+  if (depth > kMaxGcRuleDepth) {
+    return InvalidArgument(field + ": GC rules nest at most " +
+                           std::to_string(kMaxGcRuleDepth) + " levels deep");
+  }
   cluster::GcRule rule;
   switch (proto.rule_case()) {
     case admin::GcRule::kMaxNumVersions:
@@ -378,9 +390,10 @@ Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
       for (int i = 0; i < rules.size(); ++i) {
         BTSIM_ASSIGN_OR_RETURN(
             cluster::GcRule sub,
-            GcRuleFromProto(rules[i], field +
-                                          (inter ? ".intersection" : ".union") +
-                                          ".rules[" + std::to_string(i) + "]"));
+            GcRuleAt(rules[i],
+                     field + (inter ? ".intersection" : ".union") + ".rules[" +
+                         std::to_string(i) + "]",
+                     depth + 1));
         subs.push_back(std::move(sub));
       }
       rule = inter ? cluster::GcRule::Intersection(std::move(subs))
@@ -392,6 +405,13 @@ Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
   }
   BTSIM_RETURN_IF_ERROR(rule.Validate(field));
   return rule;
+}
+
+}  // namespace
+
+Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
+                                        const std::string& field) {
+  return GcRuleAt(proto, field, 1);
 }
 
 void GcRuleToProto(const cluster::GcRule& rule, admin::GcRule* proto) {

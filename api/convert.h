@@ -24,6 +24,9 @@ namespace btsim::api {
 namespace v2 = ::google::bigtable::v2;
 namespace admin = ::google::bigtable::admin::v2;
 
+// The gRPC status of `status`; a message longer than
+// kMaxStatusMessageBytes is cut there, so that it fits in the trailers.
+inline constexpr size_t kMaxStatusMessageBytes = 4096;
 grpc::Status ToGrpc(const Status& status);
 
 // Converts and validates a whole filter tree (Filter::Validate included).
@@ -46,6 +49,10 @@ Result<std::vector<cluster::ReadModifyWriteRule>> RulesFromProto(
     const google::protobuf::RepeatedPtrField<v2::ReadModifyWriteRule>& protos,
     const std::string& field);
 
+// A GC rule, nested at most kMaxGcRuleDepth levels (Bigtable publishes no
+// limit; btsim bounds the recursion a client can ask for). INVALID_ARGUMENT
+// naming `field` or the part below it that is wrong.
+inline constexpr int kMaxGcRuleDepth = 32;
 Result<cluster::GcRule> GcRuleFromProto(const admin::GcRule& proto,
                                         const std::string& field);
 void GcRuleToProto(const cluster::GcRule& rule, admin::GcRule* proto);

@@ -20,116 +20,8 @@ namespace lro = ::google::longrunning;
 
 namespace {
 
-constexpr std::string_view kAllInstances = "-";
 constexpr std::string_view kProfilePageTokenPrefix =
     "btsim-app-profiles-after:";
-
-// ------------------------------------------------------------------ names
-
-std::vector<std::string_view> Split(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    const size_t slash = s.find('/', start);
-    out.push_back(s.substr(start, slash - start));
-    if (slash == std::string_view::npos) return out;
-    start = slash + 1;
-  }
-}
-
-Status BadName(std::string_view field, std::string_view name,
-               std::string_view shape) {
-  return InvalidArgument(std::string(field) + ": '" + std::string(name) +
-                         "' is not a valid name; expected " +
-                         std::string(shape));
-}
-
-// A resource name below an instance:
-// "projects/P/instances/I/<collection>/<id>".
-struct ChildName {
-  std::string instance;  // "projects/P/instances/I"
-  std::string id;
-};
-
-Result<ChildName> ParseChildName(std::string_view name, std::string_view field,
-                                 std::string_view collection,
-                                 std::string_view placeholder) {
-  const auto parts = Split(name);
-  if (parts.size() != 6 || parts[0] != "projects" || parts[1].empty() ||
-      parts[2] != "instances" || parts[3].empty() || parts[4] != collection ||
-      parts[5].empty()) {
-    return BadName(field, name,
-                   "projects/{project}/instances/{instance}/" +
-                       std::string(collection) + "/" +
-                       std::string(placeholder));
-  }
-  const size_t cut = name.rfind("/" + std::string(collection) + "/");
-  return ChildName{std::string(name.substr(0, cut)), std::string(parts[5])};
-}
-
-Result<ChildName> ParseClusterName(std::string_view name,
-                                   std::string_view field) {
-  return ParseChildName(name, field, "clusters", "{cluster}");
-}
-
-Result<ChildName> ParseAppProfileName(std::string_view name,
-                                      std::string_view field) {
-  return ParseChildName(name, field, "appProfiles", "{app_profile}");
-}
-
-// "projects/P" -> "P".
-Result<std::string> ParseProjectName(std::string_view name,
-                                     std::string_view field) {
-  const auto parts = Split(name);
-  if (parts.size() != 2 || parts[0] != "projects" || parts[1].empty()) {
-    return BadName(field, name, "projects/{project}");
-  }
-  return std::string(parts[1]);
-}
-
-// "projects/P/locations/ZONE" -> "ZONE".
-Result<std::string> ParseLocation(std::string_view name,
-                                  std::string_view field) {
-  const auto parts = Split(name);
-  if (parts.size() != 4 || parts[0] != "projects" || parts[1].empty() ||
-      parts[2] != "locations" || parts[3].empty()) {
-    return BadName(field, name, "projects/{project}/locations/{zone}");
-  }
-  return std::string(parts[3]);
-}
-
-// "P" of "projects/P/instances/I".
-std::string ProjectOf(std::string_view instance_name) {
-  const auto parts = Split(instance_name);
-  return parts.size() > 1 ? std::string(parts[1]) : std::string();
-}
-
-// An instance name that names one instance (not "-").
-Result<std::string> ParseOneInstance(std::string_view name,
-                                     std::string_view field) {
-  BTSIM_ASSIGN_OR_RETURN(std::string parsed, ParseInstanceName(name, field));
-  if (LastSegment(parsed) == kAllInstances) {
-    return InvalidArgument(std::string(field) +
-                           ": instance '-' (every instance) is only allowed "
-                           "when listing");
-  }
-  return parsed;
-}
-
-// Ids btsim accepts for a new instance.
-Status ValidInstanceId(std::string_view id) {
-  bool ok = !id.empty() && id.size() <= 33 && id != kAllInstances;
-  for (char c : id) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.');
-  }
-  if (!ok) {
-    return InvalidArgument("instance_id: '" + std::string(id) +
-                           "' is not a valid instance id; it must be 1 to "
-                           "33 of [-_.a-zA-Z0-9]");
-  }
-  return OkStatus();
-}
 
 // The instances a List call covers: the one `parent` names (created on first
 // use, like every instance), or with instance id "-" every instance of the
@@ -345,7 +237,8 @@ grpc::Status InstanceAdminService::CreateInstance(
     lro::Operation* response) {
   auto project = ParseProjectName(request->parent(), "parent");
   if (!project.ok()) return ToGrpc(project.status());
-  if (Status s = ValidInstanceId(request->instance_id()); !s.ok()) {
+  if (Status s = ValidateInstanceId(request->instance_id(), "instance_id");
+      !s.ok()) {
     return ToGrpc(s);
   }
   // Instances are implicit in btsim (any name a request uses exists), and
@@ -382,7 +275,7 @@ grpc::Status InstanceAdminService::CreateInstance(
 grpc::Status InstanceAdminService::GetInstance(
     grpc::ServerContext*, const admin::GetInstanceRequest* request,
     admin::Instance* response) {
-  auto name = ParseOneInstance(request->name(), "name");
+  auto name = ParseInstanceName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
   auto served = registry_.GetOrCreate(*name);
   if (!served.ok()) return ToGrpc(served.status());
@@ -408,7 +301,7 @@ grpc::Status InstanceAdminService::ListInstances(
 grpc::Status InstanceAdminService::DeleteInstance(
     grpc::ServerContext*, const admin::DeleteInstanceRequest* request,
     google::protobuf::Empty*) {
-  auto name = ParseOneInstance(request->name(), "name");
+  auto name = ParseInstanceName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
   return ToGrpc(Unimplemented(
       "DeleteInstance is not supported by btsim: instances exist for the "
@@ -421,7 +314,7 @@ grpc::Status InstanceAdminService::CreateCluster(
     grpc::ServerContext*, const admin::CreateClusterRequest* request,
     lro::Operation* response) {
   const google::protobuf::Timestamp request_time = Now();
-  auto parent = ParseOneInstance(request->parent(), "parent");
+  auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   const admin::Cluster& cluster = request->cluster();
   auto zone = ParseLocation(cluster.location(), "cluster.location");
@@ -482,7 +375,7 @@ grpc::Status InstanceAdminService::GetCluster(
     admin::Cluster* response) {
   auto name = ParseClusterName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "name");
+  auto instance_name = ParseInstanceName(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   auto locked = registry_.Lock(name->instance);
   if (!locked.ok()) return ToGrpc(locked.status());
@@ -496,7 +389,7 @@ grpc::Status InstanceAdminService::GetCluster(
 grpc::Status InstanceAdminService::ListClusters(
     grpc::ServerContext*, const admin::ListClustersRequest* request,
     admin::ListClustersResponse* response) {
-  auto parent = ParseInstanceName(request->parent(), "parent");
+  auto parent = ParseInstanceNameOrAll(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   auto instances = InstancesFor(registry_, *parent);
   if (!instances.ok()) return ToGrpc(instances.status());
@@ -566,7 +459,7 @@ grpc::Status InstanceAdminService::UpdateCluster(grpc::ServerContext*,
   const google::protobuf::Timestamp request_time = Now();
   auto name = ParseClusterName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "name");
+  auto instance_name = ParseInstanceName(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   if (Status s = NoAutoscaling(*request, ""); !s.ok()) return ToGrpc(s);
   if (Status s = ValidNodes(request->serve_nodes(), "serve_nodes"); !s.ok()) {
@@ -592,7 +485,7 @@ grpc::Status InstanceAdminService::PartialUpdateCluster(
   const admin::Cluster& cluster = request->cluster();
   auto name = ParseClusterName(cluster.name(), "cluster.name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "cluster.name");
+  auto instance_name = ParseInstanceName(name->instance, "cluster.name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   if (Status s = EmptyMask(request->update_mask()); !s.ok()) return ToGrpc(s);
   bool set_nodes = false;
@@ -633,7 +526,7 @@ grpc::Status InstanceAdminService::DeleteCluster(
     google::protobuf::Empty*) {
   auto name = ParseClusterName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "name");
+  auto instance_name = ParseInstanceName(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   auto locked = registry_.Lock(name->instance);
   if (!locked.ok()) return ToGrpc(locked.status());
@@ -645,7 +538,7 @@ grpc::Status InstanceAdminService::DeleteCluster(
 grpc::Status InstanceAdminService::CreateAppProfile(
     grpc::ServerContext*, const admin::CreateAppProfileRequest* request,
     admin::AppProfile* response) {
-  auto parent = ParseOneInstance(request->parent(), "parent");
+  auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   if (Status s = appprofile::ValidateProfileId(request->app_profile_id());
       !s.ok()) {
@@ -679,7 +572,7 @@ grpc::Status InstanceAdminService::GetAppProfile(
     admin::AppProfile* response) {
   auto name = ParseAppProfileName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "name");
+  auto instance_name = ParseInstanceName(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   auto locked = registry_.Lock(name->instance);
   if (!locked.ok()) return ToGrpc(locked.status());
@@ -693,7 +586,7 @@ grpc::Status InstanceAdminService::GetAppProfile(
 grpc::Status InstanceAdminService::ListAppProfiles(
     grpc::ServerContext*, const admin::ListAppProfilesRequest* request,
     admin::ListAppProfilesResponse* response) {
-  auto parent = ParseInstanceName(request->parent(), "parent");
+  auto parent = ParseInstanceNameOrAll(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   if (request->page_size() < 0) {
     return ToGrpc(InvalidArgument("page_size: must not be negative, got " +
@@ -743,7 +636,7 @@ grpc::Status InstanceAdminService::UpdateAppProfile(
   const admin::AppProfile& proto = request->app_profile();
   auto name = ParseAppProfileName(proto.name(), "app_profile.name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "app_profile.name");
+  auto instance_name = ParseInstanceName(name->instance, "app_profile.name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   if (Status s = EmptyMask(request->update_mask()); !s.ok()) return ToGrpc(s);
   appprofile::ProfileUpdate update;
@@ -803,7 +696,7 @@ grpc::Status InstanceAdminService::DeleteAppProfile(
     google::protobuf::Empty*) {
   auto name = ParseAppProfileName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
-  auto instance_name = ParseOneInstance(name->instance, "name");
+  auto instance_name = ParseInstanceName(name->instance, "name");
   if (!instance_name.ok()) return ToGrpc(instance_name.status());
   auto locked = registry_.Lock(name->instance);
   if (!locked.ok()) return ToGrpc(locked.status());

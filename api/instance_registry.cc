@@ -19,11 +19,13 @@ std::string DefaultClusterId(std::string_view instance_id) {
 
 InstanceRegistry::InstanceRegistry(sim::Scheduler& scheduler, uint64_t seed,
                                    instance::InstanceConfig config,
-                                   InstanceCreatedHook on_created)
+                                   InstanceCreatedHook on_created,
+                                   size_t max_instances)
     : scheduler_(scheduler),
       seed_(seed),
       config_(std::move(config)),
-      on_created_(std::move(on_created)) {}
+      on_created_(std::move(on_created)),
+      max_instances_(max_instances) {}
 
 instance::InstanceConfig InstanceRegistry::ConfigFor(
     const std::string& name) const {
@@ -37,6 +39,15 @@ instance::InstanceConfig InstanceRegistry::ConfigFor(
 
 Result<ServedInstance*> InstanceRegistry::GetOrCreate(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = instances_.find(name); it != instances_.end()) {
+    return it->second.get();
+  }
+  if (instances_.size() >= max_instances_) {
+    return ResourceExhausted(
+        "instance " + QuoteForError(name) + ": this server already serves " +
+        std::to_string(max_instances_) +
+        " instances, its limit (btsim serve --max-instances)");
+  }
   auto& slot = instances_[name];
   if (!slot) {
     auto served = std::make_unique<ServedInstance>(scheduler_);

@@ -44,13 +44,20 @@ class InstanceRegistry {
   // `config`, every instance gets one cluster "<instance id>-c1".
   // `on_created` (optional) sees each new instance; whatever it attaches
   // must outlive the registry or detach itself.
+  // At most `max_instances` instances are created.
   InstanceRegistry(sim::Scheduler& scheduler, uint64_t seed,
                    instance::InstanceConfig config,
-                   InstanceCreatedHook on_created = nullptr);
+                   InstanceCreatedHook on_created = nullptr,
+                   size_t max_instances = kDefaultMaxInstances);
+
+  // Instances created at most, unless told otherwise: clients invent
+  // instance names, and each one costs a whole instance.
+  static constexpr size_t kDefaultMaxInstances = 100;
 
   // The instance named `name` ("projects/P/instances/I"), created on first
   // use; the pointer stays valid for the registry's lifetime.
-  // INVALID_ARGUMENT when the configuration cannot make an instance.
+  // INVALID_ARGUMENT when the configuration cannot make an instance;
+  // RESOURCE_EXHAUSTED when it would be one more than the limit.
   Result<ServedInstance*> GetOrCreate(const std::string& name);
   // The instance named `name` (created on first use) with its lock held
   // for as long as the returned value lives: one request's view.
@@ -72,6 +79,7 @@ class InstanceRegistry {
   const uint64_t seed_;
   const instance::InstanceConfig config_;
   const InstanceCreatedHook on_created_;
+  const size_t max_instances_;
   std::mutex mu_;  // guards instances_
   std::map<std::string, std::unique_ptr<ServedInstance>> instances_;
 };

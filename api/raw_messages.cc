@@ -4,15 +4,26 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <grpcpp/support/proto_buffer_writer.h>
 
+#include <google/protobuf/io/coded_stream.h>
+
 namespace btsim::api {
 
 Status ParseRaw(const grpc::ByteBuffer& raw,
-                google::protobuf::MessageLite* message) {
+                google::protobuf::MessageLite* message, int recursion_limit) {
   grpc::ByteBuffer copy(raw);  // shares the slices; the reader consumes it
   grpc::ProtoBufferReader reader(&copy);
-  if (!reader.status().ok() || !message->ParseFromZeroCopyStream(&reader)) {
+  bool parsed = false;
+  if (reader.status().ok()) {
+    google::protobuf::io::CodedInputStream input(&reader);
+    input.SetRecursionLimit(recursion_limit);
+    parsed =
+        message->ParseFromCodedStream(&input) && input.ConsumedEntireMessage();
+  }
+  if (!parsed) {
     return InvalidArgument("request: the bytes are not a valid " +
-                           message->GetTypeName() + " message");
+                           message->GetTypeName() +
+                           " message (or nest messages more than " +
+                           std::to_string(recursion_limit) + " deep)");
   }
   return OkStatus();
 }

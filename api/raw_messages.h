@@ -19,9 +19,14 @@
 
 namespace btsim::api {
 
-// Parses `raw` into `message`. The buffer is left unchanged.
+// Parses `raw` into `message`, with messages nested at most
+// `recursion_limit` deep (protobuf's default is 100; requests that carry
+// GC rules take more, so that their own check can name the field). The
+// buffer is left unchanged.
+inline constexpr int kDefaultRecursionLimit = 100;
 Status ParseRaw(const grpc::ByteBuffer& raw,
-                google::protobuf::MessageLite* message);
+                google::protobuf::MessageLite* message,
+                int recursion_limit = kDefaultRecursionLimit);
 
 // Parses `raw` into a new message of type T owned by `arena`.
 

@@ -19,7 +19,7 @@ constexpr int kMaxMessageBytes = 512 << 20;
 struct Server::State {
   explicit State(const ServerOptions& options)
       : registry(scheduler, options.seed, options.instance,
-                 options.on_instance_created),
+                 options.on_instance_created, options.max_instances),
         data(registry),
         table_admin(registry),
         instance_admin(registry, operations),

@@ -17,12 +17,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "api/instance_registry.h"
 #include "base/result.h"
 #include "instance/instance.h"
 
 namespace btsim::api {
 
-class InstanceRegistry;
 class ScenarioControl;
 
 struct ServerOptions {
@@ -36,6 +36,9 @@ struct ServerOptions {
   // Called for every instance when it is created (see InstanceRegistry):
   // e.g. to attach metrics observers. Optional.
   std::function<void(instance::Instance&)> on_instance_created;
+  // Instances created at most; a call naming one more is refused with
+  // RESOURCE_EXHAUSTED.
+  size_t max_instances = InstanceRegistry::kDefaultMaxInstances;
   // `btsim serve --scenario`: what the Control service's StartScenario and
   // FinishScenario do (null: they answer FAILED_PRECONDITION). Must
   // outlive the server.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/convert.h"
+#include "api/raw_messages.h"
 #include "api/resource_names.h"
 #include "replication/consistency_token.h"
 
@@ -16,6 +17,11 @@ namespace admin = ::google::bigtable::admin::v2;
 namespace {
 
 constexpr std::string_view kPageTokenPrefix = "btsim-tables-after:";
+
+// How deep CreateTable and ModifyColumnFamilies requests may nest messages
+// when parsed: past protobuf's default of 100, so that GcRuleFromProto sees
+// a rule nested deeper than it takes and names its field.
+constexpr int kMaxRequestDepth = 1000;
 
 // Fills `out` with the parts of `table` that `view` selects. Caller holds
 // the instance lock.
@@ -98,22 +104,22 @@ Status ValidView(admin::Table::View view, const char* field) {
 
 }  // namespace
 
-grpc::Status TableAdminService::CreateTable(
-    grpc::ServerContext*, const admin::CreateTableRequest* request,
-    admin::Table* response) {
+Status TableAdminService::DoCreateTable(const admin::CreateTableRequest& req,
+                                        admin::Table* response) {
+  const admin::CreateTableRequest* request = &req;
   auto parent = ParseInstanceName(request->parent(), "parent");
-  if (!parent.ok()) return ToGrpc(parent.status());
+  if (!parent.ok()) return parent.status();
   if (Status s = NoUnsupportedFields(request->table(), "table"); !s.ok()) {
-    return ToGrpc(s);
+    return s;
   }
   if (request->table().deletion_protection()) {
-    return ToGrpc(Unimplemented(
+    return Unimplemented(
         "table.deletion_protection: deletion protection is not supported by "
-        "btsim"));
+        "btsim");
   }
   if (request->table().granularity() == admin::Table::MICROS) {
-    return ToGrpc(InvalidArgument(
-        "table.granularity: only MILLIS timestamp granularity is supported"));
+    return InvalidArgument(
+        "table.granularity: only MILLIS timestamp granularity is supported");
   }
   // Protobuf map order is unspecified: sort families by name.
   std::vector<std::string> names;
@@ -127,12 +133,12 @@ grpc::Status TableAdminService::CreateTable(
             NoUnsupportedFields(request->table().column_families().at(family),
                                 "table.column_families['" + family + "']");
         !s.ok()) {
-      return ToGrpc(s);
+      return s;
     }
     auto rule =
         GcRuleFromProto(request->table().column_families().at(family).gc_rule(),
                         "table.column_families['" + family + "'].gc_rule");
-    if (!rule.ok()) return ToGrpc(rule.status());
+    if (!rule.ok()) return rule.status();
     families.push_back(cluster::FamilyModification{
         family, cluster::FamilyModification::Kind::kCreate, *rule});
   }
@@ -141,15 +147,15 @@ grpc::Status TableAdminService::CreateTable(
     splits.push_back(split.key());
   }
   auto locked = LockLiveCluster(registry_, *parent);
-  if (!locked.ok()) return ToGrpc(locked.status());
+  if (!locked.ok()) return locked.status();
   instance::Instance& instance = *locked->instance;
   cluster::Cluster& cluster = *locked->cluster;
   Status s = cluster.CreateTable(request->table_id(), families, splits);
-  if (!s.ok()) return ToGrpc(s);
+  if (!s.ok()) return s;
   locked->ApplySchemaEverywhere();
   FillTable(instance, **cluster.GetTable(request->table_id()),
             admin::Table::SCHEMA_VIEW, response);
-  return grpc::Status::OK;
+  return OkStatus();
 }
 
 grpc::Status TableAdminService::ListTables(
@@ -225,14 +231,14 @@ grpc::Status TableAdminService::DeleteTable(
   return ToGrpc(s);
 }
 
-grpc::Status TableAdminService::ModifyColumnFamilies(
-    grpc::ServerContext*, const admin::ModifyColumnFamiliesRequest* request,
-    admin::Table* response) {
+Status TableAdminService::DoModifyColumnFamilies(
+    const admin::ModifyColumnFamiliesRequest& req, admin::Table* response) {
+  const admin::ModifyColumnFamiliesRequest* request = &req;
   auto name = ParseTableName(request->name(), "name");
-  if (!name.ok()) return ToGrpc(name.status());
+  if (!name.ok()) return name.status();
   if (request->modifications_size() == 0) {
-    return ToGrpc(InvalidArgument(
-        "modifications: at least one modification is required"));
+    return InvalidArgument(
+        "modifications: at least one modification is required");
   }
   std::vector<cluster::FamilyModification> mods;
   for (int i = 0; i < request->modifications_size(); ++i) {
@@ -240,7 +246,7 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
     const std::string field = "modifications[" + std::to_string(i) + "]";
     if (Status s = cluster::ValidateFamilyName(m.id(), field + ".id");
         !s.ok()) {
-      return ToGrpc(s);
+      return s;
     }
     cluster::FamilyModification mod;
     mod.name = m.id();
@@ -248,11 +254,11 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
       case admin::ModifyColumnFamiliesRequest::Modification::kCreate: {
         if (Status s = NoUnsupportedFields(m.create(), field + ".create");
             !s.ok()) {
-          return ToGrpc(s);
+          return s;
         }
         auto rule =
             GcRuleFromProto(m.create().gc_rule(), field + ".create.gc_rule");
-        if (!rule.ok()) return ToGrpc(rule.status());
+        if (!rule.ok()) return rule.status();
         mod.kind = cluster::FamilyModification::Kind::kCreate;
         mod.gc_rule = *rule;
         break;
@@ -260,47 +266,45 @@ grpc::Status TableAdminService::ModifyColumnFamilies(
       case admin::ModifyColumnFamiliesRequest::Modification::kUpdate: {
         if (Status s = NoUnsupportedFields(m.update(), field + ".update");
             !s.ok()) {
-          return ToGrpc(s);
+          return s;
         }
         // Only gc_rule is updatable; an empty mask means every field.
         for (const std::string& path : m.update_mask().paths()) {
           if (path != "gc_rule") {
-            return ToGrpc(
-                InvalidArgument(field + ".update_mask: unsupported path '" +
-                                path + "'; only 'gc_rule' can be updated"));
+            return InvalidArgument(field + ".update_mask: unsupported path '" +
+                                   path + "'; only 'gc_rule' can be updated");
           }
         }
         auto rule =
             GcRuleFromProto(m.update().gc_rule(), field + ".update.gc_rule");
-        if (!rule.ok()) return ToGrpc(rule.status());
+        if (!rule.ok()) return rule.status();
         mod.kind = cluster::FamilyModification::Kind::kUpdate;
         mod.gc_rule = *rule;
         break;
       }
       case admin::ModifyColumnFamiliesRequest::Modification::kDrop:
         if (!m.drop()) {
-          return ToGrpc(
-              InvalidArgument(field + ".drop: must be true when set"));
+          return InvalidArgument(field + ".drop: must be true when set");
         }
         mod.kind = cluster::FamilyModification::Kind::kDrop;
         break;
       case admin::ModifyColumnFamiliesRequest::Modification::MOD_NOT_SET:
-        return ToGrpc(InvalidArgument(
-            field + ": one of create, update or drop is required"));
+        return InvalidArgument(field +
+                               ": one of create, update or drop is required");
     }
     mods.push_back(std::move(mod));
   }
   auto locked = LockLiveCluster(registry_, name->instance);
-  if (!locked.ok()) return ToGrpc(locked.status());
+  if (!locked.ok()) return locked.status();
   instance::Instance& instance = *locked->instance;
   cluster::Cluster& cluster = *locked->cluster;
   if (Status s = cluster.ModifyColumnFamilies(name->table_id, mods); !s.ok()) {
-    return ToGrpc(s);
+    return s;
   }
   locked->ApplySchemaEverywhere();
   FillTable(instance, **cluster.GetTable(name->table_id),
             admin::Table::SCHEMA_VIEW, response);
-  return grpc::Status::OK;
+  return OkStatus();
 }
 
 grpc::Status TableAdminService::DropRowRange(
@@ -387,6 +391,47 @@ grpc::Status TableAdminService::CheckConsistency(
   // True once every cluster has applied every write the token covers.
   response->set_consistent(instance.replicas().HasApplied(*positions));
   return grpc::Status::OK;
+}
+
+namespace {
+
+// Parses the raw request, runs `work` on it and answers with its status
+// (and, when OK, its response).
+template <typename Request, typename Response, typename Work>
+grpc::ServerUnaryReactor* RawUnary(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer& raw,
+                                   grpc::ByteBuffer* out, Work&& work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  Request request;
+  Response response;
+  Status s = ParseRaw(raw, &request, kMaxRequestDepth);
+  if (s.ok()) s = work(request, &response);
+  grpc::Status status = ToGrpc(s);
+  if (status.ok()) status = SerializeResponse(response, out);
+  reactor->Finish(std::move(status));
+  return reactor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* TableAdminService::CreateTable(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return RawUnary<admin::CreateTableRequest, admin::Table>(
+      context, *request, response,
+      [this](const admin::CreateTableRequest& r, admin::Table* out) {
+        return DoCreateTable(r, out);
+      });
+}
+
+grpc::ServerUnaryReactor* TableAdminService::ModifyColumnFamilies(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return RawUnary<admin::ModifyColumnFamiliesRequest, admin::Table>(
+      context, *request, response,
+      [this](const admin::ModifyColumnFamiliesRequest& r, admin::Table* out) {
+        return DoModifyColumnFamilies(r, out);
+      });
 }
 
 }  // namespace btsim::api

@@ -9,17 +9,26 @@
 
 namespace btsim::api {
 
-class TableAdminService final
-    : public google::bigtable::admin::v2::BigtableTableAdmin::Service {
+// CreateTable and ModifyColumnFamilies, whose GC rules may nest deeper than
+// protobuf parses by default, are raw methods: they parse the request
+// themselves (api/raw_messages.h), so that a rule nested too deep is
+// INVALID_ARGUMENT naming its field rather than the INTERNAL gRPC answers
+// for bytes it cannot parse.
+namespace table_admin_internal {
+using Admin = google::bigtable::admin::v2::BigtableTableAdmin;
+using Base = Admin::WithRawCallbackMethod_CreateTable<
+    Admin::WithRawCallbackMethod_ModifyColumnFamilies<Admin::Service>>;
+}  // namespace table_admin_internal
+
+class TableAdminService final : public table_admin_internal::Base {
  public:
   // `registry` must outlive the service.
   explicit TableAdminService(InstanceRegistry& registry)
       : registry_(registry) {}
 
-  grpc::Status CreateTable(
-      grpc::ServerContext* context,
-      const google::bigtable::admin::v2::CreateTableRequest* request,
-      google::bigtable::admin::v2::Table* response) override;
+  grpc::ServerUnaryReactor* CreateTable(grpc::CallbackServerContext* context,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::Status ListTables(
       grpc::ServerContext* context,
       const google::bigtable::admin::v2::ListTablesRequest* request,
@@ -32,10 +41,9 @@ class TableAdminService final
       grpc::ServerContext* context,
       const google::bigtable::admin::v2::DeleteTableRequest* request,
       google::protobuf::Empty* response) override;
-  grpc::Status ModifyColumnFamilies(
-      grpc::ServerContext* context,
-      const google::bigtable::admin::v2::ModifyColumnFamiliesRequest* request,
-      google::bigtable::admin::v2::Table* response) override;
+  grpc::ServerUnaryReactor* ModifyColumnFamilies(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+      grpc::ByteBuffer* response) override;
   grpc::Status DropRowRange(
       grpc::ServerContext* context,
       const google::bigtable::admin::v2::DropRowRangeRequest* request,
@@ -52,6 +60,13 @@ class TableAdminService final
       google::bigtable::admin::v2::CheckConsistencyResponse* response) override;
 
  private:
+  Status DoCreateTable(
+      const google::bigtable::admin::v2::CreateTableRequest& request,
+      google::bigtable::admin::v2::Table* response);
+  Status DoModifyColumnFamilies(
+      const google::bigtable::admin::v2::ModifyColumnFamiliesRequest& request,
+      google::bigtable::admin::v2::Table* response);
+
   InstanceRegistry& registry_;
 };
 

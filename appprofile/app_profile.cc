@@ -27,7 +27,7 @@ std::set<std::string> AsSet(const std::vector<std::string>& v) {
   return std::set<std::string>(v.begin(), v.end());
 }
 
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string Quote(std::string_view s) { return QuoteForError(s); }
 
 // The routing fields form a oneof in Bigtable's API: keep only those of the
 // chosen policy, so that a stored profile is canonical.

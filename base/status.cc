@@ -58,4 +58,10 @@ std::string Status::ToString() const {
   return out;
 }
 
+std::string QuoteForError(std::string_view text) {
+  if (text.size() <= kMaxQuotedBytes) return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kMaxQuotedBytes)) + "...' (" +
+         std::to_string(text.size()) + " bytes)";
+}
+
 }  // namespace btsim

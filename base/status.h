@@ -71,6 +71,9 @@ inline Status DeadlineExceeded(std::string m) {
 inline Status FailedPrecondition(std::string m) {
   return Status(StatusCode::kFailedPrecondition, std::move(m));
 }
+inline Status ResourceExhausted(std::string m) {
+  return Status(StatusCode::kResourceExhausted, std::move(m));
+}
 inline Status Unavailable(std::string m) {
   return Status(StatusCode::kUnavailable, std::move(m));
 }
@@ -83,6 +86,12 @@ inline Status Aborted(std::string m) {
 inline Status Internal(std::string m) {
   return Status(StatusCode::kInternal, std::move(m));
 }
+
+// `text` in single quotes for an error message, cut to its first
+// kMaxQuotedBytes bytes when longer ("'abc...' (70000 bytes)"): a client's
+// name echoed back must not make a status too large to deliver.
+inline constexpr size_t kMaxQuotedBytes = 128;
+std::string QuoteForError(std::string_view text);
 
 }  // namespace btsim
 

@@ -83,6 +83,12 @@ int main(int argc, char** argv) {
   serve->add_option("--replication-latency", replication_latency,
                     "A fixed one-way delay between every pair of clusters, "
                     "overriding the latency model, e.g. 3s or 200ms");
+  serve
+      ->add_option("--max-instances", serve_options.max_instances,
+                   "Instances served at most; a call naming one more is "
+                   "refused with RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
   serve->add_option("--client-zone", serve_options.instance.client_zone,
                     "Zone that external clients are assumed to be in "
                     "(default: the first cluster's zone)");

@@ -28,10 +28,10 @@ bool ValidId(std::string_view id) {
 
 }  // namespace
 
-Status ValidateTableId(std::string_view id) {
+Status ValidateTableId(std::string_view id, std::string_view field) {
   if (!ValidId(id) || static_cast<int64_t>(id.size()) > kMaxIdLength) {
-    return InvalidArgument("table_id: '" + std::string(id) +
-                           "' is not a valid table id; it must match "
+    return InvalidArgument(std::string(field) + ": " + QuoteForError(id) +
+                           " is not a valid table id; it must match "
                            "[_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most 50 "
                            "characters");
   }
@@ -41,8 +41,8 @@ Status ValidateTableId(std::string_view id) {
 Status ValidateFamilyName(std::string_view name, const std::string& field) {
   if (!ValidId(name) ||
       static_cast<int64_t>(name.size()) > kMaxFamilyNameLength) {
-    return InvalidArgument(field + ": '" + std::string(name) +
-                           "' is not a valid column family name; it must "
+    return InvalidArgument(field + ": " + QuoteForError(name) +
+                           " is not a valid column family name; it must "
                            "match [_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most "
                            "64 characters");
   }

@@ -147,7 +147,9 @@ class Cluster {
 };
 
 // Table ids and family names: [_a-zA-Z0-9][-_.a-zA-Z0-9]*, bounded length.
-Status ValidateTableId(std::string_view id);
+// INVALID_ARGUMENT naming `field`.
+Status ValidateTableId(std::string_view id,
+                       std::string_view field = "table_id");
 Status ValidateFamilyName(std::string_view name, const std::string& field);
 
 }  // namespace btsim::cluster

@@ -211,6 +211,15 @@ void Table::ApplyFamilyModification(const FamilyModification& m,
 
 // ---------------------------------------------------------------- Writes
 
+Status Table::MissingFamily(const std::string& field,
+                            std::string_view family) const {
+  if (family.empty()) {
+    return InvalidArgument(field + ": the column family name is empty");
+  }
+  return NotFound(field + ": column family " + QuoteForError(family) +
+                  " does not exist in table '" + id_ + "'");
+}
+
 Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
   if (static_cast<int64_t>(mutations.size()) > kMaxMutationsPerRequest) {
     return InvalidArgument("mutations: " + std::to_string(mutations.size()) +
@@ -219,8 +228,7 @@ Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
   for (size_t i = 0; i < mutations.size(); ++i) {
     const Mutation& m = mutations[i];
     auto family_missing = [&](const std::string& family, const char* rest) {
-      return NotFound(Field(i, rest) + ": column family '" + family +
-                      "' does not exist in table '" + id_ + "'");
+      return MissingFamily(Field(i, rest), family);
     };
     if (const auto* set = std::get_if<SetCell>(&m)) {
       if (!HasFamily(set->family)) {
@@ -461,9 +469,7 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string field = "rules[" + std::to_string(i) + "]";
     if (!HasFamily(rules[i].family)) {
-      return NotFound(field + ".family_name: column family '" +
-                      rules[i].family + "' does not exist in table '" + id_ +
-                      "'");
+      return MissingFamily(field + ".family_name", rules[i].family);
     }
     BTSIM_RETURN_IF_ERROR(ValidQualifier(
         rules[i].qualifier, [&] { return field + ".column_qualifier"; }));

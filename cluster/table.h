@@ -239,6 +239,9 @@ class Table {
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
   // INVALID_ARGUMENT / NOT_FOUND naming `mutations[i]` when one is invalid.
   Status ValidateMutations(std::span<const Mutation> mutations) const;
+  // The error for a mutation or rule naming `family`, which this table
+  // lacks: INVALID_ARGUMENT for "", else NOT_FOUND; naming `field`.
+  Status MissingFamily(const std::string& field, std::string_view family) const;
   // Applies one valid modification, committed at `version`.
   void ApplyFamilyModification(const FamilyModification& m, Version version);
   // Whether a replicated change at `version` applies to mutation `m`: its

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "replication/replicas.h"
 #include "sim/rng.h"
 
 namespace btsim::replication {
@@ -34,16 +35,6 @@ bool ParseHex(std::string_view s, uint64_t* out) {
     v = (v << 4) | static_cast<uint64_t>(d);
   }
   *out = v;
-  return true;
-}
-
-bool ValidClusterId(std::string_view id) {
-  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return false;
-  for (char c : id) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-      return false;
-    }
-  }
   return true;
 }
 
@@ -92,7 +83,7 @@ Result<LogPositions> DecodeConsistencyToken(std::string_view token,
     const size_t eq = parts[i].find('=');
     uint64_t p;
     if (eq == std::string_view::npos ||
-        !ValidClusterId(parts[i].substr(0, eq)) ||
+        !IsValidClusterId(parts[i].substr(0, eq)) ||
         !ParseHex(parts[i].substr(eq + 1), &p) ||
         !positions.emplace(std::string(parts[i].substr(0, eq)), p).second) {
       return Malformed("bad cluster position field");

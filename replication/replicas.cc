@@ -13,9 +13,7 @@ namespace btsim::replication {
 using cluster::CommitRecord;
 using cluster::Version;
 
-namespace {
-
-bool ValidClusterId(std::string_view id) {
+bool IsValidClusterId(std::string_view id) {
   if (id.empty() || id.size() > 30) return false;
   if (!(id[0] >= 'a' && id[0] <= 'z')) return false;
   for (char c : id) {
@@ -25,8 +23,6 @@ bool ValidClusterId(std::string_view id) {
   }
   return true;
 }
-
-}  // namespace
 
 Replicas::Replicas(sim::Scheduler& scheduler, sim::Transport& transport,
                    sim::Rng rng, ReplicationOptions options)
@@ -47,7 +43,7 @@ Replicas::~Replicas() {
 }
 
 Status Replicas::AddCluster(const ClusterSpec& spec) {
-  if (!ValidClusterId(spec.id)) {
+  if (!IsValidClusterId(spec.id)) {
     return InvalidArgument("cluster_id: '" + spec.id +
                            "' is not a valid cluster id; it must match "
                            "[a-z][-a-z0-9]* and be at most 30 characters");

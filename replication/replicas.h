@@ -65,6 +65,8 @@
 namespace btsim::replication {
 
 inline constexpr int kMaxClusters = 4;
+// A cluster id: [a-z][-a-z0-9]*, at most 30 characters (Bigtable's rule).
+bool IsValidClusterId(std::string_view id);
 
 struct ClusterSpec {
   std::string id;

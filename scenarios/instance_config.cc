@@ -441,12 +441,7 @@ Result<sim::LatencyModel> ConfigLatency(const pb::Latency& latency,
 }
 
 Status ConfigClusterId(const std::string& id, const std::string& field) {
-  const bool valid =
-      !id.empty() && id.size() <= 30 && id[0] >= 'a' && id[0] <= 'z' &&
-      std::all_of(id.begin(), id.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-      });
-  if (valid) return OkStatus();
+  if (replication::IsValidClusterId(id)) return OkStatus();
   return InvalidArgument(field + ": '" + id +
                          "' is not a valid cluster id; it must match "
                          "[a-z][-a-z0-9]* and be at most 30 characters");

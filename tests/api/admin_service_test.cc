@@ -227,7 +227,9 @@ TEST_F(AdminServiceTest, BadParentIsInvalidArgumentNamingParent) {
   for (const char* parent :
        {"", "projects/p", "projects/p/instances/", "projects//instances/i",
         "projects/p/instances/i/", "projects/p/instances/i/tables/t",
-        "project/p/instances/i"}) {
+        "project/p/instances/i", "projects/../instances/i",
+        "projects/p/instances/..", "projects/p/instances/-",
+        "projects/p q/instances/i", "projects/p/instances/a\nb"}) {
     admin::CreateTableRequest request;
     request.set_parent(parent);
     request.set_table_id("t");
@@ -276,6 +278,29 @@ TEST_F(AdminServiceTest, BadSchemaIsInvalidArgument) {
   admin::Table t;
   EXPECT_GRPC_CODE(Get(TableName("t"), admin::Table::NAME_ONLY, &t),
                    grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(AdminServiceTest, DeeplyNestedGcRuleIsInvalidArgument) {
+  for (int depth : {20, 60, 200}) {
+    admin::CreateTableRequest request;
+    request.set_parent(kInstance);
+    request.set_table_id("t" + std::to_string(depth));
+    admin::GcRule* rule =
+        (*request.mutable_table()->mutable_column_families())["cf"]
+            .mutable_gc_rule();
+    for (int i = 0; i < depth; ++i) {
+      rule = rule->mutable_union_()->add_rules();
+    }
+    *rule = MaxVersions(1);
+    grpc::Status s = TryCreateTable(request);
+    if (depth == 20) {
+      EXPECT_GRPC_OK(s);
+      continue;
+    }
+    SCOPED_TRACE(depth);
+    EXPECT_GRPC_CODE(s, grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("gc_rule")) << depth;
+  }
 }
 
 // ================================================================ GetTable

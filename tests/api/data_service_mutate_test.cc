@@ -103,6 +103,23 @@ TEST_F(DataServiceTest, MissingFamilyIsNotFound) {
                    grpc::StatusCode::NOT_FOUND);
 }
 
+TEST_F(DataServiceTest, EmptyFamilyIsInvalidArgument) {
+  for (const v2::Mutation& m :
+       {SetCellMutation("", "q", "v"), DeleteFromFamilyMutation(""),
+        DeleteFromColumnMutation("", "q")}) {
+    grpc::Status s = Mutate("t", "r", {m});
+    EXPECT_GRPC_CODE(s, grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("mutations[0]"));
+    EXPECT_THAT(s.error_message(), HasSubstr("family name is empty"));
+  }
+  // A huge unknown family is NOT_FOUND, its name cut short in the message.
+  grpc::Status s =
+      Mutate("t", "r", {SetCellMutation(std::string(70'000, 'f'), "q", "v")});
+  EXPECT_GRPC_CODE(s, grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(s.error_message(), HasSubstr("(70000 bytes)"));
+  EXPECT_LT(s.error_message().size(), 1024u);
+}
+
 TEST_F(DataServiceTest, MissingTableIsNotFound) {
   EXPECT_GRPC_CODE(Mutate("absent", "r", {SetCellMutation("cf", "q", "v")}),
                    grpc::StatusCode::NOT_FOUND);

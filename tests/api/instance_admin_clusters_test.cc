@@ -79,6 +79,17 @@ TEST_F(InstanceAdminTest, GetCluster) {
   grpc::Status s = GetCluster(std::string(kInstance) + "/tables/c1", &cluster);
   EXPECT_GRPC_CODE(s, grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("name"));
+  // A malformed id is INVALID_ARGUMENT, not NOT_FOUND: the same rule on
+  // every RPC.
+  for (const std::string& id : {std::string("C9"), std::string("9c"),
+                                std::string("c 9"), std::string(31, 'c')}) {
+    s = GetCluster(ClusterName(id), &cluster);
+    EXPECT_GRPC_CODE(s, grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), HasSubstr("is not a valid cluster id"));
+  }
+  s = GetCluster("projects/../instances/i/clusters/c1", &cluster);
+  EXPECT_GRPC_CODE(s, grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(s.error_message(), HasSubstr("is not a valid project id"));
 }
 
 TEST_F(InstanceAdminTest, CreateClusterSeedsItAndIsDoneAtOnce) {

@@ -12,7 +12,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class RefusalTest : public ServerTest {};
+class RefusalTest : public ServerTest {
+ protected:
+  // A one-cell MutateRow on the table named `table_name`.
+  grpc::Status MutateNamed(const std::string& table_name) {
+    v2::MutateRowRequest request;
+    request.set_table_name(table_name);
+    request.set_row_key("r");
+    *request.add_mutations() = SetCellMutation("cf", "q", "v");
+    grpc::ClientContext context;
+    v2::MutateRowResponse response;
+    return data_->MutateRow(&context, request, &response);
+  }
+};
 
 TEST_F(RefusalTest, AuthorizedViewWithoutTableNameIsUnimplemented) {
   // Clients targeting a view leave table_name empty.
@@ -131,6 +143,42 @@ TEST_F(RefusalTest, MaxAgeWithOutOfRangeNanosIsInvalidArgument) {
   grpc::Status s = TryCreateTable(request);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(s.error_message(), HasSubstr("max_age"));
+}
+
+TEST_F(RefusalTest, AHugeNameGetsABoundedError) {
+  // A 64 KiB table id: refused naming the field, with the name cut short
+  // (echoed whole, the status would not fit in the trailers).
+  v2::ReadRowsRequest request;
+  request.set_table_name(TableName(std::string(64 * 1024, 't')));
+  ReadOutcome out = ReadRowsRaw(*data_, request);
+  EXPECT_EQ(out.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(out.status.error_message(), HasSubstr("table_name: 'ttt"));
+  EXPECT_THAT(out.status.error_message(), HasSubstr("(65536 bytes)"));
+  EXPECT_LT(out.status.error_message().size(), 1024u);
+  // The same for a huge project id.
+  request.set_table_name("projects/" + std::string(64 * 1024, 'p') +
+                         "/instances/i/tables/t");
+  out = ReadRowsRaw(*data_, request);
+  EXPECT_EQ(out.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(out.status.error_message(),
+              HasSubstr("is not a valid project id"));
+  EXPECT_LT(out.status.error_message().size(), 1024u);
+}
+
+TEST_F(RefusalTest, MalformedIdsAreInvalidArgumentAndAbsentOnesNotFound) {
+  CreateTable("t");
+  for (const std::string& name :
+       {std::string("projects/../instances/i/tables/t"),
+        std::string("projects/p/instances/\0/tables/t", 36),
+        std::string("projects/p/instances/-/tables/t"),
+        std::string("projects/p/instances/i/tables/a b"),
+        std::string("projects/p/instances/i/tables/") + std::string(51, 'x')}) {
+    grpc::Status s = MutateNamed(name);
+    EXPECT_GRPC_CODE(s, grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(s.error_message(), ::testing::StartsWith("table_name: "));
+  }
+  // Well-formed, but no such table.
+  EXPECT_GRPC_CODE(MutateNamed(TableName("nope")), grpc::StatusCode::NOT_FOUND);
 }
 
 }  // namespace

@@ -124,20 +124,12 @@ TEST_F(ServerLifecycleTest, GarbageRequestBytesDoNotCrashTheServer) {
                                "/google.bigtable.admin.v2.BigtableTableAdmin/"
                                "CreateTable"}) {
       grpc::Status s = RawUnaryCall(channel_, method, payload);
-      if (std::string_view(method).starts_with("/google.bigtable.v2.")) {
-        // The data methods parse their requests themselves.
-        EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
-            << method << ": " << s.error_message();
-        EXPECT_THAT(s.error_message(),
-                    ::testing::StartsWith("request: the bytes are not a "
-                                          "valid google.bigtable.v2."));
-      } else {
-        // gRPC's deserializer answers INTERNAL for the admin methods.
-        EXPECT_THAT(s.error_code(),
-                    ::testing::AnyOf(grpc::StatusCode::INTERNAL,
-                                     grpc::StatusCode::INVALID_ARGUMENT))
-            << method << ": " << s.error_message();
-      }
+      // These methods parse their requests themselves.
+      EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << method << ": " << s.error_message();
+      EXPECT_THAT(s.error_message(),
+                  ::testing::StartsWith("request: the bytes are not a "
+                                        "valid google.bigtable."));
     }
   }
   ExpectServing();
@@ -199,6 +191,34 @@ TEST_F(ServerLifecycleTest, InstancesAreIndependent) {
   read.set_table_name("projects/other/instances/x/tables/t");
   EXPECT_TRUE(ReadAll(*data_, read).empty());
   EXPECT_EQ(ReadTable("t").size(), 1u);
+}
+
+TEST_F(ServerLifecycleTest, NewInstancesPastTheLimitAreRefused) {
+  TearDown();
+  api::ServerOptions options = TestOptions();
+  options.max_instances = 3;
+  StartServer(options);
+  auto create_in = [&](const std::string& instance) {
+    admin::CreateTableRequest create;
+    create.set_parent("projects/p/instances/" + instance);
+    create.set_table_id("t");
+    return TryCreateTable(create);
+  };
+  for (const char* instance : {"a", "b", "c"}) {
+    ASSERT_GRPC_OK(create_in(instance));
+  }
+  grpc::Status s = create_in("d");
+  EXPECT_GRPC_CODE(s, grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("projects/p/instances/d"));
+  EXPECT_THAT(s.error_message(), HasSubstr("--max-instances"));
+  // So is every other call naming a new instance; known ones still work.
+  v2::PingAndWarmRequest ping;
+  ping.set_name("projects/p/instances/e");
+  grpc::ClientContext context;
+  v2::PingAndWarmResponse pong;
+  EXPECT_GRPC_CODE(data_->PingAndWarm(&context, ping, &pong),
+                   grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_GRPC_CODE(create_in("a"), grpc::StatusCode::ALREADY_EXISTS);
 }
 
 TEST_F(ServerLifecycleTest, ConcurrentClients) {
