@@ -49,16 +49,6 @@ Result<std::vector<ServedInstance*>> InstancesFor(InstanceRegistry& registry,
 
 // ---------------------------------------------------------------- messages
 
-google::protobuf::Timestamp Now() {
-  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
-  const auto nanos =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count();
-  google::protobuf::Timestamp t;
-  t.set_seconds(nanos / 1000000000);
-  t.set_nanos(static_cast<int32_t>(nanos % 1000000000));
-  return t;
-}
-
 void FillInstance(const std::string& name, admin::Instance* out) {
   out->set_name(name);
   out->set_display_name(std::string(LastSegment(name)));
@@ -266,8 +256,8 @@ grpc::Status InstanceAdminService::CreateInstance(
   FillInstance(name, &instance);
   admin::CreateInstanceMetadata metadata;
   *metadata.mutable_original_request() = *request;
-  *metadata.mutable_request_time() = Now();
-  *metadata.mutable_finish_time() = Now();
+  *metadata.mutable_request_time() = OperationTime();
+  *metadata.mutable_finish_time() = OperationTime();
   *response = operations_.Finish(name, instance, &metadata);
   return grpc::Status::OK;
 }
@@ -313,7 +303,7 @@ grpc::Status InstanceAdminService::DeleteInstance(
 grpc::Status InstanceAdminService::CreateCluster(
     grpc::ServerContext*, const admin::CreateClusterRequest* request,
     lro::Operation* response) {
-  const google::protobuf::Timestamp request_time = Now();
+  const google::protobuf::Timestamp request_time = OperationTime();
   auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   const admin::Cluster& cluster = request->cluster();
@@ -364,7 +354,7 @@ grpc::Status InstanceAdminService::CreateCluster(
   }
   *metadata.mutable_original_request() = *request;
   *metadata.mutable_request_time() = request_time;
-  *metadata.mutable_finish_time() = Now();
+  *metadata.mutable_finish_time() = OperationTime();
   *response = operations_.Finish(created.name() + "/locations/" + *zone,
                                  created, &metadata);
   return grpc::Status::OK;
@@ -445,7 +435,7 @@ lro::Operation FinishClusterUpdate(
   Metadata metadata;
   *metadata.mutable_original_request() = request;
   *metadata.mutable_request_time() = request_time;
-  *metadata.mutable_finish_time() = Now();
+  *metadata.mutable_finish_time() = OperationTime();
   return operations.Finish(
       updated.cluster.name() + "/locations/" + updated.zone, updated.cluster,
       &metadata);
@@ -456,7 +446,7 @@ lro::Operation FinishClusterUpdate(
 grpc::Status InstanceAdminService::UpdateCluster(grpc::ServerContext*,
                                                  const admin::Cluster* request,
                                                  lro::Operation* response) {
-  const google::protobuf::Timestamp request_time = Now();
+  const google::protobuf::Timestamp request_time = OperationTime();
   auto name = ParseClusterName(request->name(), "name");
   if (!name.ok()) return ToGrpc(name.status());
   auto instance_name = ParseInstanceName(name->instance, "name");
@@ -481,7 +471,7 @@ grpc::Status InstanceAdminService::UpdateCluster(grpc::ServerContext*,
 grpc::Status InstanceAdminService::PartialUpdateCluster(
     grpc::ServerContext*, const admin::PartialUpdateClusterRequest* request,
     lro::Operation* response) {
-  const google::protobuf::Timestamp request_time = Now();
+  const google::protobuf::Timestamp request_time = OperationTime();
   const admin::Cluster& cluster = request->cluster();
   auto name = ParseClusterName(cluster.name(), "cluster.name");
   if (!name.ok()) return ToGrpc(name.status());

@@ -1,8 +1,19 @@
 #include "api/operations_service.h"
 
+#include <chrono>
 #include <utility>
 
 namespace btsim::api {
+
+google::protobuf::Timestamp OperationTime() {
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count();
+  google::protobuf::Timestamp t;
+  t.set_seconds(nanos / 1000000000);
+  t.set_nanos(static_cast<int32_t>(nanos % 1000000000));
+  return t;
+}
 
 namespace lro = ::google::longrunning;
 

@@ -16,10 +16,14 @@
 #include <string_view>
 
 #include <google/protobuf/message.h>
+#include <google/protobuf/timestamp.pb.h>
 
 #include "google/longrunning/operations.grpc.pb.h"
 
 namespace btsim::api {
+
+// The wall clock's time now, for the times in operations' metadata.
+google::protobuf::Timestamp OperationTime();
 
 class OperationsService final
     : public google::longrunning::Operations::Service {

@@ -21,7 +21,7 @@ struct Server::State {
       : registry(scheduler, options.seed, options.instance,
                  options.on_instance_created, options.max_instances),
         data(registry),
-        table_admin(registry),
+        table_admin(registry, operations),
         instance_admin(registry, operations),
         control(registry, options.scenario) {}
   ~State() { scheduler.Shutdown(); }  // before the registry goes
@@ -29,8 +29,8 @@ struct Server::State {
   sim::AsioScheduler scheduler;
   InstanceRegistry registry;
   BigtableService data;
+  OperationsService operations;  // before the admin services, which use it
   TableAdminService table_admin;
-  OperationsService operations;  // before instance_admin, which uses it
   InstanceAdminService instance_admin;
   ControlService control;
   UnimplementedService unimplemented;

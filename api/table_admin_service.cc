@@ -40,6 +40,7 @@ void FillTable(instance::Instance& instance, const cluster::Table& table,
           (*out->mutable_column_families())[f.name].mutable_gc_rule());
     }
     out->set_granularity(admin::Table::MILLIS);
+    out->set_deletion_protection(instance.DeletionProtected(table.id()));
   }
   if (replication) {
     for (const instance::ClusterConfig& c : instance.Clusters()) {
@@ -94,6 +95,15 @@ Status NoUnsupportedFields(const google::protobuf::Message& message,
                        " of this message are not supported by btsim");
 }
 
+// FAILED_PRECONDITION for deleting protected `table` (or part of it)
+// through `field`.
+Status Protected(const std::string& table, const std::string& field) {
+  return FailedPrecondition(field + ": table '" + table +
+                            "' is protected from deletion "
+                            "(deletion_protection); turn it off with "
+                            "UpdateTable first");
+}
+
 Status ValidView(admin::Table::View view, const char* field) {
   if (!admin::Table::View_IsValid(view)) {
     return InvalidArgument(std::string(field) + ": unknown view " +
@@ -111,11 +121,6 @@ Status TableAdminService::DoCreateTable(const admin::CreateTableRequest& req,
   if (!parent.ok()) return parent.status();
   if (Status s = NoUnsupportedFields(request->table(), "table"); !s.ok()) {
     return s;
-  }
-  if (request->table().deletion_protection()) {
-    return Unimplemented(
-        "table.deletion_protection: deletion protection is not supported by "
-        "btsim");
   }
   if (request->table().granularity() == admin::Table::MICROS) {
     return InvalidArgument(
@@ -153,6 +158,8 @@ Status TableAdminService::DoCreateTable(const admin::CreateTableRequest& req,
   Status s = cluster.CreateTable(request->table_id(), families, splits);
   if (!s.ok()) return s;
   locked->ApplySchemaEverywhere();
+  instance.SetDeletionProtection(request->table_id(),
+                                 request->table().deletion_protection());
   FillTable(instance, **cluster.GetTable(request->table_id()),
             admin::Table::SCHEMA_VIEW, response);
   return OkStatus();
@@ -226,6 +233,9 @@ grpc::Status TableAdminService::DeleteTable(
   if (!name.ok()) return ToGrpc(name.status());
   auto locked = LockLiveCluster(registry_, name->instance);
   if (!locked.ok()) return ToGrpc(locked.status());
+  if (locked->instance->DeletionProtected(name->table_id)) {
+    return ToGrpc(Protected(name->full(), "name"));
+  }
   Status s = locked->cluster->DeleteTable(name->table_id);
   if (s.ok()) locked->ApplySchemaEverywhere();
   return ToGrpc(s);
@@ -298,6 +308,14 @@ Status TableAdminService::DoModifyColumnFamilies(
   if (!locked.ok()) return locked.status();
   instance::Instance& instance = *locked->instance;
   cluster::Cluster& cluster = *locked->cluster;
+  if (instance.DeletionProtected(name->table_id)) {
+    for (size_t i = 0; i < mods.size(); ++i) {
+      if (mods[i].kind == cluster::FamilyModification::Kind::kDrop) {
+        return Protected(name->full(),
+                         "modifications[" + std::to_string(i) + "].drop");
+      }
+    }
+  }
   if (Status s = cluster.ModifyColumnFamilies(name->table_id, mods); !s.ok()) {
     return s;
   }
@@ -305,6 +323,48 @@ Status TableAdminService::DoModifyColumnFamilies(
   FillTable(instance, **cluster.GetTable(name->table_id),
             admin::Table::SCHEMA_VIEW, response);
   return OkStatus();
+}
+
+grpc::Status TableAdminService::UpdateTable(
+    grpc::ServerContext*, const admin::UpdateTableRequest* request,
+    google::longrunning::Operation* response) {
+  const google::protobuf::Timestamp start = OperationTime();
+  auto name = ParseTableName(request->table().name(), "table.name");
+  if (!name.ok()) return ToGrpc(name.status());
+  if (request->update_mask().paths().empty()) {
+    return ToGrpc(InvalidArgument(
+        "update_mask: required; btsim updates 'deletion_protection'"));
+  }
+  for (const std::string& path : request->update_mask().paths()) {
+    if (path == "deletion_protection") continue;
+    if (path == "change_stream_config" ||
+        path == "change_stream_config.retention_period" ||
+        path == "automated_backup_policy" ||
+        path == "automated_backup_policy.retention_period" ||
+        path == "automated_backup_policy.frequency" ||
+        path == "row_key_schema" || path == "column_families") {
+      return ToGrpc(Unimplemented("update_mask: updating '" + path +
+                                  "' is not supported by btsim"));
+    }
+    return ToGrpc(InvalidArgument("update_mask: " + QuoteForError(path) +
+                                  " is not a field UpdateTable can change"));
+  }
+  admin::Table table;
+  {
+    auto locked = LockLiveCluster(registry_, name->instance);
+    if (!locked.ok()) return ToGrpc(locked.status());
+    auto found = locked->cluster->GetTable(name->table_id);
+    if (!found.ok()) return ToGrpc(found.status());
+    locked->instance->SetDeletionProtection(
+        name->table_id, request->table().deletion_protection());
+    FillTable(*locked->instance, **found, admin::Table::SCHEMA_VIEW, &table);
+  }
+  admin::UpdateTableMetadata metadata;
+  metadata.set_name(name->full());
+  *metadata.mutable_start_time() = start;
+  *metadata.mutable_end_time() = OperationTime();
+  *response = operations_.Finish(name->full(), table, &metadata);
+  return grpc::Status::OK;
 }
 
 grpc::Status TableAdminService::DropRowRange(

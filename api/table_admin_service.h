@@ -1,10 +1,13 @@
 // TableAdminService: google.bigtable.admin.v2.BigtableTableAdmin over the
-// engine (tables, column families, DropRowRange, consistency tokens).
+// engine (tables, column families, deletion protection, DropRowRange,
+// consistency tokens). UpdateTable finishes before it returns; its
+// operation is recorded in the OperationsService.
 // Methods not declared in our proto answer UNIMPLEMENTED (gRPC's default).
 #ifndef BTSIM_API_TABLE_ADMIN_SERVICE_H_
 #define BTSIM_API_TABLE_ADMIN_SERVICE_H_
 
 #include "api/instance_registry.h"
+#include "api/operations_service.h"
 #include "google/bigtable/admin/v2/bigtable_table_admin.grpc.pb.h"
 
 namespace btsim::api {
@@ -22,9 +25,9 @@ using Base = Admin::WithRawCallbackMethod_CreateTable<
 
 class TableAdminService final : public table_admin_internal::Base {
  public:
-  // `registry` must outlive the service.
-  explicit TableAdminService(InstanceRegistry& registry)
-      : registry_(registry) {}
+  // `registry` and `operations` must outlive the service.
+  TableAdminService(InstanceRegistry& registry, OperationsService& operations)
+      : registry_(registry), operations_(operations) {}
 
   grpc::ServerUnaryReactor* CreateTable(grpc::CallbackServerContext* context,
                                         const grpc::ByteBuffer* request,
@@ -41,6 +44,10 @@ class TableAdminService final : public table_admin_internal::Base {
       grpc::ServerContext* context,
       const google::bigtable::admin::v2::DeleteTableRequest* request,
       google::protobuf::Empty* response) override;
+  grpc::Status UpdateTable(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::UpdateTableRequest* request,
+      google::longrunning::Operation* response) override;
   grpc::ServerUnaryReactor* ModifyColumnFamilies(
       grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
       grpc::ByteBuffer* response) override;
@@ -68,6 +75,7 @@ class TableAdminService final : public table_admin_internal::Base {
       google::bigtable::admin::v2::Table* response);
 
   InstanceRegistry& registry_;
+  OperationsService& operations_;
 };
 
 }  // namespace btsim::api

@@ -334,6 +334,15 @@ Status Instance::Execute(std::string_view app_profile_id,
   return status;
 }
 
+void Instance::SetDeletionProtection(std::string_view table, bool protect) {
+  if (protect) {
+    protected_tables_.emplace(table);
+  } else if (auto it = protected_tables_.find(table);
+             it != protected_tables_.end()) {
+    protected_tables_.erase(it);
+  }
+}
+
 Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {
   auto previous = drops_.find(table);
   if (previous != drops_.end() && !replicas_->HasApplied(previous->second)) {
@@ -486,9 +495,9 @@ void Instance::AddObserver(InstanceObserver* observer) {
 
 void Instance::RemoveObserver(InstanceObserver* observer) {
   std::erase(observers_, observer);
-  records_calls_ = std::any_of(
-      observers_.begin(), observers_.end(),
-      [](const InstanceObserver* o) { return o->RecordsCalls(); });
+  records_calls_ =
+      std::any_of(observers_.begin(), observers_.end(),
+                  [](const InstanceObserver* o) { return o->RecordsCalls(); });
 }
 
 void Instance::ReportRequest(const RequestReport& request) {

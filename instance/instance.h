@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -245,6 +246,15 @@ class Instance {
   // ongoing".
   Status DropRowRange(std::string_view table, std::string_view prefix);
 
+  // Table.deletion_protection, instance-wide like the schema: while a table
+  // is protected the admin API refuses to delete it or its column
+  // families. Tables start unprotected (and only an unprotected table
+  // can be deleted, so a new table of the same id starts so too).
+  void SetDeletionProtection(std::string_view table, bool protect);
+  bool DeletionProtected(std::string_view table) const {
+    return protected_tables_.contains(table);
+  }
+
   // The id of the first live cluster; UNAVAILABLE when every one is down.
   Result<std::string> AnyLiveClusterId() const;
   // Any live cluster, for admin operations (schema changes replicate).
@@ -378,6 +388,7 @@ class Instance {
   uint64_t route_candidates_version_ = kStale;
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
+  std::set<std::string, std::less<>> protected_tables_;
 
   // ---- Routing front ends ----
   // `client_zone`, or the instance's client zone when it is empty.

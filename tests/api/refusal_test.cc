@@ -100,15 +100,6 @@ TEST_F(RefusalTest, ExponentialFilterIsInvalidArgument) {
   EXPECT_THAT(out.status.error_message(), HasSubstr("filter"));
 }
 
-TEST_F(RefusalTest, DeletionProtectionIsUnimplemented) {
-  admin::CreateTableRequest request;
-  request.set_parent(kInstance);
-  request.set_table_id("t");
-  request.mutable_table()->set_deletion_protection(true);
-  EXPECT_EQ(TryCreateTable(request).error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
-}
-
 TEST_F(RefusalTest, AggregateFamilyValueTypeIsUnimplemented) {
   admin::CreateTableRequest request;
   request.set_parent(kInstance);

@@ -52,6 +52,8 @@
 set -u -o pipefail
 
 CBTEMULATOR=${CBTEMULATOR:-/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CBT=${CBT:-$(command -v cbt || true)}
 SELFTEST=${BTSIM_DIFF_SELFTEST:-0}
 BTSIM=${1:-}
@@ -90,26 +92,7 @@ trap cleanup EXIT
 trap 'exit 1' HUP INT TERM PIPE
 
 # ------------------------------------------------------------ server start-up
-# Ports come from 20000..32767, below Linux's ephemeral range (32768..60999),
-# so a port that nobody listens on is unlikely to be held by an outgoing
-# connection; a server that still fails to bind is restarted on another port.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-pick_port() {  # pick_port [EXCLUDE]
-  local p
-  for _ in $(seq 100); do
-    p=$((20000 + RANDOM % 12768))
-    [[ $p != "${1:-}" ]] && port_free "$p" && { echo "$p"; return 0; }
-  done
-  echo "FAIL: no free port found" >&2; return 1
-}
-wait_listening() {  # wait_listening PID PORT: 0 up, 1 process exited, 2 timeout
-  for _ in $(seq 150); do   # 150 x 0.1 s = 15 s
-    kill -0 "$1" 2>/dev/null || return 1
-    port_free "$2" || return 0
-    sleep 0.1
-  done
-  return 2
-}
+# port_free, pick_port and wait_listening come from lib.sh.
 launch_emulator() { "$CBTEMULATOR" -host 127.0.0.1 -port "$1" >"$2" 2>&1 & }
 # btsim compacts every 300 ms so that the E6 checks can see GC rules act.
 launch_btsim() {

@@ -46,3 +46,43 @@ expect_usage_error() {
   fi
   echo "ok: $name: $(head -n 1 "$work/err")"
 }
+
+# Ports come from 20000..32767, below Linux's ephemeral range (32768..60999),
+# so a port that nobody listens on is unlikely to be held by an outgoing
+# connection; a server that still fails to bind is restarted on another port.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pick_port() {  # pick_port [EXCLUDE]
+  local p
+  for _ in $(seq 100); do
+    p=$((20000 + RANDOM % 12768))
+    [[ $p != "${1:-}" ]] && port_free "$p" && { echo "$p"; return 0; }
+  done
+  echo "FAIL: no free port found" >&2; return 1
+}
+wait_listening() {  # wait_listening PID PORT: 0 up, 1 process exited, 2 timeout
+  for _ in $(seq 150); do   # 150 x 0.1 s = 15 s
+    kill -0 "$1" 2>/dev/null || return 1
+    port_free "$2" || return 0
+    sleep 0.1
+  done
+  return 2
+}
+
+# start_cbtemulator LOG: starts Google's emulator ($CBTEMULATOR) on a free
+# port with its output in LOG, and sets EMU_PID and EMU_PORT once it
+# listens. Returns 1 (after printing the log) when it does not start.
+start_cbtemulator() {
+  local log=$1 rc
+  for _ in 1 2 3; do
+    EMU_PORT=$(pick_port) || return 1
+    "$CBTEMULATOR" -host 127.0.0.1 -port "$EMU_PORT" >"$log" 2>&1 &
+    EMU_PID=$!
+    wait_listening "$EMU_PID" "$EMU_PORT"; rc=$?
+    ((rc == 0)) && return 0
+    ((rc == 2)) && break
+    wait "$EMU_PID" 2>/dev/null
+  done
+  echo "FAIL: cbtemulator did not start; log:" >&2
+  cat "$log" >&2
+  return 1
+}

@@ -3,7 +3,9 @@
 # against a three-cluster `btsim serve`: CheckAndMutateRow /
 # ReadModifyWriteRow gating through different app profiles
 # (node/gating.test.mjs), failover from a black-holed cluster learned by
-# the routing front end (node/failover.test.mjs), and a scenario played by
+# the routing front end (node/failover.test.mjs), deletion protection
+# through the generated table-admin client, compared with cbtemulator's
+# answers when it is installed (node/admin.mjs), and a scenario played by
 # `btsim serve --scenario` judging each named client's calls
 # (node/recording.test.mjs).
 #
@@ -67,6 +69,33 @@ if [[ $rc != 0 ]]; then
   echo "FAIL: node --test exited $rc; btsim serve log:" >&2
   cat "$WORK/serve.log" >&2
   exit $rc
+fi
+
+# Deletion protection through the generated table-admin client, on btsim
+# and (when installed) on cbtemulator: the same transcript.
+run_admin() {  # run_admin HOST:PORT OUT
+  (cd "$NODE_DIR" && BIGTABLE_EMULATOR_HOST=$1 METADATA_SERVER_DETECTION=none \
+     timeout 120 node admin.mjs admin) >"$2" 2>&1
+}
+if ! run_admin "127.0.0.1:$PORT" "$WORK/admin.btsim"; then
+  echo "FAIL: admin.mjs against btsim:" >&2
+  cat "$WORK/admin.btsim" >&2
+  exit 1
+fi
+cat "$WORK/admin.btsim"
+CBTEMULATOR=${CBTEMULATOR:-/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator}
+if [[ -x $CBTEMULATOR ]]; then
+  start_cbtemulator "$WORK/emulator.log" || exit 1
+  run_admin "127.0.0.1:$EMU_PORT" "$WORK/admin.cbtemulator"
+  kill "$EMU_PID" 2>/dev/null
+  wait "$EMU_PID" 2>/dev/null
+  if ! diff "$WORK/admin.cbtemulator" "$WORK/admin.btsim"; then
+    echo "FAIL: admin.mjs: cbtemulator (<) and btsim (>) differ" >&2
+    exit 1
+  fi
+  echo "admin.mjs: the same transcript on cbtemulator"
+else
+  echo "(cbtemulator not found: admin.mjs ran on btsim only)"
 fi
 kill "$SERVER_PID" 2>/dev/null
 wait "$SERVER_PID" 2>/dev/null
