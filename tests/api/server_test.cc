@@ -70,7 +70,7 @@ TEST_F(ServerLifecycleTest, UnservedMethodsAreUnimplemented) {
       "/google.bigtable.v2.Bigtable/PrepareQuery",
       "/google.bigtable.v2.Bigtable/GenerateInitialChangeStreamPartitions",
       "/google.bigtable.admin.v2.BigtableTableAdmin/CreateBackup",
-      "/google.bigtable.admin.v2.BigtableTableAdmin/UpdateTable",
+      "/google.bigtable.admin.v2.BigtableTableAdmin/RestoreTable",
       "/google.longrunning.Operations/ListOperations",
       "/no.such.Service/Method",
   };
