@@ -15,8 +15,10 @@ namespace v2 = ::google::bigtable::v2;
 
 namespace {
 
-// Rows are read under the instance lock in batches of about this many bytes.
+// Rows are read under the instance lock in batches of about this many bytes,
+// examining at most this many stored rows (a filter may drop them all).
 constexpr size_t kBatchBytes = 1 << 20;
+constexpr int64_t kBatchRowsExamined = 4096;
 constexpr size_t kResponseBytes = 1 << 20;
 constexpr size_t kChunkValueBytes = 1 << 20;
 
@@ -91,6 +93,8 @@ grpc::Status ReadRowsReactor::Start(InstanceRegistry& registry) {
   options_.rows = &rows_;
   options_.filter = filter_ ? &*filter_ : nullptr;
   options_.reversed = request_.reversed();
+  options_.max_rows_examined = kBatchRowsExamined;
+  options_.stopped_at = &stopped_at_;
   remaining_ = request_.rows_limit() > 0 ? request_.rows_limit() : -1;
   return grpc::Status::OK;
 }
@@ -136,8 +140,18 @@ grpc::Status ReadRowsReactor::ReadBatch() {
   report_->AddReturnedRows(batch_rows);
   pending_ = chunker_.Take();
   next_ = 0;
-  more_ = batch_full;
-  if (more_) options_.resume_after = std::move(last_key);
+  more_ = batch_full || stopped_at_.has_value();
+  if (batch_full) {
+    options_.resume_after = std::move(last_key);
+  } else if (stopped_at_) {
+    options_.resume_after = *stopped_at_;
+    // The batch examined its share of rows and returned none: say how far
+    // the scan got (as Bigtable does), which also lets other calls take
+    // the lock while this response is written.
+    if (pending_.empty()) {
+      pending_.emplace_back().set_last_scanned_row_key(*stopped_at_);
+    }
+  }
   return grpc::Status::OK;
 }
 

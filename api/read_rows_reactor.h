@@ -1,10 +1,12 @@
 // ReadRowsReactor: one ReadRows call on gRPC's callback API. It validates
 // and routes the request when constructed (the cluster is chosen once; a
 // stream that loses it mid-way fails with UNAVAILABLE rather than mixing
-// clusters), then reads rows in batches of about kBatchBytes under the
-// instance lock and writes the batch's responses one at a time, so a slow
-// reader never holds the lock. The last response of the stream goes out
-// together with the status.
+// clusters), then reads rows in batches under the instance lock (about
+// kBatchBytes of output, at most kBatchRowsExamined stored rows examined)
+// and writes the batch's responses one at a time, so neither a slow reader
+// nor a filter that drops every row holds the lock for long. A batch that
+// returns no row answers with last_scanned_row_key. The last response of the
+// stream goes out together with the status.
 //
 // The serving cluster's faults may fail the call or hold its first response
 // (api/served_faults.h).
@@ -70,7 +72,9 @@ class ReadRowsReactor final
   std::optional<cluster::Filter> filter_;
   cluster::ReadOptions options_;
   int64_t remaining_ = -1;  // rows still allowed by rows_limit; -1: no limit
-  bool more_ = true;        // the last batch stopped because it was full
+  bool more_ = true;        // the last batch stopped before the end of the read
+  // Where the last batch stopped when it had examined its share of rows.
+  std::optional<std::string> stopped_at_;
   RowChunker chunker_;
   std::vector<google::bigtable::v2::ReadRowsResponse> pending_;
   size_t next_ = 0;       // index of the next response of pending_ to write

@@ -66,7 +66,19 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
   std::vector<LiveCell> scratch;
   std::vector<CellView> cells;
   std::vector<CellView> filtered;
+  int64_t examined = 0;
+  if (options.stopped_at != nullptr) options.stopped_at->reset();
 
+  // The row's output, if any; false to stop the whole read.
+  const auto emit = [&](std::string_view key, const RowRecord& record) {
+    LiveCells(record, &scratch, &cells);
+    if (cells.empty()) return true;
+    if (options.filter == nullptr) return visit(key, cells);
+    filtered.clear();
+    options.filter->Apply(key, cells, rng, &filtered);
+    if (filtered.empty()) return true;
+    return visit(key, filtered);
+  };
   // Returns false to stop the whole read.
   const std::function<bool(const RowRecord&)> process =
       [&](const RowRecord& record) -> bool {
@@ -76,13 +88,13 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
     }
     last.assign(key);
     have_last = true;
-    LiveCells(record, &scratch, &cells);
-    if (cells.empty()) return true;
-    if (options.filter == nullptr) return visit(key, cells);
-    filtered.clear();
-    options.filter->Apply(key, cells, rng, &filtered);
-    if (filtered.empty()) return true;
-    return visit(key, filtered);
+    if (!emit(key, record)) return false;
+    if (options.max_rows_examined > 0 &&
+        ++examined >= options.max_rows_examined) {
+      options.stopped_at->emplace(key);
+      return false;
+    }
+    return true;
   };
 
   for (Interval interval : intervals) {
