@@ -12,6 +12,7 @@
 
 #include "api/convert.h"
 #include "api/resource_names.h"
+#include "replication/replicas.h"
 
 namespace btsim::api {
 
@@ -307,6 +308,13 @@ grpc::Status InstanceAdminService::CreateCluster(
   auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   const admin::Cluster& cluster = request->cluster();
+  // Checked before the instance is created on first use.
+  if (!replication::IsValidClusterId(request->cluster_id())) {
+    return ToGrpc(InvalidArgument(
+        "cluster_id: " + QuoteForError(request->cluster_id()) +
+        " is not a valid cluster id; it must match [a-z][-a-z0-9]* and be "
+        "at most 30 characters"));
+  }
   auto zone = ParseLocation(cluster.location(), "cluster.location");
   if (!zone.ok()) return ToGrpc(zone.status());
   if (Status s = NoAutoscaling(cluster, "cluster."); !s.ok()) return ToGrpc(s);

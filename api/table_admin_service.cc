@@ -119,6 +119,9 @@ Status TableAdminService::DoCreateTable(const admin::CreateTableRequest& req,
   const admin::CreateTableRequest* request = &req;
   auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return parent.status();
+  // Everything that can be checked without the instance is, before it is
+  // created on first use.
+  BTSIM_RETURN_IF_ERROR(cluster::ValidateTableId(request->table_id()));
   if (Status s = NoUnsupportedFields(request->table(), "table"); !s.ok()) {
     return s;
   }
@@ -134,6 +137,8 @@ Status TableAdminService::DoCreateTable(const admin::CreateTableRequest& req,
   std::sort(names.begin(), names.end());
   std::vector<cluster::FamilyModification> families;
   for (const std::string& family : names) {
+    BTSIM_RETURN_IF_ERROR(
+        cluster::ValidateFamilyName(family, "table.column_families"));
     if (Status s =
             NoUnsupportedFields(request->table().column_families().at(family),
                                 "table.column_families['" + family + "']");

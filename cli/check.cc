@@ -58,18 +58,21 @@ int RunCheck(const CheckArgs& args, std::ostream& out, std::ostream& err) {
   const scenarios::ScenarioUse use = recorded->outcome.live
                                          ? scenarios::ScenarioUse::kServe
                                          : scenarios::ScenarioUse::kRun;
+  // The recorded scenario is parsed under the name of the file the run
+  // played, so that an unnamed scenario gets the same name as in the run.
+  const std::string played =
+      recorded->file.empty() ? args.history : recorded->file;
   auto loaded =
       args.scenario.empty()
-          ? scenarios::ParseScenario(recorded->scenario,
-                                     args.history + " (its scenario)", {}, use)
+          ? scenarios::ParseScenario(recorded->scenario, played, {}, use)
           : scenarios::LoadScenario(args.scenario, {}, use);
   if (!loaded.ok()) {
-    err << "btsim check: " << loaded.status().message() << "\n";
+    err << "btsim check: "
+        << (args.scenario.empty() ? args.history + ": its scenario: "
+                                  : std::string())
+        << loaded.status().message() << "\n";
     return kRunInvalid;
   }
-  // The report names the file the run played, unless judged against
-  // another.
-  if (args.scenario.empty()) loaded->path = recorded->file;
   scenarios::RunOutcome& outcome = recorded->outcome;
   outcome.scenario = loaded->name;
   scenarios::JudgeOutcome(loaded->proto, outcome);

@@ -83,15 +83,15 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
   const std::function<bool(const RowRecord&)> process =
       [&](const RowRecord& record) -> bool {
     const std::string_view key = record.key();
-    if (have_last && (options.reversed ? key >= last : key <= last)) {
-      return true;
+    // Rows passed already (overlapping intervals) count as examined too.
+    if (!have_last || (options.reversed ? key < last : key > last)) {
+      last.assign(key);
+      have_last = true;
+      if (!emit(key, record)) return false;
     }
-    last.assign(key);
-    have_last = true;
-    if (!emit(key, record)) return false;
     if (options.max_rows_examined > 0 &&
         ++examined >= options.max_rows_examined) {
-      options.stopped_at->emplace(key);
+      options.stopped_at->emplace(last);  // the furthest row passed
       return false;
     }
     return true;

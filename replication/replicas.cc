@@ -44,8 +44,8 @@ Replicas::~Replicas() {
 
 Status Replicas::AddCluster(const ClusterSpec& spec) {
   if (!IsValidClusterId(spec.id)) {
-    return InvalidArgument("cluster_id: '" + spec.id +
-                           "' is not a valid cluster id; it must match "
+    return InvalidArgument("cluster_id: " + QuoteForError(spec.id) +
+                           " is not a valid cluster id; it must match "
                            "[a-z][-a-z0-9]* and be at most 30 characters");
   }
   if (spec.zone.empty()) {

@@ -167,8 +167,8 @@ Status WriteHistoryJsonl(const LoadedScenario& scenario,
   end.set_ended_nanos(h.ended.count());
   end.set_strong_reads_promised(h.strong_reads_promised);
   end.set_fingerprint(JsonText(outcome.fingerprint));
-  end.set_client_ops(static_cast<uint32_t>(outcome.client_ops));
-  end.set_recorded_ops(static_cast<uint32_t>(outcome.recorded_ops));
+  end.set_client_ops(static_cast<uint64_t>(outcome.client_ops));
+  end.set_recorded_ops(static_cast<uint64_t>(outcome.recorded_ops));
   return writer.Write(line);
 }
 
@@ -531,8 +531,11 @@ Status HistoryReader::AddEnd(const v1::HistoryEnd& in) {
   h.strong_reads_promised = in.strong_reads_promised();
   BTSIM_RETURN_IF_ERROR(
       Text(in.fingerprint(), "end.fingerprint", run_.outcome.fingerprint));
-  run_.outcome.client_ops = in.client_ops();
-  run_.outcome.recorded_ops = in.recorded_ops();
+  if (in.client_ops() > INT64_MAX || in.recorded_ops() > in.client_ops()) {
+    return Error("end", "client_ops and recorded_ops out of range");
+  }
+  run_.outcome.client_ops = static_cast<int64_t>(in.client_ops());
+  run_.outcome.recorded_ops = static_cast<int64_t>(in.recorded_ops());
   std::sort(h.appends.begin(), h.appends.end(),
             [](const Append& a, const Append& b) { return a.op < b.op; });
   return OkStatus();

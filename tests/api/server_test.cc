@@ -207,6 +207,11 @@ TEST_F(ServerLifecycleTest, NewInstancesPastTheLimitAreRefused) {
   for (const char* instance : {"a", "b", "c"}) {
     ASSERT_GRPC_OK(create_in(instance));
   }
+  // A malformed request is refused as such: it does not reach the limit.
+  admin::CreateTableRequest bad;
+  bad.set_parent("projects/p/instances/d");
+  bad.set_table_id("no such id!");
+  EXPECT_GRPC_CODE(TryCreateTable(bad), grpc::StatusCode::INVALID_ARGUMENT);
   grpc::Status s = create_in("d");
   EXPECT_GRPC_CODE(s, grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(s.error_message(), HasSubstr("projects/p/instances/d"));

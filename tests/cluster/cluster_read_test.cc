@@ -142,6 +142,46 @@ TEST_F(ReadTest, ResumeAfterForwardAndReversed) {
   EXPECT_THAT(Read(options), IsEmpty());
 }
 
+// A read with max_rows_examined stops after that many stored rows, rows
+// passed again by overlapping ranges included, and resumes from where it
+// stopped; together the batches return every row once.
+TEST_F(ReadTest, ABoundedReadStopsAndResumesOverOverlappingRanges) {
+  RowSet set;
+  for (int i = 0; i < 3; ++i) {
+    set.AddRange(Interval{Bound::Unbounded(), Bound::Unbounded()});
+  }
+  for (bool reversed : {false, true}) {
+    SCOPED_TRACE(reversed);
+    std::optional<std::string> stopped;
+    ReadOptions options;
+    options.rows = &set;
+    options.reversed = reversed;
+    options.max_rows_examined = 2;
+    options.stopped_at = &stopped;
+    std::vector<std::vector<std::string>> batches;
+    std::vector<std::string> stops;
+    for (int batch = 0; batch < 10; ++batch) {
+      batches.push_back(Keys(Read(options)));
+      if (!stopped) break;
+      stops.push_back(*stopped);
+      options.resume_after = *stopped;
+    }
+    if (!reversed) {
+      // The third batch returns e, passes e again in the second range (the
+      // two rows it may examine), and stops there.
+      EXPECT_THAT(batches,
+                  ElementsAre(ElementsAre("a", "b"), ElementsAre("c", "d"),
+                              ElementsAre("e"), IsEmpty()));
+      EXPECT_THAT(stops, ElementsAre("b", "d", "e"));
+    } else {
+      EXPECT_THAT(batches,
+                  ElementsAre(ElementsAre("e", "d"), ElementsAre("c", "b"),
+                              ElementsAre("a"), IsEmpty()));
+      EXPECT_THAT(stops, ElementsAre("d", "b", "a"));
+    }
+  }
+}
+
 TEST_F(ReadTest, FilterIsApplied) {
   Put("b", "cf", "q", 2000, "newer");
   Put("b", "cf", "r", 1000, "other");

@@ -99,6 +99,17 @@ expect_error check-missing-scenario "cannot read" \
   check "$history" --scenario "$work/nope.textproto"
 expect_error check-export-without-out "--export needs --out" \
   check "$history" --export jepsen
+# A scenario without a name is named after its file, in the run and when
+# judged again.
+sed '/^name:/d' "$example" >"$work/unnamed.textproto"
+"$btsim" run "$work/unnamed.textproto" --out "$work/unnamed" --quiet >/dev/null
+"$btsim" check "$work/unnamed/history.jsonl" --out "$work/unnamed-check" \
+  --quiet >/dev/null
+cmp "$work/unnamed/report.json" "$work/unnamed-check/report.json" ||
+  fail "check of an unnamed scenario: another report.json"
+grep -q '"scenario": "unnamed"' "$work/unnamed-check/report.json" ||
+  fail "check of an unnamed scenario: not named after its file"
+echo "ok: an unnamed scenario keeps its name when judged again"
 # Judged by a stricter scenario: exit 1.
 code=0
 "$btsim" check "$history" --scenario <(sed 's/at_most: [0-9.]*/at_most: -1/' \
