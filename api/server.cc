@@ -12,7 +12,7 @@
 namespace btsim::api {
 
 namespace {
-// Large enough that the engine, not gRPC, enforces the 256 MiB row limit.
+// Responses: large enough for any row the engine stores (256 MiB).
 constexpr int kMaxMessageBytes = 512 << 20;
 }  // namespace
 
@@ -60,8 +60,10 @@ Result<int> Server::Start() {
   // Without this, gRPC binds with SO_REUSEPORT and a second server on a busy
   // port would start and silently share the traffic.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             options_.max_concurrent_streams);
   builder.RegisterService(&state_->data);
   builder.RegisterService(&state_->table_admin);
   builder.RegisterService(&state_->instance_admin);

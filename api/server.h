@@ -39,6 +39,13 @@ struct ServerOptions {
   // Instances created at most; a call naming one more is refused with
   // RESOURCE_EXHAUSTED.
   size_t max_instances = InstanceRegistry::kDefaultMaxInstances;
+  // The largest request accepted, in bytes: gRPC refuses a larger one with
+  // RESOURCE_EXHAUSTED before btsim parses it. The default leaves the
+  // engine to enforce Bigtable's 256 MiB row limit with its own error.
+  int max_request_bytes = 512 << 20;
+  // Calls in flight at once on one connection (HTTP/2 streams); a client
+  // opening more waits for one to end.
+  int max_concurrent_streams = 1000;
   // `btsim serve --scenario`: what the Control service's StartScenario and
   // FinishScenario do (null: they answer FAILED_PRECONDITION). Must
   // outlive the server.

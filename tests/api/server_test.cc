@@ -193,6 +193,20 @@ TEST_F(ServerLifecycleTest, InstancesAreIndependent) {
   EXPECT_EQ(ReadTable("t").size(), 1u);
 }
 
+TEST_F(ServerLifecycleTest, ARequestAboveTheSizeLimitIsRefused) {
+  TearDown();
+  api::ServerOptions options = TestOptions();
+  options.max_request_bytes = 64 << 10;
+  StartServer(options);
+  CreateTable("t");
+  grpc::Status s = Mutate(
+      "t", "r", {SetCellMutation("cf", "q", std::string(100 << 10, 'v'))});
+  EXPECT_GRPC_CODE(s, grpc::StatusCode::RESOURCE_EXHAUSTED);
+  ExpectServing();
+  Set("t", "r", "cf", "q", std::string(10 << 10, 'v'));
+  EXPECT_EQ(ReadTable("t").size(), 1u);
+}
+
 TEST_F(ServerLifecycleTest, NewInstancesPastTheLimitAreRefused) {
   TearDown();
   api::ServerOptions options = TestOptions();
