@@ -55,8 +55,9 @@ struct ReadOptions {
   // Skip rows up to and including this key (in scan order): resumes a read.
   std::optional<std::string> resume_after;
   // When > 0: examine at most this many stored rows, returned or not (a
-  // filter may drop them all). A read that stops for it sets *stopped_at
-  // to the last row examined, so that the caller can resume after it
+  // filter may drop them all; rows passed again by overlapping ranges
+  // count too). A read that stops for it sets *stopped_at to the furthest
+  // row it passed in scan order, so that the caller can resume after it
   // (resume_after), e.g. once it has released a lock; otherwise it leaves
   // *stopped_at empty. Requires stopped_at when > 0.
   int64_t max_rows_examined = 0;
