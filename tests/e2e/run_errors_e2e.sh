@@ -101,12 +101,16 @@ expect_error check-export-without-out "--export needs --out" \
   check "$history" --export jepsen
 # A scenario without a name is named after its file, in the run and when
 # judged again.
+# The --export formats come out the same too.
 sed '/^name:/d' "$example" >"$work/unnamed.textproto"
-"$btsim" run "$work/unnamed.textproto" --out "$work/unnamed" --quiet >/dev/null
+"$btsim" run "$work/unnamed.textproto" --out "$work/unnamed" --quiet \
+  --export jepsen,porcupine >/dev/null
 "$btsim" check "$work/unnamed/history.jsonl" --out "$work/unnamed-check" \
-  --quiet >/dev/null
-cmp "$work/unnamed/report.json" "$work/unnamed-check/report.json" ||
-  fail "check of an unnamed scenario: another report.json"
+  --quiet --export jepsen,porcupine >/dev/null
+for f in report.json history.jepsen.jsonl history.porcupine.json; do
+  cmp "$work/unnamed/$f" "$work/unnamed-check/$f" ||
+    fail "check of an unnamed scenario: another $f"
+done
 grep -q '"scenario": "unnamed"' "$work/unnamed-check/report.json" ||
   fail "check of an unnamed scenario: not named after its file"
 echo "ok: an unnamed scenario keeps its name when judged again"
