@@ -114,9 +114,8 @@ Status ValidView(admin::Table::View view, const char* field) {
 
 }  // namespace
 
-Status TableAdminService::DoCreateTable(const admin::CreateTableRequest& req,
-                                        admin::Table* response) {
-  const admin::CreateTableRequest* request = &req;
+Status TableAdminService::DoCreateTable(
+    const admin::CreateTableRequest* request, admin::Table* response) {
   auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return parent.status();
   // Everything that can be checked without the instance is, before it is
@@ -247,8 +246,7 @@ grpc::Status TableAdminService::DeleteTable(
 }
 
 Status TableAdminService::DoModifyColumnFamilies(
-    const admin::ModifyColumnFamiliesRequest& req, admin::Table* response) {
-  const admin::ModifyColumnFamiliesRequest* request = &req;
+    const admin::ModifyColumnFamiliesRequest* request, admin::Table* response) {
   auto name = ParseTableName(request->name(), "name");
   if (!name.ok()) return name.status();
   if (request->modifications_size() == 0) {
@@ -485,7 +483,7 @@ grpc::ServerUnaryReactor* TableAdminService::CreateTable(
   return RawUnary<admin::CreateTableRequest, admin::Table>(
       context, *request, response,
       [this](const admin::CreateTableRequest& r, admin::Table* out) {
-        return DoCreateTable(r, out);
+        return DoCreateTable(&r, out);
       });
 }
 
@@ -495,7 +493,7 @@ grpc::ServerUnaryReactor* TableAdminService::ModifyColumnFamilies(
   return RawUnary<admin::ModifyColumnFamiliesRequest, admin::Table>(
       context, *request, response,
       [this](const admin::ModifyColumnFamiliesRequest& r, admin::Table* out) {
-        return DoModifyColumnFamilies(r, out);
+        return DoModifyColumnFamilies(&r, out);
       });
 }
 

@@ -68,10 +68,10 @@ class TableAdminService final : public table_admin_internal::Base {
 
  private:
   Status DoCreateTable(
-      const google::bigtable::admin::v2::CreateTableRequest& request,
+      const google::bigtable::admin::v2::CreateTableRequest* request,
       google::bigtable::admin::v2::Table* response);
   Status DoModifyColumnFamilies(
-      const google::bigtable::admin::v2::ModifyColumnFamiliesRequest& request,
+      const google::bigtable::admin::v2::ModifyColumnFamiliesRequest* request,
       google::bigtable::admin::v2::Table* response);
 
   InstanceRegistry& registry_;

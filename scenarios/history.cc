@@ -35,6 +35,15 @@ bool IsDelete(OpType type) {
          type == OpType::kDeleteCells;
 }
 
+std::optional<OpType> OpTypeFromName(std::string_view name) {
+  for (int t = 0; t <= static_cast<int>(OpType::kAppend); ++t) {
+    if (OpTypeName(static_cast<OpType>(t)) == name) {
+      return static_cast<OpType>(t);
+    }
+  }
+  return std::nullopt;
+}
+
 std::string_view EventKindName(EventKind kind) {
   switch (kind) {
     case EventKind::kClusterDown:
@@ -93,6 +102,15 @@ std::string_view EventKindName(EventKind kind) {
       return "clock_skew";
   }
   return "unknown";
+}
+
+std::optional<EventKind> EventKindFromName(std::string_view name) {
+  for (int k = 0; k <= static_cast<int>(EventKind::kClockSkew); ++k) {
+    if (EventKindName(static_cast<EventKind>(k)) == name) {
+      return static_cast<EventKind>(k);
+    }
+  }
+  return std::nullopt;
 }
 
 void RowStates::Append(Key key, RowState state) {

@@ -72,6 +72,8 @@ enum class OpType : uint8_t {
   kAppend,        // ReadModifyWriteRow appending to another column
 };
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
+// The type OpTypeName names `name`, if any.
+std::optional<OpType> OpTypeFromName(std::string_view name);
 // The deletes: kDeleteRow, kDeleteFamily, kDeleteCells.
 bool IsDelete(OpType type);
 
@@ -201,6 +203,8 @@ enum class EventKind {
   kClockSkew,  // `cluster` or `detail` (the client); `label` the offset
 };
 std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
+// The kind EventKindName names `name`, if any.
+std::optional<EventKind> EventKindFromName(std::string_view name);
 
 struct Event {
   sim::Duration at{0};

@@ -341,24 +341,6 @@ class HistoryReader {
   std::string client_, group_, profile_, table_;
 };
 
-std::optional<OpType> OpTypeFromName(std::string_view name) {
-  for (int t = 0; t <= static_cast<int>(OpType::kAppend); ++t) {
-    if (OpTypeName(static_cast<OpType>(t)) == name) {
-      return static_cast<OpType>(t);
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<EventKind> EventKindFromName(std::string_view name) {
-  for (int k = 0; k <= static_cast<int>(EventKind::kClockSkew); ++k) {
-    if (EventKindName(static_cast<EventKind>(k)) == name) {
-      return static_cast<EventKind>(k);
-    }
-  }
-  return std::nullopt;
-}
-
 // A time of an operation: exact when `nanos` is there, else from the
 // rounded seconds.
 sim::Duration OpTime(bool has_nanos, int64_t nanos, double seconds) {
