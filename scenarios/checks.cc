@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scenarios/checks_analysis.h"
+#include "scenarios/checks_rows.h"
 #include "scenarios/scenario_fields.h"
 
 namespace btsim::scenarios {
@@ -18,61 +19,21 @@ namespace {
 
 namespace pb = btsim::scenario::v1;
 using checks_internal::Analysis;
-using checks_internal::DescribeOp;
-using checks_internal::DescribeTag;
+using checks_internal::Breakdown;
 using checks_internal::Filter;
 using checks_internal::FormatNumber;
 using checks_internal::FormatSeconds;
+using checks_internal::Join;
+using checks_internal::Measure;
+using checks_internal::NoSamples;
 using checks_internal::Outage;
-using checks_internal::ReadResult;
+using checks_internal::ReadCheck;
+using checks_internal::RowMeasure;
+using checks_internal::RowStateText;
 using checks_internal::Seconds;
-using checks_internal::Series;
 using sim::Duration;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr size_t kExamples = 5;  // examples named in a detail
-
-struct Measure {
-  double value = 0;
-  std::string detail;
-  // A distribution or ratio over an empty selection: the expectation fails.
-  bool no_samples = false;
-};
-
-// What a distribution or ratio measures when nothing was selected.
-Measure NoSamples(std::string detail = "no samples") {
-  return {0, std::move(detail), true};
-}
-
-std::string Join(const std::vector<std::string>& parts,
-                 const std::string& separator = "; ") {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (!out.empty()) out += separator;
-    out += part;
-  }
-  return out;
-}
-
-template <typename Key>
-std::string Breakdown(const std::map<Key, int64_t>& counts) {
-  std::vector<std::string> parts;
-  for (const auto& [key, count] : counts) {
-    parts.push_back(std::string(key) + " " + std::to_string(count));
-  }
-  return Join(parts, ", ");
-}
-
-std::string RowStateText(const RowState* state) {
-  if (state == nullptr) return "(absent)";
-  std::string text =
-      state->tag.empty() ? "no value" : "'" + state->tag.str() + "'";
-  if (state->counter != 0) {
-    text += " counter " + std::to_string(state->counter);
-  }
-  return text;
-}
-
 bool SameRowState(const RowState& a, const RowState& b) {
   return a.tag == b.tag && a.timestamp == b.timestamp &&
          a.version == b.version && a.counter == b.counter;
@@ -80,9 +41,9 @@ bool SameRowState(const RowState& a, const RowState& b) {
 
 // --- whole-run facts ---------------------------------------------------------
 
-Measure Converged(const Analysis& analysis) {
-  const History& history = analysis.history();
-  const auto& surviving = analysis.surviving();
+Measure Converged(const History& history) {
+  const std::vector<size_t> surviving =
+      checks_internal::SurvivingClusters(history);
   if (surviving.empty()) return {1, "no clusters"};
   const ClusterState& base = history.final_state[surviving[0]];
   for (size_t i = 1; i < surviving.size(); ++i) {
@@ -122,225 +83,6 @@ Measure Converged(const Analysis& analysis) {
   }
   return {
       1, std::to_string(surviving.size()) + " clusters, digest " + base.digest};
-}
-
-Measure LostWrites(const Analysis& analysis, const Filter& filter) {
-  const History& history = analysis.history();
-  const auto& ops = history.operations;
-  int64_t lost = 0;
-  int64_t previous = -1;
-  std::vector<std::string> examples;
-  std::map<std::string, int64_t> per_cluster;
-  for (const auto& entry : analysis.lost_writes()) {
-    const Operation& op = ops[entry.op];
-    if (!filter.Selects(op)) continue;
-    const std::string& cluster = history.final_state[entry.cluster].id;
-    ++per_cluster[cluster];
-    if (entry.op == previous) continue;  // counted once per write
-    previous = entry.op;
-    ++lost;
-    if (examples.size() < kExamples) {
-      examples.push_back(std::string(op.client()) + " " +
-                         std::string(op.table()) + "/" + op.row.str() + " '" +
-                         op.written().str() + "' missing on " + cluster +
-                         " (has " +
-                         RowStateText(analysis.State(analysis.RowOf(entry.op),
-                                                     entry.cluster)) +
-                         ")");
-    }
-  }
-  // Writes a cluster had not applied yet when a run that did not settle
-  // ended: pending, reported beside the lost ones.
-  std::set<uint32_t> lost_ops;
-  for (const auto& entry : analysis.lost_writes()) lost_ops.insert(entry.op);
-  std::set<uint32_t> pending_ops;
-  for (const auto& entry : analysis.pending_writes()) {
-    if (filter.Selects(ops[entry.op]) && lost_ops.count(entry.op) == 0) {
-      pending_ops.insert(entry.op);
-    }
-  }
-  const std::string pending =
-      pending_ops.empty()
-          ? ""
-          : "; " + std::to_string(pending_ops.size()) +
-                " pending (not yet replicated when the run ended; it did "
-                "not settle)";
-  if (lost == 0) {
-    return {0, "none of " + std::to_string(analysis.acked_writes().size()) +
-                   " acknowledged writes" + pending};
-  }
-  return {static_cast<double>(lost),
-          std::to_string(lost) + " lost (by cluster: " +
-              Breakdown(per_cluster) + "); " + Join(examples) + pending};
-}
-
-Measure Rpo(const Analysis& analysis, const Filter& filter) {
-  const History& history = analysis.history();
-  const auto& ops = history.operations;
-  std::vector<char> counted(ops.size(), 0);
-  int64_t total = 0;
-  std::vector<std::string> parts;
-  for (const Event& event : history.events) {
-    if ((event.kind != EventKind::kClusterDown &&
-         event.kind != EventKind::kRemoveCluster) ||
-        event.refused) {
-      continue;
-    }
-    int64_t count = 0;
-    if (event.unreplicated_ops.has_value()) {
-      for (uint64_t id : *event.unreplicated_ops) {
-        if (id >= ops.size() || counted[id]) continue;
-        const Operation& op = ops[id];
-        if (!op.ok() || op.type == OpType::kReadRow ||
-            op.type == OpType::kScan || !filter.Selects(op)) {
-          continue;
-        }
-        counted[id] = 1;
-        ++count;
-      }
-    } else {
-      // Lower bound: committed there, held by no other surviving cluster at
-      // the end.
-      for (uint32_t id : analysis.acked_writes()) {
-        const Operation& op = ops[id];
-        if (counted[id] || op.cluster != event.cluster ||
-            op.committed > event.at || !filter.Selects(op)) {
-          continue;
-        }
-        bool elsewhere = false;
-        for (size_t c : analysis.surviving()) {
-          if (history.final_state[c].id == event.cluster) continue;
-          const RowState* state = analysis.State(analysis.RowOf(id), c);
-          if (state != nullptr && !state->tag.empty() &&
-              !Newer(op.timestamp, op.version, state->timestamp,
-                     state->version)) {
-            elsewhere = true;
-            break;
-          }
-        }
-        if (elsewhere) continue;
-        counted[id] = 1;
-        ++count;
-      }
-    }
-    total += count;
-    parts.push_back(
-        std::string(EventKindName(event.kind)) + " " + event.cluster + " at " +
-        FormatSeconds(event.at) + ": " + std::to_string(count) +
-        (event.unreplicated_ops.has_value() ? ""
-                                            : " (approximate: not recorded)"));
-  }
-  if (parts.empty()) return {0, "no cluster went down"};
-  return {static_cast<double>(total), Join(parts)};
-}
-
-enum class ReadCheck { kReadYourWrites, kMonotonic, kStrong };
-
-Measure ReadViolations(const Analysis& analysis, const Filter& filter,
-                       ReadCheck check) {
-  const History& history = analysis.history();
-  if (check == ReadCheck::kStrong && !history.strong_reads_promised) {
-    return {0, "not promised by the routing"};
-  }
-  int64_t reads = 0;
-  int64_t unknown = 0;
-  int64_t violations = 0;
-  std::string first;
-  for (const ReadResult& read : analysis.reads()) {
-    const Operation& op = history.operations[read.op];
-    if (!filter.Selects(op)) continue;
-    ++reads;
-    unknown += read.unknown_tag;
-    const int64_t missed = check == ReadCheck::kReadYourWrites ? read.ryw_missed
-                           : check == ReadCheck::kMonotonic
-                               ? read.monotonic_missed
-                               : read.strong_missed;
-    if (missed < 0) continue;
-    if (++violations == 1) {
-      first = "; first: " + DescribeOp(op) + " saw " +
-              (op.read().empty() ? "nothing" : "'" + op.read().str() + "'") +
-              ", older than " + DescribeTag(history, missed);
-    }
-  }
-  std::string detail = std::to_string(violations) + " of " +
-                       std::to_string(reads) + " reads" + first;
-  if (unknown > 0) {
-    detail += "; " + std::to_string(unknown) + " reads saw unknown tags";
-  }
-  return {static_cast<double>(violations), detail};
-}
-
-Measure LostUpdates(const Analysis& analysis, const Filter& filter) {
-  const History& history = analysis.history();
-  const auto& ops = history.operations;
-  // Each row's acknowledged increments since its last drop: (commit time,
-  // the op).
-  std::map<int32_t, std::vector<std::pair<Duration, uint32_t>>> increments_of;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    if (op.type != OpType::kReadModifyWrite || !op.ok()) continue;
-    const int32_t row = analysis.RowOf(static_cast<uint32_t>(i));
-    const Duration committed = op.version != 0 ? op.committed : op.complete;
-    if (auto drop = analysis.LastDrop(row); drop && committed <= *drop) {
-      continue;
-    }
-    increments_of[row].emplace_back(committed, static_cast<uint32_t>(i));
-  }
-  struct Counts {
-    int64_t acked = 0;
-    int64_t selected = 0;
-  };
-  std::map<int32_t, Counts> rows;
-  for (auto& [row, increments] : increments_of) {
-    std::sort(increments.begin(), increments.end());
-    // An age rule may have removed the counter cell whenever the newest one
-    // expired before the next increment (or by the end): the counter
-    // restarts from 0 after that.
-    size_t first = 0;
-    for (size_t k = 0; k < increments.size(); ++k) {
-      const std::optional<Duration> expiry =
-          analysis.ExpiryOf(ops[increments[k].second]);
-      if (!expiry) continue;
-      const Duration next =
-          k + 1 < increments.size() ? increments[k + 1].first : history.ended;
-      if (*expiry <= next) first = k + 1;
-    }
-    Counts& counts = rows[row];
-    for (size_t k = first; k < increments.size(); ++k) {
-      ++counts.acked;
-      counts.selected += filter.Selects(ops[increments[k].second]);
-    }
-  }
-  int64_t lost = 0;
-  int64_t increments = 0;
-  int64_t lossy_rows = 0;
-  std::string worst;
-  int64_t worst_lost = 0;
-  for (const auto& [row, counts] : rows) {
-    increments += counts.selected;
-    int64_t final_counter = 0;
-    for (size_t c : analysis.surviving()) {
-      if (const RowState* state = analysis.State(row, c)) {
-        final_counter = std::max(final_counter, state->counter);
-      }
-    }
-    const int64_t row_lost = std::min(
-        std::max<int64_t>(0, counts.acked - final_counter), counts.selected);
-    if (row_lost == 0) continue;
-    lost += row_lost;
-    ++lossy_rows;
-    if (row_lost > worst_lost) {
-      worst_lost = row_lost;
-      const Analysis::RowName& named = analysis.NameOf(row);
-      worst = "; worst row: " + std::string(named.table) + "/" +
-              named.row.str() + ", " + std::to_string(counts.acked) +
-              " acknowledged, final counter " + std::to_string(final_counter);
-    }
-  }
-  return {static_cast<double>(lost),
-          std::to_string(lost) + " of " + std::to_string(increments) +
-              " acknowledged increments lost on " + std::to_string(lossy_rows) +
-              " rows" + worst};
 }
 
 Measure TokenViolations(const History& history, const Filter& filter) {
@@ -468,67 +210,6 @@ Measure Latency(const History& history, const Filter& filter,
                               std::to_string(n) + " operations"};
 }
 
-Measure Staleness(const Analysis& analysis, const Filter& filter,
-                  double percentile) {
-  const History& history = analysis.history();
-  std::vector<Duration> values;
-  int64_t stale = 0;
-  const ReadResult* worst = nullptr;
-  for (const ReadResult& read : analysis.reads()) {
-    if (!filter.Selects(history.operations[read.op])) continue;
-    values.push_back(read.staleness);
-    if (read.stale_missed >= 0) {
-      ++stale;
-      if (worst == nullptr || read.staleness > worst->staleness) worst = &read;
-    }
-  }
-  if (values.empty()) return NoSamples();
-  const size_t n = values.size();
-  const Duration value =
-      checks_internal::Percentile(std::move(values), percentile);
-  std::string detail = "p" + FormatNumber(percentile) + " of " +
-                       std::to_string(n) + " reads; " + std::to_string(stale) +
-                       " stale";
-  if (worst != nullptr) {
-    detail += "; worst " + FormatSeconds(worst->staleness) + ": " +
-              DescribeOp(history.operations[worst->op]) + " missed " +
-              DescribeTag(history, worst->stale_missed);
-  }
-  return {Seconds(value), detail};
-}
-
-Measure KStale(const Analysis& analysis, const Filter& filter,
-               double percentile) {
-  const History& history = analysis.history();
-  std::vector<int64_t> values;
-  int64_t stale = 0;
-  const ReadResult* worst = nullptr;
-  for (const ReadResult& read : analysis.reads()) {
-    if (!filter.Selects(history.operations[read.op])) continue;
-    values.push_back(read.k_stale);
-    if (read.k_stale > 0) {
-      ++stale;
-      if (worst == nullptr || read.k_stale > worst->k_stale) worst = &read;
-    }
-  }
-  if (values.empty()) return NoSamples();
-  const size_t n = values.size();
-  const int64_t value =
-      checks_internal::Percentile(std::move(values), percentile);
-  std::string detail = "p" + FormatNumber(percentile) + " of " +
-                       std::to_string(n) + " reads; " + std::to_string(stale) +
-                       " stale";
-  if (worst != nullptr) {
-    detail += "; worst " + std::to_string(worst->k_stale) +
-              " writes behind: " + DescribeOp(history.operations[worst->op]) +
-              " saw " +
-              (history.operations[worst->op].read().empty()
-                   ? "nothing"
-                   : "'" + history.operations[worst->op].read().str() + "'");
-  }
-  return {static_cast<double>(value), detail};
-}
-
 std::string DescribeFault(const Event& event) {
   return std::string(EventKindName(event.kind)) + " " + event.cluster +
          (event.peer.empty() ? "" : "-") + event.peer + " at " +
@@ -629,138 +310,92 @@ Measure HottestCpu(const History& history, const Filter& filter) {
   return {worst->hottest, worst->cluster + " at " + FormatSeconds(worst->at)};
 }
 
-Measure Visibility(const Analysis& analysis, const Filter& filter, Duration t) {
-  const History& history = analysis.history();
-  Series reads;  // group row, at = invoke
-  for (const ReadResult& read : analysis.reads()) {
-    const Operation& op = history.operations[read.op];
-    if (filter.Selects(op)) {
-      reads.Add(static_cast<uint32_t>(read.row), op.invoke, read.effective,
-                read.op);
-    }
-  }
-  reads.Finish();
-  int64_t samples = 0;
-  int64_t visible = 0;
-  for (uint32_t id : analysis.acked_writes()) {
-    const Operation& op = history.operations[id];
-    const auto* read = reads.FirstAtOrAfter(
-        static_cast<uint32_t>(analysis.RowOf(id)), op.complete + t);
-    if (read == nullptr) continue;
-    ++samples;
-    visible += !(read->key < checks_internal::KeyOf(op));
-  }
-  if (samples == 0) return NoSamples();
-  return {static_cast<double>(visible) / static_cast<double>(samples),
-          std::to_string(visible) + " of " + std::to_string(samples) +
-              " writes seen by the first read " + FormatSeconds(t) +
-              " after their acknowledgement"};
-}
-
 }  // namespace
 
 namespace {
 
-Measure LwwAnomaliesOf(const History& history, const Filter& filter) {
-  const checks_internal::LwwAnomalies found =
-      checks_internal::FindLwwAnomalies(history, filter);
-  if (found.count == 0) {
-    return {0,
-            "none of " + std::to_string(found.writes) + " acknowledged writes"};
+// An expectation's filters and percentile, and its row check (when its
+// metric is one), fed with the history's parts before EvaluateOn.
+struct Prepared {
+  Filter filter;
+  double percentile = 99;
+  std::unique_ptr<RowMeasure> row;
+};
+
+Prepared Prepare(const History& history, const pb::Expectation& expectation) {
+  Prepared prepared;
+  Filter& filter = prepared.filter;
+  filter.profile = expectation.app_profile();
+  filter.client = expectation.client();
+  filter.cluster = expectation.cluster();
+  filter.start = ToDuration(expectation.window_start());
+  if (expectation.has_window_end() &&
+      ToDuration(expectation.window_end()) != Duration(0)) {
+    filter.end = ToDuration(expectation.window_end());
   }
-  const Operation& shadowed = history.operations[found.shadowed];
-  const Operation& shadowing = history.operations[found.shadowing];
-  const auto ms = [](cluster::Timestamp t) {
-    return std::to_string(t.time_since_epoch().count() / 1000);
-  };
-  return {static_cast<double>(found.count),
-          std::to_string(found.count) + " of " + std::to_string(found.writes) +
-              " acknowledged writes; e.g. " + DescribeOp(shadowed) +
-              " with timestamp " + ms(shadowed.timestamp) +
-              " ms, shadowed by " + DescribeOp(shadowing) +
-              " acknowledged at " + FormatSeconds(shadowing.complete) +
-              " with timestamp " + ms(shadowing.timestamp) + " ms"};
-}
-
-// `outages`: FindOutages(history, Filter{}).
-std::vector<CheckValue> RunChecksOn(const Analysis& analysis,
-                                    const std::vector<Outage>& outages) {
-  const History& history = analysis.history();
-  const Filter all;
-  std::vector<CheckValue> checks;
-  auto add = [&](const std::string& name, Measure measure) {
-    checks.push_back({name, measure.value, std::move(measure.detail)});
-  };
-  add("converged", Converged(analysis));
-  add("lost_writes", LostWrites(analysis, all));
-  add("rpo_writes", Rpo(analysis, all));
-  add("read_your_writes_violations",
-      ReadViolations(analysis, all, ReadCheck::kReadYourWrites));
-  add("monotonic_read_violations",
-      ReadViolations(analysis, all, ReadCheck::kMonotonic));
-  add("strong_read_violations",
-      ReadViolations(analysis, all, ReadCheck::kStrong));
-  add("lost_updates", LostUpdates(analysis, all));
-  add("token_violations", TokenViolations(history, all));
-  add("lww_anomalies", LwwAnomaliesOf(history, all));
-  add("rto_seconds", Rto(history, outages));
-  add("failovers", Failovers(history, all));
-  add("errors", CountOps(history, all, false));
-  add("successes", CountOps(history, all, true));
-  return checks;
-}
-
-KStaleness ComputeKStalenessOn(const Analysis& analysis) {
-  KStaleness result;
-  result.at_most.assign(kKStalenessMax + 1, 0);
-  for (const ReadResult& read : analysis.reads()) {
-    ++result.reads;
-    result.max = std::max(result.max, read.k_stale);
-    if (read.k_stale <= kKStalenessMax) ++result.at_most[read.k_stale];
+  const double percentile = prepared.percentile =
+      expectation.percentile() == 0 ? 99 : expectation.percentile();
+  const bool percentile_ok = percentile > 0 && percentile <= 100;
+  switch (expectation.metric()) {
+    case pb::LOST_WRITES:
+      prepared.row = checks_internal::LostWritesMeasure(filter);
+      break;
+    case pb::RPO_WRITES:
+      prepared.row = checks_internal::RpoMeasure(history, filter);
+      break;
+    case pb::READ_YOUR_WRITES_VIOLATIONS:
+      prepared.row = checks_internal::ReadViolationsMeasure(
+          history, filter, ReadCheck::kReadYourWrites);
+      break;
+    case pb::MONOTONIC_READ_VIOLATIONS:
+      prepared.row = checks_internal::ReadViolationsMeasure(
+          history, filter, ReadCheck::kMonotonic);
+      break;
+    case pb::STRONG_READ_VIOLATIONS:
+      prepared.row = checks_internal::ReadViolationsMeasure(history, filter,
+                                                            ReadCheck::kStrong);
+      break;
+    case pb::STALENESS_SECONDS:
+      if (percentile_ok) {
+        prepared.row = checks_internal::StalenessMeasure(filter, percentile);
+      }
+      break;
+    case pb::K_STALENESS:
+      if (percentile_ok) {
+        prepared.row = checks_internal::KStalenessMeasure(filter, percentile);
+      }
+      break;
+    case pb::T_VISIBILITY:
+      prepared.row = checks_internal::VisibilityMeasure(
+          filter, ToDuration(expectation.after()));
+      break;
+    case pb::LOST_UPDATES:
+      prepared.row = checks_internal::LostUpdatesMeasure(filter);
+      break;
+    case pb::LWW_ANOMALIES:
+      prepared.row = checks_internal::LwwMeasure(filter);
+      break;
+    default:
+      break;
   }
-  for (size_t k = 1; k < result.at_most.size(); ++k) {
-    result.at_most[k] += result.at_most[k - 1];
-  }
-  return result;
+  return prepared;
 }
 
-}  // namespace
-
-std::vector<CheckValue> RunChecks(const History& history) {
-  return RunChecksOn(Analysis(history),
-                     checks_internal::FindOutages(history, Filter{}));
-}
-
-KStaleness ComputeKStaleness(const History& history) {
-  return ComputeKStalenessOn(Analysis(history));
-}
-
-std::vector<Failback> ComputeFailbacks(const History& history) {
-  return checks_internal::FindFailbacks(history, Filter{});
-}
-
-namespace {
-
+// `prepared[i]`: Prepare(history, expectations[i]), its row check fed with
+// every part.
 std::vector<ExpectationResult> EvaluateOn(
-    const Analysis& analysis,
-    const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
-  const History& history = analysis.history();
+    const History& history,
+    const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations,
+    const std::vector<Prepared>& prepared) {
   std::vector<ExpectationResult> results;
-  for (const pb::Expectation& expectation : expectations) {
+  for (int i = 0; i < expectations.size(); ++i) {
+    const pb::Expectation& expectation = expectations[i];
+    const Filter& filter = prepared[i].filter;
+    const double percentile = prepared[i].percentile;
+    const RowMeasure* row = prepared[i].row.get();
     ExpectationResult result;
     result.name = expectation.name();
     result.metric = pb::Metric_Name(expectation.metric());
-    Filter filter;
-    filter.profile = expectation.app_profile();
-    filter.client = expectation.client();
-    filter.cluster = expectation.cluster();
-    filter.start = ToDuration(expectation.window_start());
-    if (expectation.has_window_end() &&
-        ToDuration(expectation.window_end()) != Duration(0)) {
-      filter.end = ToDuration(expectation.window_end());
-    }
-    const double percentile =
-        expectation.percentile() == 0 ? 99 : expectation.percentile();
 
     std::string error;
     Measure measure;
@@ -769,19 +404,14 @@ std::vector<ExpectationResult> EvaluateOn(
         measure = Rto(history, filter);
         break;
       case pb::LOST_WRITES:
-        measure = LostWrites(analysis, filter);
-        break;
       case pb::RPO_WRITES:
-        measure = Rpo(analysis, filter);
-        break;
       case pb::READ_YOUR_WRITES_VIOLATIONS:
-        measure = ReadViolations(analysis, filter, ReadCheck::kReadYourWrites);
-        break;
       case pb::MONOTONIC_READ_VIOLATIONS:
-        measure = ReadViolations(analysis, filter, ReadCheck::kMonotonic);
-        break;
       case pb::STRONG_READ_VIOLATIONS:
-        measure = ReadViolations(analysis, filter, ReadCheck::kStrong);
+      case pb::T_VISIBILITY:
+      case pb::LOST_UPDATES:
+      case pb::LWW_ANOMALIES:
+        measure = row->Result();
         break;
       case pb::LATENCY_SECONDS:
       case pb::STALENESS_SECONDS:
@@ -791,17 +421,15 @@ std::vector<ExpectationResult> EvaluateOn(
               "percentile must be in (0, 100], got " + FormatNumber(percentile);
         } else if (expectation.metric() == pb::LATENCY_SECONDS) {
           measure = Latency(history, filter, percentile);
-        } else if (expectation.metric() == pb::STALENESS_SECONDS) {
-          measure = Staleness(analysis, filter, percentile);
         } else {
-          measure = KStale(analysis, filter, percentile);
+          measure = row->Result();
         }
         break;
       case pb::FAILBACK_SECONDS:
         measure = FailbackTime(history, filter);
         break;
       case pb::CONVERGED:
-        measure = Converged(analysis);
+        measure = Converged(history);
         break;
       case pb::CATCH_UP_SECONDS:
         measure = LongestEvent(
@@ -810,17 +438,8 @@ std::vector<ExpectationResult> EvaluateOn(
              EventKind::kResumeReplication},
             "no heal, cluster_up, add_cluster or resume_replication");
         break;
-      case pb::T_VISIBILITY:
-        measure = Visibility(analysis, filter, ToDuration(expectation.after()));
-        break;
-      case pb::LOST_UPDATES:
-        measure = LostUpdates(analysis, filter);
-        break;
       case pb::TOKEN_VIOLATIONS:
         measure = TokenViolations(history, filter);
-        break;
-      case pb::LWW_ANOMALIES:
-        measure = LwwAnomaliesOf(history, filter);
         break;
       case pb::ERRORS:
         measure = CountOps(history, filter, false);
@@ -879,29 +498,102 @@ std::vector<ExpectationResult> EvaluateOn(
 
 }  // namespace
 
+namespace checks_internal {
+
+AllChecks RunAllChecksInParts(
+    const History& history,
+    const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations,
+    size_t parts) {
+  const Filter all;
+  // The whole-run row checks, in the order of the report; then each
+  // expectation's.
+  std::vector<std::unique_ptr<RowMeasure>> row;
+  row.push_back(LostWritesMeasure(all));
+  row.push_back(RpoMeasure(history, all));
+  row.push_back(
+      ReadViolationsMeasure(history, all, ReadCheck::kReadYourWrites));
+  row.push_back(ReadViolationsMeasure(history, all, ReadCheck::kMonotonic));
+  row.push_back(ReadViolationsMeasure(history, all, ReadCheck::kStrong));
+  row.push_back(LostUpdatesMeasure(all));
+  row.push_back(LwwMeasure(all));
+  std::vector<Prepared> prepared;
+  for (const pb::Expectation& expectation : expectations) {
+    prepared.push_back(Prepare(history, expectation));
+  }
+  VisibilityCurves curves;
+  KStalenessCounts k_staleness;
+  ForEachPart(history, parts, [&](const Analysis& part) {
+    for (auto& measure : row) measure->Add(part);
+    for (Prepared& p : prepared) {
+      if (p.row != nullptr) p.row->Add(part);
+    }
+    curves.Add(part);
+    k_staleness.Add(part);
+  });
+
+  // Found once for the RTO check and the fail-backs.
+  const std::vector<Outage> outages = FindOutages(history, all);
+  AllChecks out;
+  auto add = [&](const std::string& name, Measure measure) {
+    out.checks.push_back({name, measure.value, std::move(measure.detail)});
+  };
+  add("converged", Converged(history));
+  add("lost_writes", row[0]->Result());
+  add("rpo_writes", row[1]->Result());
+  add("read_your_writes_violations", row[2]->Result());
+  add("monotonic_read_violations", row[3]->Result());
+  add("strong_read_violations", row[4]->Result());
+  add("lost_updates", row[5]->Result());
+  add("token_violations", TokenViolations(history, all));
+  add("lww_anomalies", row[6]->Result());
+  add("rto_seconds", Rto(history, outages));
+  add("failovers", Failovers(history, all));
+  add("errors", CountOps(history, all, false));
+  add("successes", CountOps(history, all, true));
+  out.expectations = EvaluateOn(history, expectations, prepared);
+  out.visibility = curves.Result();
+  out.k_staleness = k_staleness.Result();
+  out.failbacks = FindFailbacks(history, all, outages);
+  return out;
+}
+
+}  // namespace checks_internal
+
+namespace {
+const google::protobuf::RepeatedPtrField<pb::Expectation> kNoExpectations;
+}  // namespace
+
+std::vector<CheckValue> RunChecks(const History& history) {
+  return checks_internal::RunAllChecksInParts(history, kNoExpectations, 0)
+      .checks;
+}
+
+KStaleness ComputeKStaleness(const History& history) {
+  return checks_internal::RunAllChecksInParts(history, kNoExpectations, 0)
+      .k_staleness;
+}
+
+std::vector<VisibilityCurve> TVisibility(const History& history) {
+  return checks_internal::RunAllChecksInParts(history, kNoExpectations, 0)
+      .visibility;
+}
+
+std::vector<Failback> ComputeFailbacks(const History& history) {
+  return checks_internal::FindFailbacks(history, Filter{});
+}
+
 std::vector<ExpectationResult> Evaluate(
     const History& history,
     const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
   if (expectations.empty()) return {};
-  return EvaluateOn(Analysis(history), expectations);
+  return checks_internal::RunAllChecksInParts(history, expectations, 0)
+      .expectations;
 }
 
 AllChecks RunAllChecks(
     const History& history,
     const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
-  const Analysis analysis(history);
-  // Found once for the RTO check and the fail-backs.
-  const std::vector<Outage> outages =
-      checks_internal::FindOutages(history, Filter{});
-  AllChecks all;
-  all.checks = RunChecksOn(analysis, outages);
-  if (!expectations.empty()) {
-    all.expectations = EvaluateOn(analysis, expectations);
-  }
-  all.visibility = checks_internal::TVisibilityOn(analysis);
-  all.k_staleness = ComputeKStalenessOn(analysis);
-  all.failbacks = checks_internal::FindFailbacks(history, Filter{}, outages);
-  return all;
+  return checks_internal::RunAllChecksInParts(history, expectations, 0);
 }
 
 }  // namespace btsim::scenarios

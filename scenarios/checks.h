@@ -24,18 +24,22 @@
 // (enum Metric) for the definitions.
 //
 // Pure functions of their inputs; deterministic. O(n log n) in the number
-// of operations (TVisibility: times the buckets and read clusters).
+// of operations (TVisibility: times the buckets and read clusters). The
+// checks that judge each row on its own analyse the history in parts of
+// about half a million operations (checks_rows.h), so their memory does not
+// grow with the run beyond that; the results do not depend on the split.
 //
 // Definitions shared by every check:
 //   acknowledged write  a kWrite or kCheckAndMutate with ok() status and a
 //                       non-empty `written` tag; its order key is
 //                       (timestamp, version), compared as in Newer().
 //   read                a kReadRow with ok() status. What it saw is the write
-//                       whose tag it returned, found among all committed
-//                       writes (version != 0, acknowledged or not). "" (the
-//                       row was empty) and a tag of no committed write
-//                       (counted as "unknown" in details) are older than
-//                       every write.
+//                       whose tag it returned, found among the committed
+//                       writes (version != 0, acknowledged or not) on its
+//                       row (the first, when a recorded application wrote
+//                       that value more than once). "" (the row was empty)
+//                       and a tag of no committed write there (counted as
+//                       "unknown" in details) are older than every write.
 //   DropRowRange        a kDropRowRange event at D covering the row (same
 //                       table, row starts with `detail`) behaves like a
 //                       write newer than every write committed at or before

@@ -115,6 +115,21 @@ const Series::Entry* Series::FirstAtOrAfter(std::pair<size_t, size_t> range,
   return it == entries_.begin() + end ? nullptr : &*it;
 }
 
+std::vector<size_t> SurvivingClusters(const History& history) {
+  std::map<std::string, bool> removed;
+  for (const Event& event : history.events) {
+    if (event.refused) continue;
+    if (event.kind == EventKind::kRemoveCluster) removed[event.cluster] = true;
+    if (event.kind == EventKind::kAddCluster) removed[event.cluster] = false;
+  }
+  std::vector<size_t> surviving;
+  for (size_t c = 0; c < history.final_state.size(); ++c) {
+    auto it = removed.find(history.final_state[c].id);
+    if (it == removed.end() || !it->second) surviving.push_back(c);
+  }
+  return surviving;
+}
+
 Analysis::Analysis(const History& history)
     : history_(history), tags_(history.operations) {
   IndexRows();
@@ -185,28 +200,20 @@ void Analysis::IndexRows() {
       const auto [id, inserted] = ids.Emplace(
           hashes[i - begin], static_cast<uint32_t>(row_names_.size()),
           same_row(op.table(), op.row));
-      if (inserted) row_names_.push_back({op.table(), op.row});
+      if (inserted) {
+        row_names_.push_back({op.table(), op.row, static_cast<uint32_t>(i)});
+      }
       row_of_[i] = static_cast<int32_t>(id);
       if (IsWriteType(op.type) && !op.written().empty() && op.version != 0) {
-        // Tags are unique; on a duplicate the first committed one wins.
-        tags_.Add(op.written(), static_cast<uint32_t>(i));
+        // On a duplicate the first committed one wins.
+        tags_.Add(op.written(), row_of_[i], static_cast<uint32_t>(i), row_of_);
       }
       if (IsAckedWrite(op)) acked_writes_.push_back(static_cast<uint32_t>(i));
     }
   }
 
-  // Surviving clusters: not removed for good.
-  std::map<std::string, bool> removed;
-  for (const Event& event : history_.events) {
-    if (event.refused) continue;
-    if (event.kind == EventKind::kRemoveCluster) removed[event.cluster] = true;
-    if (event.kind == EventKind::kAddCluster) removed[event.cluster] = false;
-  }
+  surviving_ = SurvivingClusters(history_);
   const auto& clusters = history_.final_state;
-  for (size_t c = 0; c < clusters.size(); ++c) {
-    auto it = removed.find(clusters[c].id);
-    if (it == removed.end() || !it->second) surviving_.push_back(c);
-  }
   // The clusters' rows, merged in (table, row) order: one hash lookup per
   // distinct stored row, shared by every cluster that stores it (a tree
   // search per history row costs seconds on millions of rows).
@@ -368,8 +375,8 @@ void Analysis::IndexDrops() {
   }
 }
 
-int64_t Analysis::WriteOfTag(std::string_view tag) const {
-  return tags_.Find(tag);
+int64_t Analysis::WriteOfTag(std::string_view tag, int32_t row) const {
+  return tags_.Find(tag, row, row_of_);
 }
 
 const RowState* Analysis::State(int32_t row, size_t cluster) const {
@@ -529,7 +536,7 @@ void Analysis::AnalyzeReads() {
     read.row = row_of_[i];
     OrderKey seen = kNothing;
     if (!op.read().empty()) {
-      const int64_t write = WriteOfTag(op.read());
+      const int64_t write = WriteOfTag(op.read(), read.row);
       if (write < 0) {
         read.unknown_tag = true;
       } else {
@@ -552,7 +559,7 @@ void Analysis::AnalyzeReads() {
     }
     if (const auto* e = earlier_reads.MaxUpTo(own, op.invoke);
         e != nullptr && e->key > read.effective) {
-      const int64_t write = WriteOfTag(ops[e->op].read());
+      const int64_t write = WriteOfTag(ops[e->op].read(), read.row);
       read.monotonic_missed = write >= 0 ? write : e->op;
     }
     const uint64_t row = Group(0, read.row);
@@ -703,6 +710,16 @@ Duration Percentile(std::vector<Duration> values, double p) {
 
 int64_t Percentile(std::vector<int64_t> values, double p) {
   return NearestRank(std::move(values), p);
+}
+
+std::string Join(const std::vector<std::string>& parts,
+                 const std::string& separator) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (!out.empty()) out += separator;
+    out += part;
+  }
+  return out;
 }
 
 std::string FormatNumber(double value) {

@@ -26,8 +26,8 @@ namespace btsim::scenarios::checks_internal {
 
 // Hash maps used for lookups only: their iteration order never decides
 // anything.
-template <class K, class V>
-using LookupMap = std::unordered_map<K, V>;  // btsim: order-independent
+template <class K, class V, class Hash = std::hash<K>>
+using LookupMap = std::unordered_map<K, V, Hash>;  // btsim: order-independent
 
 // A write's position in last-writer-wins order: (timestamp, version),
 // compared lexicographically, which is what Newer() does.
@@ -139,29 +139,53 @@ struct Outage {
   std::vector<uint32_t> failed;
 };
 
-// Tag -> the write op that wrote it (lookups only, never iterated): the
-// first one added wins.
+// (row, tag) -> the write op that wrote that tag on that row (lookups
+// only, never iterated): the first one added wins. Tags of simulated
+// clients are unique in the run; a recorded application may write the
+// same value on many rows, and a read of a row saw a write on that row.
 class TagIndex {
  public:
   // `ops` are the history's operations, whose tags are added.
   explicit TagIndex(const std::vector<Operation>& ops)
       : ops_(4 * ops.size() + 16, kNone) {}
-  // Maps `tag` (which must outlive this) to `op`, unless it is mapped
-  // already.
-  void Add(std::string_view tag, uint32_t op) {
+  // Maps (`row`, `tag`) to `op`, unless it is mapped already. `tag` must
+  // outlive this; `row_of` gives the row of every op added before.
+  void Add(std::string_view tag, int32_t row, uint32_t op,
+           const std::vector<int32_t>& row_of) {
     uint32_t& mapped = ops_[tag];
-    if (mapped == kNone) mapped = op;
+    if (mapped == kNone) {
+      mapped = op;
+    } else if (row_of[mapped] != row) {
+      elsewhere_.try_emplace({row, tag}, op);
+    }
   }
-  // The op `tag` maps to; -1 when none.
-  int64_t Find(std::string_view tag) const {
+  // The op (`row`, `tag`) maps to; -1 when none.
+  int64_t Find(std::string_view tag, int32_t row,
+               const std::vector<int32_t>& row_of) const {
     const uint32_t op = ops_.Find(tag);
-    return op == kNone ? -1 : int64_t{op};
+    if (op == kNone) return -1;
+    if (row_of[op] == row) return op;
+    auto it = elsewhere_.find({row, tag});
+    return it == elsewhere_.end() ? -1 : int64_t{it->second};
   }
 
  private:
   static constexpr uint32_t kNone = 0xffffffff;
+  using RowTag = std::pair<int32_t, std::string_view>;
+  struct Hash {
+    size_t operator()(const RowTag& k) const {
+      return std::hash<std::string_view>()(k.second) ^
+             (static_cast<size_t>(k.first) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  // The first op that wrote each tag, on whichever row.
   TagMap<uint32_t> ops_;
+  // Tags written on more than one row: the first op on each other row.
+  LookupMap<RowTag, uint32_t, Hash> elsewhere_;
 };
+
+// The surviving clusters (checks.h), as indexes in History::final_state.
+std::vector<size_t> SurvivingClusters(const History& history);
 
 class Analysis {
  public:
@@ -185,10 +209,11 @@ class Analysis {
   struct RowName {
     Name table;
     Name row;
+    uint32_t first_op = 0;  // the first op naming it
   };
   const RowName& NameOf(int32_t row) const { return row_names_[row]; }
-  // The write op whose tag is `tag`; -1 when none committed it.
-  int64_t WriteOfTag(std::string_view tag) const;
+  // The write op that wrote `tag` on `row`; -1 when none committed it.
+  int64_t WriteOfTag(std::string_view tag, int32_t row) const;
   // The final state of `row` on final_state[cluster] (nullptr: absent).
   const RowState* State(int32_t row, size_t cluster) const;
   // The effective key of a read of `row` that saw `seen` and completed at
@@ -309,19 +334,28 @@ std::vector<Failback> FindFailbacks(const History& history,
 // the first found, with its shadowing write (checks_lww.cc).
 struct LwwAnomalies {
   int64_t count = 0;
-  int64_t writes = 0;  // selected acknowledged writes
-  uint32_t shadowed = 0;
+  int64_t writes = 0;     // selected acknowledged writes
+  uint32_t shadowed = 0;  // indexes in history.operations
   uint32_t shadowing = 0;
 };
 LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter);
 
-// TVisibility (checks.h) over an analysis already made
-// (checks_visibility.cc).
-std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis);
-
 // Nearest-rank percentile (p in (0, 100]) of a non-empty vector.
 sim::Duration Percentile(std::vector<sim::Duration> values, double p);
 int64_t Percentile(std::vector<int64_t> values, double p);
+
+// The parts joined with `separator` between them.
+std::string Join(const std::vector<std::string>& parts,
+                 const std::string& separator = "; ");
+// "key count, key count" in the map's order.
+template <typename Key>
+std::string Breakdown(const std::map<Key, int64_t>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [key, count] : counts) {
+    parts.push_back(std::string(key) + " " + std::to_string(count));
+  }
+  return Join(parts, ", ");
+}
 
 // Shortest round-trip text of a number ("1.5", "100", "inf").
 std::string FormatNumber(double value);

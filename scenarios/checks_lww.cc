@@ -13,10 +13,11 @@ LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter) {
   const std::vector<Operation>& ops = history.operations;
   // Acknowledged writes of the value column, grouped by row.
   std::vector<uint32_t> writes;
-  for (const Operation& op : ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Operation& op = ops[i];
     if (op.ok() && op.version != 0 &&
         (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate)) {
-      writes.push_back(op.id);
+      writes.push_back(static_cast<uint32_t>(i));
     }
   }
   // By (table, row), then invoke order.
@@ -49,20 +50,20 @@ LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter) {
                            : a < b;
               });
     size_t acknowledged = 0;
-    int64_t newest = -1;  // op id
+    int64_t newest = -1;  // index in ops
     for (size_t i = begin; i < end; ++i) {
       const Operation& w = ops[writes[i]];
       while (acknowledged < by_complete.size() &&
              ops[by_complete[acknowledged]].complete < w.invoke) {
-        const Operation& a = ops[by_complete[acknowledged++]];
-        if (newest < 0 || a.timestamp > ops[newest].timestamp) newest = a.id;
+        const uint32_t a = by_complete[acknowledged++];
+        if (newest < 0 || ops[a].timestamp > ops[newest].timestamp) newest = a;
       }
       if (!filter.Selects(w)) continue;
       ++result.writes;
       if (newest >= 0 && ops[newest].timestamp > w.timestamp) {
         ++result.count;
         if (result.count == 1) {
-          result.shadowed = w.id;
+          result.shadowed = writes[i];
           result.shadowing = static_cast<uint32_t>(newest);
         }
       }

@@ -1,6 +1,6 @@
-// TVisibility: for each (write cluster, read cluster), the probability that
-// a read on the second cluster, t after a write on the first was
-// acknowledged, sees it (checks.h), over the analysis's reads.
+// VisibilityCurves (checks_rows.h): for each (write cluster, read cluster),
+// the probability that a read on the second cluster, t after a write on the
+// first was acknowledged, sees it (TVisibility in checks.h).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "scenarios/checks.h"
 #include "scenarios/checks_analysis.h"
+#include "scenarios/checks_rows.h"
 
 namespace btsim::scenarios {
 
@@ -25,7 +26,7 @@ std::vector<Duration> VisibilityBuckets() {
 
 namespace checks_internal {
 
-std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
+void VisibilityCurves::Add(const Analysis& analysis) {
   const History& history = analysis.history();
   const std::vector<Duration> buckets = VisibilityBuckets();
   // Read clusters in name order, a cluster's id its place there; the series
@@ -51,13 +52,9 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
               op.invoke, read.effective, read.op);
   }
   reads.Finish();
-  struct Counts {
-    std::vector<int64_t> samples, visible;
-  };
   // (write cluster, read cluster) -> counts, in name order for the curves;
   // found through `slots` ([writer's place * clusters + reader's]) after
   // the first time.
-  std::map<std::pair<std::string, std::string>, Counts> pairs;
   std::vector<Name> writers;
   std::vector<Counts*> slots;
   auto counts_of = [&](Name writer, size_t reader) -> Counts& {
@@ -68,9 +65,9 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
     }
     Counts*& slot = slots[w * clusters.size() + reader];
     if (slot == nullptr) {
-      slot = &pairs[{writer.str(), clusters[reader].str()}];
-      slot->samples.assign(buckets.size(), 0);
-      slot->visible.assign(buckets.size(), 0);
+      slot = &pairs_[{writer.str(), clusters[reader].str()}];
+      slot->samples.resize(buckets.size(), 0);
+      slot->visible.resize(buckets.size(), 0);
     }
     return *slot;
   };
@@ -94,8 +91,12 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
       }
     }
   }
+}
+
+std::vector<VisibilityCurve> VisibilityCurves::Result() const {
+  const std::vector<Duration> buckets = VisibilityBuckets();
   std::vector<VisibilityCurve> curves;
-  for (const auto& [names, counts] : pairs) {
+  for (const auto& [names, counts] : pairs_) {
     VisibilityCurve curve;
     curve.write_cluster = names.first;
     curve.read_cluster = names.second;
@@ -113,9 +114,5 @@ std::vector<VisibilityCurve> TVisibilityOn(const Analysis& analysis) {
 }
 
 }  // namespace checks_internal
-
-std::vector<VisibilityCurve> TVisibility(const History& history) {
-  return checks_internal::TVisibilityOn(checks_internal::Analysis(history));
-}
 
 }  // namespace btsim::scenarios

@@ -204,21 +204,41 @@ TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
     ops[i].set_written(texts.Store(tags[i]));
   }
   checks_internal::TagIndex index(ops);
+  const std::vector<int32_t> row_of(tags.size(), 0);  // all on one row
   for (size_t i = 0; i < tags.size(); ++i) {
-    index.Add(tags[i], static_cast<uint32_t>(i));
+    index.Add(tags[i], 0, static_cast<uint32_t>(i), row_of);
   }
   // Duplicates keep the first op: "w-0/1" (0 and 10), "w-0/01" (3 and 13).
   const std::vector<int64_t> first = {0, 1, 2, 3, 4,  5,  6,
                                       7, 8, 9, 0, 11, -2, 3};
   for (size_t i = 0; i < tags.size(); ++i) {
     if (first[i] == -2) continue;  // "w-0/99": above 4 * ops + 16, hashed
-    EXPECT_EQ(index.Find(tags[i]), first[i]) << tags[i];
+    EXPECT_EQ(index.Find(tags[i], 0, row_of), first[i]) << tags[i];
   }
-  EXPECT_EQ(index.Find("w-0/99"), 12);
+  EXPECT_EQ(index.Find("w-0/99", 0, row_of), 12);
   for (const char* absent : {"w-0/2", "w-2/1", "w-0/001", "", "w-0/100",
                              "plain2", "w-0/4294967296"}) {
-    EXPECT_EQ(index.Find(absent), -1) << absent;
+    EXPECT_EQ(index.Find(absent, 0, row_of), -1) << absent;
   }
+  EXPECT_EQ(index.Find("w-0/1", 1, row_of), -1);  // not on row 1
+}
+
+TEST(TagIndexTest, TheSameTagOnSeveralRowsFindsEachRowsWrite) {
+  // A recorded application writes "on" on rows 0, 1 and 0 again, and
+  // "off" on row 1.
+  const std::vector<std::string> tags = {"on", "on", "on", "off"};
+  const std::vector<int32_t> row_of = {0, 1, 0, 1};
+  NamePool texts;
+  std::vector<Operation> ops(tags.size());
+  checks_internal::TagIndex index(ops);
+  for (size_t i = 0; i < tags.size(); ++i) {
+    index.Add(tags[i], row_of[i], static_cast<uint32_t>(i), row_of);
+  }
+  EXPECT_EQ(index.Find("on", 0, row_of), 0);
+  EXPECT_EQ(index.Find("on", 1, row_of), 1);
+  EXPECT_EQ(index.Find("on", 2, row_of), -1);
+  EXPECT_EQ(index.Find("off", 1, row_of), 3);
+  EXPECT_EQ(index.Find("off", 0, row_of), -1);
 }
 
 TEST(LostWritesTest, DropRowRangeAfterCommitExcuses) {

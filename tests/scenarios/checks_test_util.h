@@ -1,6 +1,7 @@
 // Helpers shared by the checks tests (checks_test.cc, checks_reads_test.cc):
 // Builder, which writes a History by hand, and shortcuts to run one check or
-// evaluate one expectation on it. Header-only; test code only.
+// evaluate one expectation on it (each also checks that the results do not
+// depend on splitting the history into parts). Header-only; test code only.
 #ifndef BTSIM_TESTS_SCENARIOS_CHECKS_TEST_UTIL_H_
 #define BTSIM_TESTS_SCENARIOS_CHECKS_TEST_UTIL_H_
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "scenarios/checks.h"
+#include "scenarios/checks_rows.h"
 #include "scenarios/history.h"
 
 namespace btsim::scenarios::checks_test {
@@ -141,7 +143,53 @@ inline const CheckValue& Check(const std::vector<CheckValue>& checks,
   return kMissing;
 }
 
+// Expects every result of RunAllChecks on `history` to be the same whether
+// the row checks see it whole or split into parts.
+inline void ExpectSameInParts(
+    const History& history,
+    const google::protobuf::RepeatedPtrField<pb::Expectation>& expectations) {
+  const AllChecks whole =
+      checks_internal::RunAllChecksInParts(history, expectations, 1);
+  for (size_t parts : {2, 3, 7}) {
+    SCOPED_TRACE("in " + std::to_string(parts) + " parts");
+    const AllChecks split =
+        checks_internal::RunAllChecksInParts(history, expectations, parts);
+    ASSERT_EQ(split.checks.size(), whole.checks.size());
+    for (size_t i = 0; i < whole.checks.size(); ++i) {
+      EXPECT_EQ(split.checks[i].name, whole.checks[i].name);
+      EXPECT_EQ(split.checks[i].value, whole.checks[i].value)
+          << whole.checks[i].name;
+      EXPECT_EQ(split.checks[i].detail, whole.checks[i].detail);
+    }
+    ASSERT_EQ(split.expectations.size(), whole.expectations.size());
+    for (size_t i = 0; i < whole.expectations.size(); ++i) {
+      const ExpectationResult& a = split.expectations[i];
+      const ExpectationResult& b = whole.expectations[i];
+      EXPECT_EQ(a.metric, b.metric);
+      EXPECT_EQ(a.value, b.value) << b.metric;
+      EXPECT_EQ(a.detail, b.detail);
+      EXPECT_EQ(a.pass, b.pass) << b.metric;
+    }
+    ASSERT_EQ(split.visibility.size(), whole.visibility.size());
+    for (size_t i = 0; i < whole.visibility.size(); ++i) {
+      EXPECT_EQ(split.visibility[i].write_cluster,
+                whole.visibility[i].write_cluster);
+      EXPECT_EQ(split.visibility[i].read_cluster,
+                whole.visibility[i].read_cluster);
+      EXPECT_EQ(split.visibility[i].samples, whole.visibility[i].samples);
+      EXPECT_EQ(split.visibility[i].probability,
+                whole.visibility[i].probability);
+    }
+    EXPECT_EQ(split.k_staleness.reads, whole.k_staleness.reads);
+    EXPECT_EQ(split.k_staleness.at_most, whole.k_staleness.at_most);
+    EXPECT_EQ(split.k_staleness.max, whole.k_staleness.max);
+  }
+}
+
+// One check of RunChecks, after checking that splitting the history into
+// parts changes nothing.
 inline CheckValue RunCheck(const History& history, const std::string& name) {
+  ExpectSameInParts(history, {});
   return Check(RunChecks(history), name);
 }
 
@@ -152,6 +200,7 @@ inline ExpectationResult Eval(const History& history, const std::string& text) {
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString("name: 'e' " + text,
                                                             expectation))
       << text;
+  ExpectSameInParts(history, expectations);
   std::vector<ExpectationResult> results = Evaluate(history, expectations);
   EXPECT_EQ(results.size(), 1u);
   return results.empty() ? ExpectationResult{} : results[0];
