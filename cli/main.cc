@@ -7,6 +7,7 @@
 //   load    drive any Bigtable endpoint with benchmark workloads (cli/load.h).
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,6 +90,19 @@ int main(int argc, char** argv) {
                    "refused with RESOURCE_EXHAUSTED")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{100000}));
+  serve
+      ->add_option("--max-request-bytes", serve_options.max_request_bytes,
+                   "The largest request accepted, in bytes; a larger one is "
+                   "refused with RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::Range(1024, std::numeric_limits<int>::max()));
+  serve
+      ->add_option("--max-concurrent-streams",
+                   serve_options.max_concurrent_streams,
+                   "Calls in flight at once on one connection (HTTP/2 "
+                   "streams); a client's next call waits for one to end")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   serve->add_option("--client-zone", serve_options.instance.client_zone,
                     "Zone that external clients are assumed to be in "
                     "(default: the first cluster's zone)");
