@@ -244,6 +244,31 @@ size_t CountPassed(const ResultsTable& table) {
 }
 
 int Merge(const SweepArgs& args, std::ostream& out, std::ostream& err) {
+  // Shards of a sharded sweep carry records (shard.txt): then every input
+  // must be one of its finished shards.
+  const bool sharded =
+      std::any_of(args.merge.begin(), args.merge.end(), [](const auto& dir) {
+        return fs::exists(fs::path(dir) / kShardRecordFile);
+      });
+  std::vector<ShardRecord> records;
+  if (sharded) {
+    for (const std::string& dir : args.merge) {
+      const std::string path = (fs::path(dir) / kShardRecordFile).string();
+      auto text = ReadFile(path);
+      if (!text.ok()) {
+        err << "btsim sweep: --merge: " << dir << ": no " << kShardRecordFile
+            << ": the shard did not finish (run it again), or is not a "
+               "shard's directory\n";
+        return kSweepInvalid;
+      }
+      auto record = ParseShardRecord(*text, path);
+      if (!record.ok()) {
+        err << "btsim sweep: --merge: " << record.status().message() << "\n";
+        return kSweepInvalid;
+      }
+      records.push_back(*record);
+    }
+  }
   std::vector<std::pair<std::string, ResultsTable>> tables;
   for (const std::string& dir : args.merge) {
     const std::string path =
@@ -259,6 +284,12 @@ int Merge(const SweepArgs& args, std::ostream& out, std::ostream& err) {
       return kSweepInvalid;
     }
     tables.emplace_back(path, std::move(*table));
+  }
+  if (sharded) {
+    if (Status s = CheckShards(tables, records); !s.ok()) {
+      err << "btsim sweep: --merge: " << s.message() << "\n";
+      return kSweepInvalid;
+    }
   }
   auto merged = MergeResults(tables);
   if (!merged.ok()) {
@@ -312,6 +343,13 @@ int Sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     err << "btsim sweep: " << s.message() << "\n";
     return kSweepInvalid;
   }
+  // A shard's record says it finished: an earlier attempt's goes first.
+  const fs::path record_path = fs::path(args.out_dir) / kShardRecordFile;
+  if (std::error_code ec; fs::remove(record_path, ec), ec) {
+    err << "btsim sweep: " << record_path.string() << ": " << ec.message()
+        << "\n";
+    return kSweepInvalid;
+  }
   const std::vector<SweepRun> runs = plan->grid.ShardRuns(plan->shard);
   const int jobs = static_cast<int>(std::min<size_t>(
       static_cast<size_t>(plan->jobs), std::max<size_t>(runs.size(), 1)));
@@ -351,6 +389,13 @@ int Sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   if (Status s = Publish(table, args.out_dir, out); !s.ok()) {
     err << "btsim sweep: " << s.message() << "\n";
     return kSweepInvalid;
+  }
+  if (!args.shard.empty() && broken == 0) {
+    const ShardRecord record{plan->shard, plan->grid.run_count()};
+    if (Status s = WriteFile(record_path, FormatShardRecord(record)); !s.ok()) {
+      err << "btsim sweep: " << s.message() << "\n";
+      return kSweepInvalid;
+    }
   }
   size_t listed = 0;
   for (size_t i = 0; i < table.rows.size(); ++i) {

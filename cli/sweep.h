@@ -14,7 +14,9 @@
 // With --shard K/N only the runs whose index % N == K run, so a batch system
 // can spread one sweep over machines; `--merge` then combines the shards'
 // results.csv files (identical headers required; a run present twice must
-// be identical).
+// be identical). A shard writes DIR/shard.txt (cli/sweep_table.h) once all
+// its runs completed, and removes it when it starts; given shards with
+// records, `--merge` accepts only every shard of one sweep, each finished.
 //
 // Writes DIR/results.csv (one row per run, by run index) and
 // DIR/summary.csv, and prints the summary table. Exit codes: 0 when every

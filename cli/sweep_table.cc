@@ -512,4 +512,86 @@ void PrintSummaryTable(const ResultsTable& table,
   }
 }
 
+std::string FormatShardRecord(const ShardRecord& record) {
+  return "shard " + std::to_string(record.shard.index) + "/" +
+         std::to_string(record.shard.count) + "\nruns " +
+         std::to_string(record.runs) + "\n";
+}
+
+Result<ShardRecord> ParseShardRecord(std::string_view text,
+                                     const std::string& path) {
+  const auto error = [&] {
+    return InvalidArgument(path +
+                           ": not a shard record (\"shard K/N\", then "
+                           "\"runs TOTAL\")");
+  };
+  const size_t end = text.find('\n');
+  if (end == std::string_view::npos || text.back() != '\n') return error();
+  const std::string_view shard_line = text.substr(0, end);
+  const std::string_view runs_line =
+      text.substr(end + 1, text.size() - end - 2);
+  if (!shard_line.starts_with("shard ") || !runs_line.starts_with("runs ")) {
+    return error();
+  }
+  auto shard = ParseShard(shard_line.substr(6));
+  ShardRecord record;
+  if (!shard.ok() || !ParseUint(runs_line.substr(5), &record.runs)) {
+    return error();
+  }
+  record.shard = *shard;
+  return record;
+}
+
+Status CheckShards(
+    const std::vector<std::pair<std::string, ResultsTable>>& tables,
+    const std::vector<ShardRecord>& records) {
+  BTSIM_CHECK(tables.size() == records.size() && !tables.empty());
+  const ShardRecord& first = records[0];
+  std::map<uint64_t, std::string> given;  // shard index -> its directory
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const std::string& name = tables[t].first;
+    const ShardRecord& record = records[t];
+    if (record.shard.count != first.shard.count || record.runs != first.runs) {
+      return InvalidArgument(
+          name + ": shard " + std::to_string(record.shard.index) + "/" +
+          std::to_string(record.shard.count) + " of " +
+          std::to_string(record.runs) + " runs is not of the same sweep as " +
+          tables[0].first);
+    }
+    auto [it, inserted] = given.emplace(record.shard.index, name);
+    if (!inserted) {
+      return InvalidArgument(name + ": shard " +
+                             std::to_string(record.shard.index) +
+                             " given twice (also " + it->second + ")");
+    }
+    // Exactly the shard's runs, in order.
+    uint64_t expected = record.shard.index;
+    for (const ResultsTable::Row& row : tables[t].second.rows) {
+      if (row.run != expected || expected >= record.runs) {
+        return InvalidArgument(
+            name + ": shard " + std::to_string(record.shard.index) + "/" +
+            std::to_string(record.shard.count) + " holds run " +
+            std::to_string(row.run) +
+            (expected < record.runs
+                 ? ", expected run " + std::to_string(expected)
+                 : ", beyond its runs"));
+      }
+      expected += record.shard.count;
+    }
+    if (expected < record.runs) {
+      return InvalidArgument(
+          name + ": shard " + std::to_string(record.shard.index) +
+          " is incomplete: run " + std::to_string(expected) + " is missing");
+    }
+  }
+  for (uint64_t k = 0; k < first.shard.count; ++k) {
+    if (!given.contains(k)) {
+      return InvalidArgument("shard " + std::to_string(k) + "/" +
+                             std::to_string(first.shard.count) +
+                             " is missing from the directories given");
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace btsim::cli

@@ -149,6 +149,29 @@ Result<ResultsTable> MergeResults(
 // Run indexes in [0, last run] absent from `table` (for a warning).
 std::vector<uint64_t> MissingRuns(const ResultsTable& table);
 
+// shard.txt: what a sweep run with --shard writes into its --out directory
+// after results.csv, once every one of its runs has completed ("shard K/N",
+// then "runs TOTAL", the whole sweep's run count). A directory without it
+// holds a shard that did not finish: `--merge` refuses it, and running the
+// shard again replaces what it left.
+inline constexpr char kShardRecordFile[] = "shard.txt";
+struct ShardRecord {
+  Shard shard;
+  uint64_t runs = 0;
+};
+std::string FormatShardRecord(const ShardRecord& record);
+// INVALID_ARGUMENT naming `path` for anything FormatShardRecord does not
+// write.
+Result<ShardRecord> ParseShardRecord(std::string_view text,
+                                     const std::string& path);
+// Checks that `tables` (results.csv of directories `tables[i].first`) with
+// their shard records are all the shards of one sweep, each complete and
+// each once: INVALID_ARGUMENT naming the directory otherwise (a different
+// sweep, a shard given twice, a run missing or foreign, a shard missing).
+Status CheckShards(
+    const std::vector<std::pair<std::string, ResultsTable>>& tables,
+    const std::vector<ShardRecord>& records);
+
 struct MetricStats {
   double mean = 0;
   double p50 = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages btsim needs to build (no argument), to build
-# and test (`--test`: also Prometheus, for promtool and a real server, and
-# Chromium, to render the HTML report), or to build and run the example
+# and test (`--test`: also Prometheus, for promtool and a real server,
+# Chromium, to render the HTML report, and Slurm with munge, for a sweep on
+# a real batch system), or to build and run the example
 # application (`--app`: also Node.js and npm). Quick and quiet when everything is
 # already installed; uses apt-get (as root, or via sudo).
 set -euo pipefail
@@ -15,7 +16,7 @@ packages=(
   libboost-dev prometheus-cpp-dev libmimalloc-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(prometheus chromium)
+  packages+=(prometheus chromium slurm-wlm munge)
 elif [[ "${1:-}" == "--app" ]]; then
   # Only when missing: a Node.js installed another way (e.g. with its own
   # npm) must not be replaced.

@@ -306,6 +306,71 @@ TEST(MergeTest, CombinesShardsIntoTheUnshardedTable) {
   EXPECT_TRUE(MissingRuns(*merged).empty());
 }
 
+// --- shard records ---------------------------------------------------------
+
+TEST(ShardRecordTest, ParseInvertsFormat) {
+  const ShardRecord record{{3, 20}, 1000};
+  EXPECT_EQ(FormatShardRecord(record), "shard 3/20\nruns 1000\n");
+  auto parsed = ParseShardRecord(FormatShardRecord(record), "d/shard.txt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->shard.index, 3u);
+  EXPECT_EQ(parsed->shard.count, 20u);
+  EXPECT_EQ(parsed->runs, 1000u);
+  for (const char* bad :
+       {"", "shard 3/20\n", "shard 3/20\nruns 10", "shard 20/3\nruns 10\n",
+        "shard 1/2\nruns x\n", "shard 1/2\nruns 10\nmore\n",
+        "runs 10\nshard 1/2\n"}) {
+    auto refused = ParseShardRecord(bad, "d/shard.txt");
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("d/shard.txt")) << bad;
+  }
+}
+
+TEST(CheckShardsTest, AcceptsEveryShardOnceAndComplete) {
+  const ResultsTable full = MakeTable();  // runs 0..3
+  ResultsTable even = full, odd = full;
+  even.rows = {full.rows[0], full.rows[2]};
+  odd.rows = {full.rows[1], full.rows[3]};
+  EXPECT_TRUE(
+      CheckShards({{"b", odd}, {"a", even}}, {{{1, 2}, 4}, {{0, 2}, 4}}).ok());
+}
+
+TEST(CheckShardsTest, RefusesIncompleteMissingDuplicatedAndForeignShards) {
+  const ResultsTable full = MakeTable();
+  ResultsTable even = full, odd = full, short_odd = full;
+  even.rows = {full.rows[0], full.rows[2]};
+  odd.rows = {full.rows[1], full.rows[3]};
+  short_odd.rows = {full.rows[1]};
+  const struct {
+    std::vector<std::pair<std::string, ResultsTable>> tables;
+    std::vector<ShardRecord> records;
+    const char* error;
+  } cases[] = {
+      {{{"a", even}, {"b", short_odd}},
+       {{{0, 2}, 4}, {{1, 2}, 4}},
+       "b: shard 1 is incomplete: run 3 is missing"},
+      {{{"a", even}}, {{{0, 2}, 4}}, "shard 1/2 is missing"},
+      {{{"a", even}, {"c", even}},
+       {{{0, 2}, 4}, {{0, 2}, 4}},
+       "c: shard 0 given twice (also a)"},
+      {{{"a", even}, {"b", odd}},
+       {{{0, 2}, 4}, {{1, 3}, 4}},
+       "b: shard 1/3 of 4 runs is not of the same sweep as a"},
+      {{{"a", even}, {"b", even}},
+       {{{0, 2}, 4}, {{1, 2}, 4}},
+       "b: shard 1/2 holds run 0, expected run 1"},
+      {{{"a", even}, {"b", odd}},
+       {{{0, 2}, 3}, {{1, 2}, 3}},
+       "holds run 3, beyond its runs"},
+  };
+  for (const auto& c : cases) {
+    const Status status = CheckShards(c.tables, c.records);
+    ASSERT_FALSE(status.ok()) << c.error;
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr(c.error));
+  }
+}
+
 TEST(MergeTest, KeepsIdenticalDuplicatesOnce) {
   const ResultsTable full = MakeTable();
   auto merged = MergeResults({{"a", full}, {"b", full}});

@@ -68,9 +68,27 @@ sweep "$RC" "$SCENARIO" --seeds 1..4 --vary "$VARY" --jobs 2 --shard 1/2 --out "
 sweep "$RC" --merge "$WORK/s1" "$WORK/s0" --out "$WORK/merged"
 cmp -s "$RESULTS" "$WORK/merged/results.csv" || fail "merged shards differ from the unsharded results.csv"
 cmp -s "$WORK/full/summary.csv" "$WORK/merged/summary.csv" || fail "merged summary.csv differs"
-# Merging overlapping (identical) inputs is fine.
-sweep "$RC" --merge "$WORK/full" "$WORK/s0" --out "$WORK/merged2"
+[[ $(cat "$WORK/s1/shard.txt") == $'shard 1/2\nruns 8' ]] ||
+  fail "shard 1/2 wrote $(cat "$WORK/s1/shard.txt")"
+[[ ! -e $WORK/full/shard.txt ]] || fail "an unsharded sweep wrote shard.txt"
+# Results without shard records (copies of results.csv alone): overlapping
+# identical inputs merge.
+mkdir -p "$WORK/plain0"
+cp "$WORK/s0/results.csv" "$WORK/plain0/"
+sweep "$RC" --merge "$WORK/full" "$WORK/plain0" --out "$WORK/merged2"
 cmp -s "$RESULTS" "$WORK/merged2/results.csv" || fail "overlapping merge differs"
+# Shards with records: one that did not finish (no shard.txt), one given
+# twice, or one missing is refused, by name.
+sweep 2 --merge "$WORK/full" "$WORK/s0" --out "$WORK/m1"
+expect_err "full: no shard.txt: the shard did not finish"
+sweep 2 --merge "$WORK/s0" "$WORK/s0" "$WORK/s1" --out "$WORK/m1"
+expect_err "shard 0 given twice"
+sweep 2 --merge "$WORK/s1" --out "$WORK/m1"
+expect_err "shard 0/2 is missing"
+# Running a shard again starts by removing its record; a finished run
+# writes it back.
+sweep "$RC" "$SCENARIO" --seeds 1..4 --vary "$VARY" --jobs 2 --shard 1/2 --out "$WORK/s1"
+[[ -f $WORK/s1/shard.txt ]] || fail "a rerun shard has no shard.txt"
 
 # The same sweep again (with another job count) gives the same bytes.
 sweep "$RC" "$SCENARIO" --seeds 1..4 --vary "$VARY" --jobs 3 --out "$WORK/again"
@@ -83,7 +101,7 @@ sweep 2 --merge "$WORK/full" "$WORK/bad" --out "$WORK/m3"
 expect_err "run 0 differs between .*full/results.csv and .*bad/results.csv"
 # Different headers: exit 2.
 sed '1s/,converged,/,convergd,/' "$WORK/s1/results.csv" >"$WORK/bad/results.csv"
-sweep 2 --merge "$WORK/s0" "$WORK/bad" --out "$WORK/m4"
+sweep 2 --merge "$WORK/plain0" "$WORK/bad" --out "$WORK/m4"
 expect_err "header differs"
 
 # A failing expectation: exit 1, and the failed run is listed with a replay
