@@ -67,8 +67,8 @@ CLI::App* AddLoadCommand(CLI::App& app, LoadArgs& args) {
   CLI::App* load = app.add_subcommand(
       "load",
       "Drive a Bigtable endpoint (cbtemulator, btsim serve, ...) with "
-      "closed-loop workloads and print throughput, p50/p99 latency and "
-      "errors per workload");
+      "closed-loop (or, with --rate, open-loop) workloads and print "
+      "throughput, p50/p99 latency and errors per workload");
   load->add_option("--target", args.target,
                    "Address of the server, HOST:PORT (default: "
                    "$BIGTABLE_EMULATOR_HOST)")
@@ -89,6 +89,12 @@ CLI::App* AddLoadCommand(CLI::App& app, LoadArgs& args) {
                    "MutateRows batch or a full scan is one request)")
       ->check(CLI::PositiveNumber)
       ->excludes(duration);
+  load->add_option("--rate", args.rate,
+                   "Open loop: this many requests per second in all, on a "
+                   "fixed schedule (a request late for its slot goes at "
+                   "once; latency is measured from the send); default: "
+                   "closed loop, each thread as fast as it can")
+      ->check(CLI::PositiveNumber);
   load->add_option("--threads", args.threads,
                    "Client threads, each with its own connection (default 1; "
                    "`all` runs mutate_rows with 1 and with 4)")
@@ -143,6 +149,7 @@ int RunLoad(const LoadArgs& args, std::ostream& out, std::ostream& err) {
   config.table_name = parent + "/tables/" + args.table;
   config.app_profile = args.app_profile;
   config.ops = args.ops;
+  config.rate = args.rate;
   config.rows = args.rows;
   config.batch = args.batch;
   config.seed = args.seed;

@@ -38,6 +38,7 @@ struct LoadArgs {
   std::string workload = "all";
   std::string duration;  // empty: 5s unless ops > 0
   int64_t ops = 0;
+  double rate = 0;  // requests per second in all; 0: closed loop
   int threads = 0;  // 0: each workload's default
   int64_t rows = 100'000;
   int batch = 100;

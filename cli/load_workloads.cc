@@ -180,9 +180,20 @@ Result<WorkloadResult> RunThreads(std::string_view workload, int threads,
       start_line.arrive_and_wait();
       const Clock::time_point begin = Clock::now();
       const Clock::time_point stop = begin + config.duration;
-      for (int64_t index = t;; index += threads) {
+      // Open loop: thread t sends its k-th request at begin + k / (its
+      // share of the rate).
+      const double interval_ns =
+          config.rate > 0 ? 1e9 * threads / config.rate : 0;
+      for (int64_t index = t, k = 0;; index += threads, ++k) {
         if (config.ops > 0 ? index >= config.ops : Clock::now() >= stop) {
           break;
+        }
+        if (interval_ns > 0) {
+          const Clock::time_point due =
+              begin + std::chrono::nanoseconds(static_cast<int64_t>(
+                          interval_ns * static_cast<double>(k)));
+          if (config.ops == 0 && due >= stop) break;
+          std::this_thread::sleep_until(due);
         }
         const Clock::time_point t0 = Clock::now();
         OpOutcome outcome = ops[t](index);

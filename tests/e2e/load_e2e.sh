@@ -78,6 +78,20 @@ assert isinstance(r["items"], int) and r["items"] >= 500, r
 assert r["seconds"] > 0 and r["rate"] > 0 and r["p99_us"] >= r["p50_us"] > 0, r
 EOF
 
+# Open loop: 40 MutateRow at 100 per second on 2 threads take about 0.4 s
+# (the last pair is due at 0.38 s), at about 100 per second, not as fast
+# as the server answers.
+"$BTSIM" load --target "$TARGET" --workload mutate_row --ops 40 --threads 2 \
+  --rate 100 --json --keep-table --table kept >"$WORK/rate" 2>"$WORK/err" ||
+  fail "btsim load --rate exited $?; stderr: $(cat "$WORK/err")"
+python3 - "$WORK/rate" <<'EOF' || fail "--rate 100 did not pace the requests: $(cat "$WORK/rate")"
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[0])
+assert r["requests"] == 40 and r["errors"] == 0, r
+assert 0.37 <= r["seconds"] <= 1.5, r
+assert 25 <= r["rate"] <= 106, r
+EOF
+
 # A duration instead of a count.
 "$BTSIM" load --target "$TARGET" --workload rmw_hot --duration 200ms >"$WORK/out" 2>"$WORK/err" ||
   fail "btsim load --duration 200ms exited $?: $(cat "$WORK/err")"
