@@ -5,7 +5,8 @@
 //   2. new instance names past --max-instances;
 //   3. full-table ReadRows whose filter drops every row, several at once;
 //   4. more calls in flight on one connection than --max-concurrent-streams,
-//      none of them read, then all cancelled.
+//      each read for one message (exactly the limit must answer), then all
+//      cancelled.
 // Usage: hostile_client HOST:PORT MAX_REQUEST_BYTES MAX_INSTANCES
 //        MAX_CONCURRENT_STREAMS
 //        hostile_client probe HOST:PORT   (point reads of the loaded table)
@@ -278,38 +279,55 @@ void ManyStreams(const std::string& target, v2::Bigtable::Stub& probe_stub,
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
   std::vector<std::unique_ptr<grpc::ClientAsyncReader<v2::ReadRowsResponse>>>
       readers;
+  // Tags: i starts call i, kRead + i is its one read, kFinish + i ends it.
+  const intptr_t kRead = calls;
+  const intptr_t kFinish = 2 * intptr_t{calls};
+  auto tag_of = [](intptr_t n) { return reinterpret_cast<void*>(n); };
   v2::ReadRowsRequest request;
-  request.set_table_name(kTable);  // the whole table, never read
+  request.set_table_name(kTable);  // the whole table; one message read
+  std::vector<v2::ReadRowsResponse> first(calls);
   for (int i = 0; i < calls; ++i) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
     readers.push_back(
         stub->PrepareAsyncReadRows(contexts.back().get(), request, &queue));
-    readers.back()->StartCall(
-        reinterpret_cast<void*>(static_cast<intptr_t>(i)));
+    readers.back()->StartCall(tag_of(i));
+    readers.back()->Read(&first[i], tag_of(kRead + i));
   }
   std::atomic<bool> stop{false};
   Prober prober;
   std::thread probe([&] { prober.Run(probe_stub, stop); });
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Only the calls the server admitted (at most the stream limit) answer.
+  int answered = 0;
+  void* tag;
+  bool ok;
+  const auto window =
+      std::chrono::system_clock::now() + std::chrono::seconds(2);
+  while (queue.AsyncNext(&tag, &ok, window) ==
+         grpc::CompletionQueue::NextStatus::GOT_EVENT) {
+    const intptr_t n = reinterpret_cast<intptr_t>(tag);
+    if (n >= kRead && n < kFinish && ok) ++answered;
+  }
   stop = true;
   probe.join();
   prober.Check(
       "with " + std::to_string(calls) + " unread calls on one connection", 0);
+  std::printf("%d of %d calls on one connection answered (limit %d)\n",
+              answered, calls, max_streams);
+  if (answered != max_streams) {
+    Fail("want exactly --max-concurrent-streams calls answered");
+  }
   for (auto& context : contexts) context->TryCancel();
   // Collect the start tags, then finish each call.
   std::vector<grpc::Status> statuses(calls);
   for (int i = 0; i < calls; ++i) {
-    readers[i]->Finish(&statuses[i], reinterpret_cast<void*>(
-                                         static_cast<intptr_t>(calls + i)));
+    readers[i]->Finish(&statuses[i], tag_of(kFinish + i));
   }
   int finished = 0;
-  void* tag;
-  bool ok;
   const auto give_up =
       std::chrono::system_clock::now() + std::chrono::seconds(20);
   while (finished < calls && queue.AsyncNext(&tag, &ok, give_up) ==
                                  grpc::CompletionQueue::NextStatus::GOT_EVENT) {
-    if (reinterpret_cast<intptr_t>(tag) >= calls) ++finished;
+    if (reinterpret_cast<intptr_t>(tag) >= kFinish) ++finished;
   }
   std::printf("%d unread calls cancelled, %d finished\n", calls, finished);
   if (finished != calls) Fail("cancelled calls did not all finish");
