@@ -90,10 +90,11 @@ CLI::App* AddLoadCommand(CLI::App& app, LoadArgs& args) {
       ->check(CLI::PositiveNumber)
       ->excludes(duration);
   load->add_option("--rate", args.rate,
-                   "Open loop: this many requests per second in all, on a "
-                   "fixed schedule (a request late for its slot goes at "
-                   "once; latency is measured from the send); default: "
-                   "closed loop, each thread as fast as it can")
+                   "Open loop: this many requests per second in all, on one "
+                   "schedule spread over the threads (a request late for "
+                   "its slot goes at once; latency is measured from the "
+                   "send; compare the rate printed); default: closed loop, "
+                   "each thread as fast as it can")
       ->check(CLI::PositiveNumber);
   load->add_option("--threads", args.threads,
                    "Client threads, each with its own connection (default 1; "

@@ -180,18 +180,17 @@ Result<WorkloadResult> RunThreads(std::string_view workload, int threads,
       start_line.arrive_and_wait();
       const Clock::time_point begin = Clock::now();
       const Clock::time_point stop = begin + config.duration;
-      // Open loop: thread t sends its k-th request at begin + k / (its
-      // share of the rate).
-      const double interval_ns =
-          config.rate > 0 ? 1e9 * threads / config.rate : 0;
-      for (int64_t index = t, k = 0;; index += threads, ++k) {
+      // Open loop: request `index` (thread t sends t, t + threads, ...) is
+      // due at start + index / rate, so the threads interleave evenly.
+      const double interval_ns = config.rate > 0 ? 1e9 / config.rate : 0;
+      for (int64_t index = t;; index += threads) {
         if (config.ops > 0 ? index >= config.ops : Clock::now() >= stop) {
           break;
         }
         if (interval_ns > 0) {
           const Clock::time_point due =
-              begin + std::chrono::nanoseconds(static_cast<int64_t>(
-                          interval_ns * static_cast<double>(k)));
+              start + std::chrono::nanoseconds(static_cast<int64_t>(
+                          interval_ns * static_cast<double>(index)));
           if (config.ops == 0 && due >= stop) break;
           std::this_thread::sleep_until(due);
         }

@@ -45,9 +45,10 @@ struct LoadConfig {
   // otherwise run for `duration`.
   int64_t ops = 0;
   std::chrono::nanoseconds duration{std::chrono::seconds(5)};
-  // > 0: open loop, this many requests per second over all the threads,
-  // each thread on a fixed schedule (a request late for its slot is sent
-  // at once); 0: closed loop.
+  // > 0: open loop, this many requests per second over all the threads:
+  // request i is due at start + i / rate (a request late for its slot is
+  // sent at once, so a server slower than the rate gets a closed loop);
+  // 0: closed loop.
   double rate = 0;
   int64_t rows = 0;  // rows LoadRows writes and the readers use
   int batch = 100;   // MutateRows entries per request

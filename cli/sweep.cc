@@ -16,6 +16,7 @@
 #include "cli/sweep_table.h"
 #include "scenarios/loader.h"
 #include "scenarios/runner.h"
+#include "sim/fingerprint.h"
 
 namespace btsim::cli {
 namespace {
@@ -218,6 +219,21 @@ Result<ResultsTable::Row> ParseRow(const SweepPlan& plan, const SweepRun& run,
   return row;
 }
 
+// What identifies a sweep across its shards: a hash of the scenario file's
+// bytes and of the flags that shape its runs (hex).
+std::string SweepId(const SweepArgs& args) {
+  sim::Fingerprint id;
+  auto scenario = ReadFile(args.file);
+  id.Add(scenario.ok() ? *scenario : args.file);
+  id.Add(args.seeds);
+  id.AddInt(static_cast<int64_t>(args.varies.size()));
+  for (const std::string& vary : args.varies) id.Add(vary);
+  id.AddInt(static_cast<int64_t>(args.sets.size()));
+  for (const std::string& set : args.sets) id.Add(set);
+  id.Add(args.duration);
+  return id.Hex().substr(0, 16);
+}
+
 // Writes results.csv and summary.csv into `dir` and prints the table.
 Status Publish(const ResultsTable& table, const std::string& dir,
                std::ostream& out) {
@@ -243,17 +259,28 @@ size_t CountPassed(const ResultsTable& table) {
                     [](const ResultsTable::Row& row) { return row.passed; }));
 }
 
+// The results.csv of a --merge input: the file itself, or the one in the
+// directory.
+fs::path ResultsPath(const std::string& input) {
+  return fs::is_directory(input) ? fs::path(input) / "results.csv"
+                                 : fs::path(input);
+}
+
+// The shard record beside a --merge input's results.csv.
+fs::path RecordPath(const std::string& input) {
+  return ResultsPath(input).parent_path() / kShardRecordFile;
+}
+
 int Merge(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   // Shards of a sharded sweep carry records (shard.txt): then every input
   // must be one of its finished shards.
-  const bool sharded =
-      std::any_of(args.merge.begin(), args.merge.end(), [](const auto& dir) {
-        return fs::exists(fs::path(dir) / kShardRecordFile);
-      });
+  const bool sharded = std::any_of(
+      args.merge.begin(), args.merge.end(),
+      [](const std::string& input) { return fs::exists(RecordPath(input)); });
   std::vector<ShardRecord> records;
   if (sharded) {
     for (const std::string& dir : args.merge) {
-      const std::string path = (fs::path(dir) / kShardRecordFile).string();
+      const std::string path = RecordPath(dir).string();
       auto text = ReadFile(path);
       if (!text.ok()) {
         err << "btsim sweep: --merge: " << dir << ": no " << kShardRecordFile
@@ -271,8 +298,7 @@ int Merge(const SweepArgs& args, std::ostream& out, std::ostream& err) {
   }
   std::vector<std::pair<std::string, ResultsTable>> tables;
   for (const std::string& dir : args.merge) {
-    const std::string path =
-        fs::is_directory(dir) ? (fs::path(dir) / "results.csv").string() : dir;
+    const std::string path = ResultsPath(dir).string();
     auto text = ReadFile(path);
     if (!text.ok()) {
       err << "btsim sweep: --merge: " << text.status().message() << "\n";
@@ -343,12 +369,19 @@ int Sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     err << "btsim sweep: " << s.message() << "\n";
     return kSweepInvalid;
   }
-  // A shard's record says it finished: an earlier attempt's goes first.
+  // A shard's record says it finished: an earlier attempt's goes first,
+  // with what it wrote, so that nothing of it can be merged.
   const fs::path record_path = fs::path(args.out_dir) / kShardRecordFile;
-  if (std::error_code ec; fs::remove(record_path, ec), ec) {
-    err << "btsim sweep: " << record_path.string() << ": " << ec.message()
-        << "\n";
-    return kSweepInvalid;
+  if (!args.shard.empty()) {
+    for (const fs::path& stale :
+         {record_path, fs::path(args.out_dir) / "results.csv",
+          fs::path(args.out_dir) / "summary.csv"}) {
+      if (std::error_code ec; fs::remove(stale, ec), ec) {
+        err << "btsim sweep: " << stale.string() << ": " << ec.message()
+            << "\n";
+        return kSweepInvalid;
+      }
+    }
   }
   const std::vector<SweepRun> runs = plan->grid.ShardRuns(plan->shard);
   const int jobs = static_cast<int>(std::min<size_t>(
@@ -391,7 +424,8 @@ int Sweep(const SweepArgs& args, std::ostream& out, std::ostream& err) {
     return kSweepInvalid;
   }
   if (!args.shard.empty() && broken == 0) {
-    const ShardRecord record{plan->shard, plan->grid.run_count()};
+    const ShardRecord record{plan->shard, plan->grid.run_count(),
+                             SweepId(args)};
     if (Status s = WriteFile(record_path, FormatShardRecord(record)); !s.ok()) {
       err << "btsim sweep: " << s.message() << "\n";
       return kSweepInvalid;

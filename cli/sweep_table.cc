@@ -515,30 +515,36 @@ void PrintSummaryTable(const ResultsTable& table,
 std::string FormatShardRecord(const ShardRecord& record) {
   return "shard " + std::to_string(record.shard.index) + "/" +
          std::to_string(record.shard.count) + "\nruns " +
-         std::to_string(record.runs) + "\n";
+         std::to_string(record.runs) + "\nsweep " + record.sweep + "\n";
 }
 
 Result<ShardRecord> ParseShardRecord(std::string_view text,
                                      const std::string& path) {
   const auto error = [&] {
     return InvalidArgument(path +
-                           ": not a shard record (\"shard K/N\", then "
-                           "\"runs TOTAL\")");
+                           ": not a shard record (\"shard K/N\", \"runs "
+                           "TOTAL\", \"sweep ID\", one per line)");
   };
-  const size_t end = text.find('\n');
-  if (end == std::string_view::npos || text.back() != '\n') return error();
-  const std::string_view shard_line = text.substr(0, end);
-  const std::string_view runs_line =
-      text.substr(end + 1, text.size() - end - 2);
-  if (!shard_line.starts_with("shard ") || !runs_line.starts_with("runs ")) {
-    return error();
+  // Three lines, each "<word> <value>".
+  std::string_view values[3];
+  const std::string_view words[3] = {"shard ", "runs ", "sweep "};
+  std::string_view rest = text;
+  for (int i = 0; i < 3; ++i) {
+    const size_t end = rest.find('\n');
+    if (end == std::string_view::npos) return error();
+    const std::string_view line = rest.substr(0, end);
+    if (!line.starts_with(words[i])) return error();
+    values[i] = line.substr(words[i].size());
+    rest.remove_prefix(end + 1);
   }
-  auto shard = ParseShard(shard_line.substr(6));
+  auto shard = ParseShard(values[0]);
   ShardRecord record;
-  if (!shard.ok() || !ParseUint(runs_line.substr(5), &record.runs)) {
+  if (!rest.empty() || !shard.ok() || !ParseUint(values[1], &record.runs) ||
+      values[2].empty()) {
     return error();
   }
   record.shard = *shard;
+  record.sweep = std::string(values[2]);
   return record;
 }
 
@@ -551,7 +557,8 @@ Status CheckShards(
   for (size_t t = 0; t < tables.size(); ++t) {
     const std::string& name = tables[t].first;
     const ShardRecord& record = records[t];
-    if (record.shard.count != first.shard.count || record.runs != first.runs) {
+    if (record.shard.count != first.shard.count || record.runs != first.runs ||
+        record.sweep != first.sweep) {
       return InvalidArgument(
           name + ": shard " + std::to_string(record.shard.index) + "/" +
           std::to_string(record.shard.count) + " of " +

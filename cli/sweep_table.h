@@ -150,24 +150,29 @@ Result<ResultsTable> MergeResults(
 std::vector<uint64_t> MissingRuns(const ResultsTable& table);
 
 // shard.txt: what a sweep run with --shard writes into its --out directory
-// after results.csv, once every one of its runs has completed ("shard K/N",
-// then "runs TOTAL", the whole sweep's run count). A directory without it
-// holds a shard that did not finish: `--merge` refuses it, and running the
-// shard again replaces what it left.
+// after results.csv, once every one of its runs has completed: "shard K/N",
+// "runs TOTAL" (the whole sweep's run count) and "sweep ID" (a hash of the
+// scenario file's bytes, the seeds, --vary, --set and --duration: the same
+// for every shard of one sweep). A sharded run removes it, results.csv and
+// summary.csv when it starts, so a directory without it holds a shard that
+// did not finish: `--merge` refuses it, and running the shard again
+// replaces what it left.
 inline constexpr char kShardRecordFile[] = "shard.txt";
 struct ShardRecord {
   Shard shard;
   uint64_t runs = 0;
+  std::string sweep;  // hex
 };
 std::string FormatShardRecord(const ShardRecord& record);
 // INVALID_ARGUMENT naming `path` for anything FormatShardRecord does not
 // write.
 Result<ShardRecord> ParseShardRecord(std::string_view text,
                                      const std::string& path);
-// Checks that `tables` (results.csv of directories `tables[i].first`) with
-// their shard records are all the shards of one sweep, each complete and
-// each once: INVALID_ARGUMENT naming the directory otherwise (a different
-// sweep, a shard given twice, a run missing or foreign, a shard missing).
+// Checks that `tables` (results.csv files `tables[i].first`) with their
+// shard records are all the shards of one sweep (same shard count, run count
+// and sweep id), each complete and each once: INVALID_ARGUMENT naming the
+// file otherwise (another sweep's shard, a shard given twice, a run missing
+// or foreign, a shard missing).
 Status CheckShards(
     const std::vector<std::pair<std::string, ResultsTable>>& tables,
     const std::vector<ShardRecord>& records);

@@ -26,8 +26,9 @@
 // Pure functions of their inputs; deterministic. O(n log n) in the number
 // of operations (TVisibility: times the buckets and read clusters). The
 // checks that judge each row on its own analyse the history in parts of
-// about half a million operations (checks_rows.h), so their memory does not
-// grow with the run beyond that; the results do not depend on the split.
+// about half a million operations (checks_rows.h): their indexes need
+// memory for one part, not the whole run (the values a percentile is taken
+// over are still kept whole); the results do not depend on the split.
 //
 // Definitions shared by every check:
 //   acknowledged write  a kWrite or kCheckAndMutate with ok() status and a

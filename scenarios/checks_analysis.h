@@ -111,7 +111,8 @@ struct ReadResult {
   int32_t row = 0;
   OrderKey effective;  // what it saw, raised to the drop floor
   bool unknown_tag = false;
-  // The write it missed (op id), when it violates the check; -1 otherwise.
+  // The write it missed (its position in history.operations, like `op`),
+  // when it violates the check; -1 otherwise.
   int64_t ryw_missed = -1;
   int64_t monotonic_missed = -1;  // the newer write an earlier read saw
   int64_t strong_missed = -1;
@@ -366,7 +367,8 @@ double Seconds(sim::Duration d);
 
 // "client/row" style descriptions for details.
 std::string DescribeOp(const Operation& op);
-// "'tag'" of a write op id, or "nothing" for -1.
+// "'tag'" of the write at position `op` of history.operations, or "nothing"
+// for -1.
 std::string DescribeTag(const History& history, int64_t op);
 
 }  // namespace btsim::scenarios::checks_internal

@@ -19,11 +19,6 @@ using sim::Duration;
 
 constexpr size_t kExamples = 5;  // examples named in a detail
 
-bool InPart(std::string_view table, std::string_view row, size_t part,
-            size_t parts) {
-  return HashTableRow(table, row) % parts == part;
-}
-
 // The `limit` entries with the least orders offered, with their texts: the
 // first few examples of a check, whichever part finds them.
 template <class Order>
@@ -504,14 +499,33 @@ std::string RowStateText(const RowState* state) {
   return text;
 }
 
-History PartOf(const History& history, size_t part, size_t parts) {
-  BTSIM_CHECK(part < parts);
+HistorySplit::HistorySplit(const History& history, size_t parts)
+    : history_(history), parts_(parts), ops_(parts) {
+  BTSIM_CHECK(parts > 0);
+  const auto& ops = history.operations;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ops_[HashTableRow(ops[i].table(), ops[i].row) % parts].push_back(
+        static_cast<uint32_t>(i));
+  }
+  rows_.resize(history.final_state.size());
+  for (size_t c = 0; c < history.final_state.size(); ++c) {
+    const RowStates& rows = history.final_state[c].rows;
+    rows_[c].resize(parts);
+    uint32_t i = 0;
+    for (const auto& [key, state] : rows) {
+      rows_[c][HashTableRow(key.first, key.second) % parts].push_back(i++);
+    }
+  }
+}
+
+History HistorySplit::Part(size_t part) const {
+  BTSIM_CHECK(part < parts_);
+  const History& history = history_;
   History out;
   out.start = history.start;
   out.names = history.names;
-  for (const Operation& op : history.operations) {
-    if (InPart(op.table(), op.row, part, parts)) out.operations.push_back(op);
-  }
+  out.operations.reserve(ops_[part].size());
+  for (uint32_t i : ops_[part]) out.operations.push_back(history.operations[i]);
   out.events = history.events;
   for (Event& event : out.events) {
     if (!event.unreplicated_ops.has_value()) continue;
@@ -526,16 +540,17 @@ History PartOf(const History& history, size_t part, size_t parts) {
     }
     event.unreplicated_ops = std::move(local);
   }
-  for (const ClusterState& cluster : history.final_state) {
+  for (size_t c = 0; c < history.final_state.size(); ++c) {
+    const ClusterState& cluster = history.final_state[c];
     ClusterState& copy = out.final_state.emplace_back();
     copy.id = cluster.id;
     copy.digest = cluster.digest;
     copy.same_as = cluster.same_as;
     copy.applied = cluster.applied;
-    for (const auto& [key, state] : cluster.rows) {
-      if (InPart(key.first, key.second, part, parts)) {
-        copy.rows.Append(key, state);
-      }
+    copy.rows.reserve(rows_[c][part].size());
+    for (uint32_t i : rows_[c][part]) {
+      const auto& [key, state] = *(cluster.rows.begin() + i);
+      copy.rows.Append(key, state);
     }
   }
   out.gc_rules = history.gc_rules;
@@ -557,8 +572,9 @@ void ForEachPart(const History& history, size_t parts,
     visit(Analysis(history));
     return;
   }
+  const HistorySplit split(history, parts);
   for (size_t part = 0; part < parts; ++part) {
-    const History sub = PartOf(history, part, parts);
+    const History sub = split.Part(part);
     visit(Analysis(sub));
   }
 }

@@ -42,15 +42,27 @@ std::string RowStateText(const RowState* state);
 // Operations per part when the split is left to ForEachPart.
 inline constexpr size_t kOperationsPerPart = size_t{1} << 19;
 
-// Part `part` of a split of `history` into `parts`: the operations on the
-// rows whose HashTableRow(table, row) % parts is `part` (a scan goes by
-// its start row), in id order. Operation::id keeps the operation's id in
-// `history`; every other reference to an operation (Event::unreplicated_ops,
-// the Analysis's indexes) is a position in the part's operations. The
-// final state keeps those rows only; events, GC rules, times and flags are
-// the history's; there are no appends, failovers, health changes, CPU or
-// link samples. Requires part < parts.
-History PartOf(const History& history, size_t part, size_t parts);
+// A split of `history` into `parts` parts, by row: part p holds the
+// operations on the rows whose HashTableRow(table, row) % parts is p (a
+// scan goes by its start row), in id order. Operation::id keeps the
+// operation's id in `history`; every other reference to an operation
+// (Event::unreplicated_ops, the Analysis's indexes) is a position in the
+// part's operations. A part's final state keeps its rows only; events, GC
+// rules, times and flags are the history's; there are no appends,
+// failovers, health changes, CPU or link samples. The split costs one pass
+// and four bytes per operation and stored row; `history` must outlive it.
+class HistorySplit {
+ public:
+  HistorySplit(const History& history, size_t parts);  // requires parts > 0
+  History Part(size_t part) const;                     // requires part < parts
+
+ private:
+  const History& history_;
+  size_t parts_;
+  std::vector<std::vector<uint32_t>> ops_;  // per part: indexes in operations
+  // Per cluster, per part: indexes in final_state[cluster].rows.
+  std::vector<std::vector<std::vector<uint32_t>>> rows_;
+};
 
 // Calls `visit` with the analysis of each part of `history`, in part
 // order: `parts` of them (0: one per kOperationsPerPart operations, at

@@ -48,7 +48,8 @@ class CallRecorder : public instance::InstanceObserver {
               std::string(r.table),
               r.code,
               r.point_read,
-              r.filtered};
+              r.filtered,
+              {}};
     for (const instance::RowOutcome& o : r.rows) {
       Row row{std::string(o.key), o.mutations.size(), {}, o.code, o.version};
       for (const cluster::CellView& c : o.cells) {

@@ -309,17 +309,20 @@ TEST(MergeTest, CombinesShardsIntoTheUnshardedTable) {
 // --- shard records ---------------------------------------------------------
 
 TEST(ShardRecordTest, ParseInvertsFormat) {
-  const ShardRecord record{{3, 20}, 1000};
-  EXPECT_EQ(FormatShardRecord(record), "shard 3/20\nruns 1000\n");
+  const ShardRecord record{{3, 20}, 1000, "00ff"};
+  EXPECT_EQ(FormatShardRecord(record), "shard 3/20\nruns 1000\nsweep 00ff\n");
   auto parsed = ParseShardRecord(FormatShardRecord(record), "d/shard.txt");
   ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   EXPECT_EQ(parsed->shard.index, 3u);
   EXPECT_EQ(parsed->shard.count, 20u);
   EXPECT_EQ(parsed->runs, 1000u);
+  EXPECT_EQ(parsed->sweep, "00ff");
   for (const char* bad :
-       {"", "shard 3/20\n", "shard 3/20\nruns 10", "shard 20/3\nruns 10\n",
-        "shard 1/2\nruns x\n", "shard 1/2\nruns 10\nmore\n",
-        "runs 10\nshard 1/2\n"}) {
+       {"", "shard 3/20\n", "shard 3/20\nruns 10\nsweep ab",
+        "shard 3/20\nruns 10\n", "shard 20/3\nruns 10\nsweep ab\n",
+        "shard 1/2\nruns x\nsweep ab\n", "shard 1/2\nruns 10\nsweep \n",
+        "shard 1/2\nruns 10\nsweep ab\nmore\n",
+        "runs 10\nshard 1/2\nsweep ab\n"}) {
     auto refused = ParseShardRecord(bad, "d/shard.txt");
     ASSERT_FALSE(refused.ok()) << bad;
     EXPECT_THAT(refused.status().message(), HasSubstr("d/shard.txt")) << bad;
@@ -362,6 +365,9 @@ TEST(CheckShardsTest, RefusesIncompleteMissingDuplicatedAndForeignShards) {
       {{{"a", even}, {"b", odd}},
        {{{0, 2}, 3}, {{1, 2}, 3}},
        "holds run 3, beyond its runs"},
+      {{{"a", even}, {"b", odd}},
+       {{{0, 2}, 4, "seeds 1..2"}, {{1, 2}, 4, "seeds 3..4"}},
+       "b: shard 1/2 of 4 runs is not of the same sweep as a"},
   };
   for (const auto& c : cases) {
     const Status status = CheckShards(c.tables, c.records);

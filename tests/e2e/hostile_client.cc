@@ -55,7 +55,7 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& target) {
   args.SetMaxReceiveMessageSize(-1);
   // A connection of its own: gRPC shares one between channels whose
   // arguments are equal.
-  static int channels = 0;
+  static std::atomic<int> channels{0};
   args.SetInt("btsim.channel", ++channels);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
                                    args);
@@ -296,16 +296,21 @@ void ManyStreams(const std::string& target, v2::Bigtable::Stub& probe_stub,
   std::atomic<bool> stop{false};
   Prober prober;
   std::thread probe([&] { prober.Run(probe_stub, stop); });
-  // Only the calls the server admitted (at most the stream limit) answer.
+  // Only the calls the server admitted answer: wait (up to 10 s) for the
+  // limit's worth, then a second more in which no other call may answer.
   int answered = 0;
   void* tag;
   bool ok;
-  const auto window =
-      std::chrono::system_clock::now() + std::chrono::seconds(2);
+  auto window = std::chrono::system_clock::now() + std::chrono::seconds(10);
+  bool reached = false;
   while (queue.AsyncNext(&tag, &ok, window) ==
          grpc::CompletionQueue::NextStatus::GOT_EVENT) {
     const intptr_t n = reinterpret_cast<intptr_t>(tag);
     if (n >= kRead && n < kFinish && ok) ++answered;
+    if (!reached && answered >= max_streams) {
+      reached = true;
+      window = std::chrono::system_clock::now() + std::chrono::seconds(1);
+    }
   }
   stop = true;
   probe.join();

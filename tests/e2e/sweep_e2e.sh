@@ -68,8 +68,11 @@ sweep "$RC" "$SCENARIO" --seeds 1..4 --vary "$VARY" --jobs 2 --shard 1/2 --out "
 sweep "$RC" --merge "$WORK/s1" "$WORK/s0" --out "$WORK/merged"
 cmp -s "$RESULTS" "$WORK/merged/results.csv" || fail "merged shards differ from the unsharded results.csv"
 cmp -s "$WORK/full/summary.csv" "$WORK/merged/summary.csv" || fail "merged summary.csv differs"
-[[ $(cat "$WORK/s1/shard.txt") == $'shard 1/2\nruns 8' ]] ||
+[[ $(head -2 "$WORK/s1/shard.txt") == $'shard 1/2\nruns 8' ]] ||
   fail "shard 1/2 wrote $(cat "$WORK/s1/shard.txt")"
+[[ $(sed -n 3p "$WORK/s1/shard.txt") == "$(sed -n 3p "$WORK/s0/shard.txt")" &&
+  $(sed -n 3p "$WORK/s1/shard.txt") == "sweep "?* ]] ||
+  fail "the shards' sweep ids differ: $(cat "$WORK/s0/shard.txt" "$WORK/s1/shard.txt")"
 [[ ! -e $WORK/full/shard.txt ]] || fail "an unsharded sweep wrote shard.txt"
 # Results without shard records (copies of results.csv alone): overlapping
 # identical inputs merge.
@@ -85,8 +88,23 @@ sweep 2 --merge "$WORK/s0" "$WORK/s0" "$WORK/s1" --out "$WORK/m1"
 expect_err "shard 0 given twice"
 sweep 2 --merge "$WORK/s1" --out "$WORK/m1"
 expect_err "shard 0/2 is missing"
-# Running a shard again starts by removing its record; a finished run
-# writes it back.
+# A shard of another sweep (other seeds, same shape) is refused.
+"$BTSIM" sweep "$SCENARIO" --seeds 5..8 --vary "$VARY" --jobs 2 --shard 1/2 \
+  --out "$WORK/other1" >/dev/null 2>&1
+[[ -f $WORK/other1/shard.txt ]] || fail "the other sweep's shard did not finish"
+sweep 2 --merge "$WORK/s0" "$WORK/other1" --out "$WORK/m1"
+expect_err "other1/results.csv: shard 1/2 of 8 runs is not of the same sweep"
+# Running a shard again starts by removing what the last attempt left; one
+# killed half-way leaves nothing to merge, and a finished run writes it all.
+"$BTSIM" sweep "$SCENARIO" --seeds 1..4 --vary "$VARY" --jobs 1 --shard 1/2 \
+  --duration 10m --out "$WORK/s1" >/dev/null 2>&1 &
+rerun=$!
+for _ in $(seq 100); do [[ -e $WORK/s1/results.csv ]] || break; sleep 0.05; done
+kill -9 "$rerun" 2>/dev/null; wait "$rerun" 2>/dev/null
+[[ ! -e $WORK/s1/results.csv && ! -e $WORK/s1/shard.txt ]] ||
+  fail "a restarted shard kept the last attempt's results.csv or shard.txt"
+sweep 2 --merge "$WORK/s0" "$WORK/s1" --out "$WORK/m1"
+expect_err "s1: no shard.txt: the shard did not finish"
 sweep "$RC" "$SCENARIO" --seeds 1..4 --vary "$VARY" --jobs 2 --shard 1/2 --out "$WORK/s1"
 [[ -f $WORK/s1/shard.txt ]] || fail "a rerun shard has no shard.txt"
 

@@ -13,6 +13,7 @@ namespace btsim::scenarios {
 namespace {
 
 using checks_test::Builder;
+using checks_test::ExpectSameInParts;
 using checks_test::Eval;
 using checks_test::Ms;
 using checks_test::RunCheck;

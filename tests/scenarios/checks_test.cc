@@ -16,6 +16,7 @@ namespace {
 
 using checks_test::Builder;
 using checks_test::Check;
+using checks_test::ExpectSameInParts;
 using checks_test::Eval;
 using checks_test::Ms;
 using checks_test::RunCheck;
@@ -61,6 +62,7 @@ TEST(LwwAnomaliesTest, ALaterWriteWithAnOlderTimestampIsShadowed) {
   b.Write("a-0", "r", "w5", 41, 45, "c1", StatusCode::kUnavailable, 200'000);
   // w6: newer than every acknowledged write before it.
   b.Write("b-0", "r", "w6", 50, 60, "c2", StatusCode::kOk, 150'000);
+  ExpectSameInParts(b.history(), {});
   const CheckValue check = Check(RunChecks(b.history()), "lww_anomalies");
   EXPECT_EQ(check.value, 1);
   EXPECT_THAT(check.detail, HasSubstr("1 of 5 acknowledged writes"));
@@ -1024,6 +1026,7 @@ TEST(TVisibilityTest, MetricUsesTheFirstSelectedReadAfterT) {
 }
 
 TEST(TVisibilityTest, CurvesPerClusterPair) {
+  ExpectSameInParts(VisibilityHistory(), {});
   const std::vector<VisibilityCurve> curves = TVisibility(VisibilityHistory());
   ASSERT_EQ(curves.size(), 2u);
   EXPECT_EQ(curves[0].write_cluster, "c1");
@@ -1097,6 +1100,7 @@ TEST(RunAllChecksTest, SameAsTheSeparateChecks) {
         std::string("name: 'e' ") + text, expectations.Add()));
   }
   const History& h = b.history();
+  ExpectSameInParts(h, expectations);
   const AllChecks all = RunAllChecks(h, expectations);
   const std::vector<CheckValue> checks = RunChecks(h);
   ASSERT_EQ(all.checks.size(), checks.size());
