@@ -65,8 +65,9 @@ bool RequestReporter::Record(std::string_view table) {
 }
 
 RequestReporter::RecordedRow& RequestReporter::AddRow(std::string_view key) {
-  rows_.push_back(RecordedRow{std::string(key)});
-  return rows_.back();
+  RecordedRow& row = rows_.emplace_back();
+  row.key = key;
+  return row;
 }
 
 void RequestReporter::Committed(const cluster::Cluster& cluster,

@@ -3,7 +3,10 @@
 #ifndef BTSIM_CLUSTER_ROW_SET_H_
 #define BTSIM_CLUSTER_ROW_SET_H_
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster/bound.h"
@@ -24,9 +27,30 @@ class RowSet {
   // unbounded interval; a set whose every member is empty yields none.
   std::vector<Interval> Normalized() const;
 
+  // Normalized() in the order a read visits it: by start ascending, or
+  // (reversed) by end descending. Computed on first use and kept until the
+  // set changes, so that a read resumed batch after batch sorts it once.
+  const std::vector<Interval>& ScanOrder(bool reversed) const;
+  // The first position in ScanOrder(reversed) from which a read resuming
+  // after row `after` must look: every interval before it ends at or before
+  // `after` (reversed: starts at or after it). O(log n).
+  size_t ResumeFrom(std::string_view after, bool reversed) const;
+
+  // Not thread-safe: the caches above make even the const methods write.
+
  private:
+  struct Order {
+    std::vector<Interval> intervals;
+    // reach[i]: the index of the furthest end (reversed: the smallest
+    // start) among intervals[0..i]; unbounded counts as furthest.
+    std::vector<size_t> reach;
+  };
+  const Order& OrderFor(bool reversed) const;
+
   std::vector<std::string> keys_;
   std::vector<Interval> ranges_;
+  mutable std::optional<Order> forward_;
+  mutable std::optional<Order> reversed_;
 };
 
 // The smallest key greater than every key with this prefix, or "" (no upper

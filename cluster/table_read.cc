@@ -40,25 +40,16 @@ const RowRecord* Table::FindRow(std::string_view key) const {
   return TabletFor(key).Seek(key).row;
 }
 
-namespace {
-
-// Orders intervals for a reversed scan: by end, descending.
-bool EndGreater(const Interval& a, const Interval& b) {
-  if (a.end.unbounded() != b.end.unbounded()) return a.end.unbounded();
-  if (a.end.unbounded()) return false;
-  if (int c = a.end.value.compare(b.end.value); c != 0) return c > 0;
-  return a.end.kind == Bound::Kind::kClosed && b.end.kind == Bound::Kind::kOpen;
-}
-
-}  // namespace
-
 void Table::Read(const ReadOptions& options, sim::Rng& rng,
                  const RowVisitor& visit) const {
-  std::vector<Interval> intervals =
-      options.rows ? options.rows->Normalized() : RowSet().Normalized();
-  if (options.reversed) {
-    std::stable_sort(intervals.begin(), intervals.end(), EndGreater);
-  }
+  const RowSet all_rows;
+  const RowSet& rows = options.rows != nullptr ? *options.rows : all_rows;
+  const std::vector<Interval>& intervals = rows.ScanOrder(options.reversed);
+  // A resumed read starts at the first interval not wholly passed.
+  const size_t first =
+      options.resume_after
+          ? rows.ResumeFrom(*options.resume_after, options.reversed)
+          : 0;
   // Rows already passed, in scan order: the resume point, then the last row
   // visited (intervals may overlap).
   std::string last = options.resume_after.value_or("");
@@ -97,7 +88,8 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
     return true;
   };
 
-  for (Interval interval : intervals) {
+  for (size_t i = first; i < intervals.size(); ++i) {
+    Interval interval = intervals[i];
     // Seek straight to the resume point instead of rescanning up to it.
     if (options.resume_after) {
       const std::string& r = *options.resume_after;
