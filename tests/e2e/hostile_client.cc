@@ -104,41 +104,54 @@ struct Prober {
   }
 
   // `p99_ms`: the bound on the p99 (0: none).
-  void Check(const std::string& during, double p99_ms) {
-    if (latencies.empty()) {
-      Fail(during + ": no probe answered");
-      return;
-    }
+  // Prints what the probes measured; returns what breaks the bounds
+  // (empty when nothing does). `p99_ms`: the bound on the p99 (0: none).
+  std::string Measured(const std::string& during, double p99_ms) {
+    if (latencies.empty()) return during + ": no probe answered";
     std::sort(latencies.begin(), latencies.end());
     const double p50 = latencies[latencies.size() / 2];
     const double p99 = latencies[latencies.size() * 99 / 100];
     const double max = latencies.back();
     std::printf("%s: %zu probes, p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
                 during.c_str(), latencies.size(), p50, p99, max);
-    if (failed > 0)
-      Fail(during + ": " + std::to_string(failed) + " probes failed");
+    if (failed > 0) {
+      return during + ": " + std::to_string(failed) + " probes failed";
+    }
     if (max > kMaxMs) {
-      Fail(during + ": a probe took " + std::to_string(max) + " ms");
+      return during + ": a probe took " + std::to_string(max) + " ms";
     }
     if (p99_ms > 0 && p99 > p99_ms) {
-      Fail(during + ": p99 " + std::to_string(p99) + " ms, over " +
-           std::to_string(p99_ms));
+      return during + ": p99 " + std::to_string(p99) + " ms, over " +
+             std::to_string(p99_ms);
+    }
+    return "";
+  }
+  void Check(const std::string& during, double p99_ms) {
+    if (std::string problem = Measured(during, p99_ms); !problem.empty()) {
+      Fail(problem);
     }
   }
 };
 
 // Probes for `ms` with nothing else going on, after two seconds for the
 // server to release what the last abuse left (ending a few hundred
-// streams and freeing their buffers takes it about a second).
+// streams and freeing their buffers takes it about a second). A window
+// that breaks the bounds is measured again, twice at most, so that one
+// stall of a shared machine does not decide.
 void ProbeAlone(v2::Bigtable::Stub& stub, const std::string& after, int ms) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  std::atomic<bool> stop{false};
-  Prober prober;
-  std::thread thread([&] { prober.Run(stub, stop); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  stop = true;
-  thread.join();
-  prober.Check("after " + after, kAfterP99Ms);
+  std::string problem;
+  for (int window = 0; window < 3; ++window) {
+    std::atomic<bool> stop{false};
+    Prober prober;
+    std::thread thread([&] { prober.Run(stub, stop); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    stop = true;
+    thread.join();
+    problem = prober.Measured("after " + after, kAfterP99Ms);
+    if (problem.empty()) return;
+  }
+  Fail(problem + " (in three windows)");
 }
 
 void Load(admin::BigtableTableAdmin::Stub& admin_stub,
