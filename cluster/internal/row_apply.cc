@@ -208,6 +208,8 @@ void Apply(const Request& request, RowData& row,
       for (ColumnData& c : f.columns)
         erase_same_request(c, Timestamp{}, Timestamp{});
     } else {
+      // The one kind left; a new kind of mutation must be handled above.
+      BTSIM_CHECK(std::holds_alternative<DeleteFromRow>(m));
       row.tombstone = std::max(row.tombstone, version);
       for (FamilyData& f : row.families) {
         for (ColumnData& c : f.columns)
