@@ -317,7 +317,7 @@ TEST_F(DataServiceTest, MutateRowsEntryErrorsAreUtf8ForBinaryNames) {
   request.set_table_name(TableName("t"));
   auto* bad = request.add_entries();
   bad->set_row_key("k\xff");
-  *bad->add_mutations() = SetCellMutation("\xe3f", "q", "x");
+  *bad->add_mutations() = SetCellMutation("\xe3" "f", "q", "x");
   auto* good = request.add_entries();
   good->set_row_key("ok");
   *good->add_mutations() = SetCellMutation("cf", "q", "x");
