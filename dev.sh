@@ -9,6 +9,10 @@
 #   ./dev.sh test      install what is missing, build, run the whole suite
 #   ./dev.sh build     install what is missing and build
 #   ./dev.sh sanitize  build with ASan + UBSan in build-asan/ and run the suite
+#   ./dev.sh fuzz [SECONDS] [TARGET...]
+#                      build the libFuzzer targets with clang in build-fuzz/
+#                      and run each (or the named ones) for SECONDS (60) from
+#                      tests/fuzz/corpus/<target>/ (docs/fuzzing.md)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -54,8 +58,20 @@ case "${1:-}" in
     build build-asan -DBTSIM_SANITIZE=ON -DBTSIM_BENCH=OFF
     ctest --test-dir build-asan -j"$jobs" --output-on-failure
     ;;
+  fuzz)
+    shift
+    seconds=${1:-60}
+    [[ $# -gt 0 ]] && shift
+    scripts/install-deps.sh --fuzz
+    cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_COMPILER=clang++-14 -DBTSIM_FUZZ=ON -DBTSIM_BENCH=OFF \
+      $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) \
+      >/dev/null
+    cmake --build build-fuzz -j"$jobs" --target fuzz_targets
+    tests/fuzz/run.sh build-fuzz "$seconds" "$@"
+    ;;
   *)
-    echo "usage: $0 demo|serve-demo|app-demo|test|build|sanitize" >&2
+    echo "usage: $0 demo|serve-demo|app-demo|test|build|sanitize|fuzz" >&2
     exit 2
     ;;
 esac

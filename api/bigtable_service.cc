@@ -237,7 +237,8 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
     entry->set_index(i);
     entry->mutable_status()->set_code(static_cast<int>(statuses[i].code()));
     if (!statuses[i].ok()) {
-      entry->mutable_status()->set_message(statuses[i].message());
+      // google.rpc.Status.message is a string: UTF-8 only.
+      entry->mutable_status()->set_message(ValidUtf8(statuses[i].message()));
     }
   }
   return grpc::Status::OK;

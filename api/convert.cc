@@ -24,6 +24,51 @@ grpc::Status ToGrpc(const Status& status) {
                       std::move(message));
 }
 
+std::string ValidUtf8(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = [&](size_t k) {
+      return static_cast<unsigned char>(text[k]);
+    };
+    const unsigned char b = byte(i);
+    // The length of the sequence b starts and the range of its second
+    // byte (which excludes overlong forms, surrogates and > U+10FFFF).
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (b < 0x80) {
+      n = 1;
+    } else if (b >= 0xc2 && b <= 0xdf) {
+      n = 2;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      n = 3;
+      if (b == 0xe0) lo = 0xa0;
+      if (b == 0xed) hi = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      n = 4;
+      if (b == 0xf0) lo = 0x90;
+      if (b == 0xf4) hi = 0x8f;
+    }
+    bool valid = n > 0 && i + n <= text.size();
+    for (size_t k = 1; valid && k < n; ++k) {
+      const unsigned char c = byte(i + k);
+      valid = k == 1 ? (c >= lo && c <= hi) : (c >= 0x80 && c <= 0xbf);
+    }
+    if (valid) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 15];
+      ++i;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 Result<Filter> Convert(const v2::RowFilter& f, const std::string& field);

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <grpcpp/support/status.h>
@@ -28,6 +29,11 @@ namespace admin = ::google::bigtable::admin::v2;
 // kMaxStatusMessageBytes is cut there, so that it fits in the trailers.
 inline constexpr size_t kMaxStatusMessageBytes = 4096;
 grpc::Status ToGrpc(const Status& status);
+
+// `text` where it is valid UTF-8, with each byte that is not written as
+// \xNN: for a message put in a protobuf `string` field (which must hold
+// valid UTF-8, or clients fail to parse the whole response).
+std::string ValidUtf8(std::string_view text);
 
 // Converts and validates a whole filter tree (Filter::Validate included).
 Result<cluster::Filter> FilterFromProto(const v2::RowFilter& proto,

@@ -59,9 +59,26 @@ std::string Status::ToString() const {
 }
 
 std::string QuoteForError(std::string_view text) {
-  if (text.size() <= kMaxQuotedBytes) return "'" + std::string(text) + "'";
-  return "'" + std::string(text.substr(0, kMaxQuotedBytes)) + "...' (" +
-         std::to_string(text.size()) + " bytes)";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (const char c : text.substr(0, kMaxQuotedBytes)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\\') {
+      out += "\\\\";
+    } else if (byte >= 0x20 && byte < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  out += '\'';
+  if (text.size() > kMaxQuotedBytes) {
+    out.insert(out.size() - 1, "...");
+    out += " (" + std::to_string(text.size()) + " bytes)";
+  }
+  return out;
 }
 
 }  // namespace btsim

@@ -89,7 +89,10 @@ inline Status Internal(std::string m) {
 
 // `text` in single quotes for an error message, cut to its first
 // kMaxQuotedBytes bytes when longer ("'abc...' (70000 bytes)"): a client's
-// name echoed back must not make a status too large to deliver.
+// name echoed back must not make a status too large to deliver. Bytes
+// outside printable ASCII are escaped as \xNN and '\' as "\\", so the
+// quote is ASCII: a message may travel in a protobuf `string` field (a
+// MutateRows entry's status), which must hold valid UTF-8.
 inline constexpr size_t kMaxQuotedBytes = 128;
 std::string QuoteForError(std::string_view text);
 

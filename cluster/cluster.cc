@@ -246,7 +246,9 @@ void Cluster::CopyDataFrom(const Cluster& source) {
 void Cluster::AddContents(sim::Fingerprint* out,
                           const ContentsVisitor& visit) const {
   sim::Rng unused(0);
-  for (const auto& [id, table] : tables_) {
+  for (const auto& entry : tables_) {
+    const std::string& id = entry.first;
+    const auto& table = entry.second;
     out->Add("table");
     out->Add(id);
     for (const ColumnFamily& f : table->Families()) {

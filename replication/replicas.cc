@@ -466,6 +466,12 @@ Version Replicas::SafeHorizon(const Member& member) const {
       cluster::MakeVersion(cluster::TimestampOf(scheduler_.Now()), 0);
   for (const auto& [origin, other] : members_) {
     if (origin == member.origin) continue;
+    // Its next commits are no older than its clock, which never goes back
+    // but may run behind the scheduler's (clock skew): a tombstone newer
+    // than that may yet have to cover one of them.
+    horizon = std::min(
+        horizon,
+        cluster::MakeVersion(cluster::TimestampOf(other->clock.Now()), 0) - 1);
     auto it = member.inbound.find(origin);
     const uint64_t applied =
         it == member.inbound.end() ? 0 : it->second.applied;

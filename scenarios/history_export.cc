@@ -52,8 +52,12 @@ struct Value {
   Kind kind = Kind::kNull;
   int64_t number = 0;
   std::string text;
-  std::vector<Value> items;                        // kVector
-  std::vector<std::pair<std::string, Value>> map;  // kMap, in order
+  std::vector<Value> items;  // kVector
+  // kMap, in order: keys[i] maps to values[i]. (Not a vector of pairs: a
+  // pair holding Value must not be instantiated while Value is incomplete,
+  // which clang rejects.)
+  std::vector<std::string> keys;
+  std::vector<Value> values;
 
   static Value Int(int64_t n) {
     Value v = Of(Kind::kInt);
@@ -82,7 +86,8 @@ struct Value {
     return v;
   }
   Value& Add(std::string key, Value value) {
-    map.emplace_back(std::move(key), std::move(value));
+    keys.push_back(std::move(key));
+    values.push_back(std::move(value));
     return *this;
   }
 };
@@ -146,10 +151,10 @@ void Print(const Value& v, bool edn, std::string& out) {
     }
     case Value::Kind::kMap: {
       out += '{';
-      for (size_t i = 0; i < v.map.size(); ++i) {
+      for (size_t i = 0; i < v.keys.size(); ++i) {
         if (i > 0) out += edn ? ", " : ",";
-        out += edn ? ":" + v.map[i].first + " " : Quote(v.map[i].first) + ":";
-        Print(v.map[i].second, edn, out);
+        out += edn ? ":" + v.keys[i] + " " : Quote(v.keys[i]) + ":";
+        Print(v.values[i], edn, out);
       }
       out += '}';
       break;

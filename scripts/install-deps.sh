@@ -2,8 +2,9 @@
 # Installs the Debian packages btsim needs to build (no argument), to build
 # and test (`--test`: also Prometheus, for promtool and a real server,
 # Chromium, to render the HTML report, and Slurm with munge, for a sweep on
-# a real batch system), or to build and run the example
-# application (`--app`: also Node.js and npm). Quick and quiet when everything is
+# a real batch system), to build and run the example application (`--app`:
+# also Node.js and npm), or to fuzz (`--fuzz`: also clang 14 and its
+# libFuzzer). Quick and quiet when everything is
 # already installed; uses apt-get (as root, or via sudo).
 set -euo pipefail
 
@@ -17,6 +18,8 @@ packages=(
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(prometheus chromium slurm-wlm munge)
+elif [[ "${1:-}" == "--fuzz" ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
 elif [[ "${1:-}" == "--app" ]]; then
   # Only when missing: a Node.js installed another way (e.g. with its own
   # npm) must not be replaced.

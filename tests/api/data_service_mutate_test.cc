@@ -308,6 +308,27 @@ TEST_F(DataServiceTest, MutateRowsReportsEachEntry) {
   EXPECT_THAT(Keys(ReadTable("t")), ElementsAre("good1", "good2"));
 }
 
+// Found by fuzzing (tests/fuzz/corpus/mutate_rows/regression-binary-family):
+// an entry's error echoed a family name that is not UTF-8 into
+// google.rpc.Status.message, a string field, and the client could not parse
+// the response at all.
+TEST_F(DataServiceTest, MutateRowsEntryErrorsAreUtf8ForBinaryNames) {
+  v2::MutateRowsRequest request;
+  request.set_table_name(TableName("t"));
+  auto* bad = request.add_entries();
+  bad->set_row_key("k\xff");
+  *bad->add_mutations() = SetCellMutation("\xe3" "f", "q", "x");
+  auto* good = request.add_entries();
+  good->set_row_key("ok");
+  *good->add_mutations() = SetCellMutation("cf", "q", "x");
+  std::vector<v2::MutateRowsResponse::Entry> entries;
+  ASSERT_GRPC_OK(MutateRows(request, &entries));
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].status().code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(entries[0].status().message(), HasSubstr("'\\xe3f'"));
+  EXPECT_EQ(entries[1].status().code(), grpc::StatusCode::OK);
+}
+
 TEST_F(DataServiceTest, MutateRowsAppliesRepeatedKeysInOrder) {
   v2::MutateRowsRequest request;
   request.set_table_name(TableName("t"));

@@ -191,5 +191,20 @@ TEST(AssignOrReturnTest, WorksWithMoveOnlyTypesAndStatusReturn) {
   EXPECT_EQ(UseMoveOnly(Unavailable("down"), &out), Unavailable("down"));
 }
 
+TEST(QuoteForErrorTest, QuotesPrintableTextAsItIs) {
+  EXPECT_EQ(QuoteForError("my-table_1"), "'my-table_1'");
+}
+
+TEST(QuoteForErrorTest, EscapesBytesOutsidePrintableAscii) {
+  // The quote is ASCII, so that it is valid UTF-8 wherever it goes.
+  EXPECT_EQ(QuoteForError(std::string("a\xe3\n\0\\b", 6)),
+            "'a\\xe3\\x0a\\x00\\\\b'");
+}
+
+TEST(QuoteForErrorTest, CutsLongTextAndSaysHowLong) {
+  EXPECT_EQ(QuoteForError(std::string(200, 'x')),
+            "'" + std::string(kMaxQuotedBytes, 'x') + "...' (200 bytes)");
+}
+
 }  // namespace
 }  // namespace btsim

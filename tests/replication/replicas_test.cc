@@ -718,6 +718,34 @@ TEST_F(ReplicasTest, CompactAllKeepsTombstonesWhileOlderChangesArePending) {
   ExpectConverged();
 }
 
+// Found by fuzzing (tests/fuzz/corpus/replication/regression-skewed-clock):
+// compaction dropped a tombstone newer than another cluster's clock, and
+// that cluster's next write, older than the delete, then came back on one
+// cluster only.
+TEST_F(ReplicasTest, CompactAllKeepsTombstonesNewerThanASkewedClock) {
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  Write("c1", "r", "x");
+  RunUntilIdle();
+  // c2's clock stays where it is for the next 2 s.
+  ASSERT_TRUE(replicas_->SetClockOffset("c2", -seconds(2)).ok());
+  transport_.Partition(kEastB, kEurope);
+  RunFor(milliseconds(5));
+  Mutate("c1", "r", {DeleteFromRow{}});
+  RunFor(milliseconds(500));
+  // The tombstone must survive: c2 still commits older versions.
+  replicas_->CompactAll();
+  Write("c2", "r", "older than the delete");
+  transport_.Heal(kEastB, kEurope);
+  RunUntilIdle();
+  replicas_->CompactAll();
+  EXPECT_THAT(ReadAll(C("c1")), IsEmpty());
+  EXPECT_THAT(ReadAll(C("c2")), IsEmpty());
+  ExpectConverged();
+}
+
 // ---- Partitions, loss, down clusters ----
 
 TEST_F(ReplicasTest, PartitionBacksUpTheLogsAndHealDrainsThem) {
