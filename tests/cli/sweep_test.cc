@@ -334,8 +334,9 @@ TEST(CheckShardsTest, AcceptsEveryShardOnceAndComplete) {
   ResultsTable even = full, odd = full;
   even.rows = {full.rows[0], full.rows[2]};
   odd.rows = {full.rows[1], full.rows[3]};
-  EXPECT_TRUE(
-      CheckShards({{"b", odd}, {"a", even}}, {{{1, 2}, 4}, {{0, 2}, 4}}).ok());
+  EXPECT_TRUE(CheckShards({{"b", odd}, {"a", even}},
+                          {{{1, 2}, 4, "s"}, {{0, 2}, 4, "s"}})
+                  .ok());
 }
 
 TEST(CheckShardsTest, RefusesIncompleteMissingDuplicatedAndForeignShards) {
@@ -350,20 +351,20 @@ TEST(CheckShardsTest, RefusesIncompleteMissingDuplicatedAndForeignShards) {
     const char* error;
   } cases[] = {
       {{{"a", even}, {"b", short_odd}},
-       {{{0, 2}, 4}, {{1, 2}, 4}},
+       {{{0, 2}, 4, "s"}, {{1, 2}, 4, "s"}},
        "b: shard 1 is incomplete: run 3 is missing"},
-      {{{"a", even}}, {{{0, 2}, 4}}, "shard 1/2 is missing"},
+      {{{"a", even}}, {{{0, 2}, 4, "s"}}, "shard 1/2 is missing"},
       {{{"a", even}, {"c", even}},
-       {{{0, 2}, 4}, {{0, 2}, 4}},
+       {{{0, 2}, 4, "s"}, {{0, 2}, 4, "s"}},
        "c: shard 0 given twice (also a)"},
       {{{"a", even}, {"b", odd}},
-       {{{0, 2}, 4}, {{1, 3}, 4}},
+       {{{0, 2}, 4, "s"}, {{1, 3}, 4, "s"}},
        "b: shard 1/3 of 4 runs is not of the same sweep as a"},
       {{{"a", even}, {"b", even}},
-       {{{0, 2}, 4}, {{1, 2}, 4}},
+       {{{0, 2}, 4, "s"}, {{1, 2}, 4, "s"}},
        "b: shard 1/2 holds run 0, expected run 1"},
       {{{"a", even}, {"b", odd}},
-       {{{0, 2}, 3}, {{1, 2}, 3}},
+       {{{0, 2}, 3, "s"}, {{1, 2}, 3, "s"}},
        "holds run 3, beyond its runs"},
       {{{"a", even}, {"b", odd}},
        {{{0, 2}, 4, "seeds 1..2"}, {{1, 2}, 4, "seeds 3..4"}},
