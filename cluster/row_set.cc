@@ -37,7 +37,7 @@ void RowSet::AddRange(Interval range) {
   reversed_.reset();
 }
 
-const RowSet::Order& RowSet::OrderFor(bool reversed) const {
+RowSet::Order& RowSet::OrderFor(bool reversed) const {
   std::optional<Order>& cached = reversed ? reversed_ : forward_;
   if (cached.has_value()) return *cached;
   Order order;
@@ -45,20 +45,6 @@ const RowSet::Order& RowSet::OrderFor(bool reversed) const {
   if (reversed) {
     std::stable_sort(order.intervals.begin(), order.intervals.end(),
                      EndGreater);
-  }
-  // Forward: the furthest end so far; reversed: the smallest start.
-  auto further = [reversed](const Interval& a, const Interval& b) {
-    const Bound& x = reversed ? a.start : a.end;
-    const Bound& y = reversed ? b.start : b.end;
-    if (x.unbounded() || y.unbounded()) return x.unbounded() && !y.unbounded();
-    return reversed ? x.value < y.value : x.value > y.value;
-  };
-  order.reach.resize(order.intervals.size());
-  for (size_t i = 0; i < order.intervals.size(); ++i) {
-    order.reach[i] = i == 0 || further(order.intervals[i],
-                                       order.intervals[order.reach[i - 1]])
-                         ? i
-                         : order.reach[i - 1];
   }
   cached = std::move(order);
   return *cached;
@@ -69,7 +55,26 @@ const std::vector<Interval>& RowSet::ScanOrder(bool reversed) const {
 }
 
 size_t RowSet::ResumeFrom(std::string_view after, bool reversed) const {
-  const Order& order = OrderFor(reversed);
+  Order& order = OrderFor(reversed);
+  // Made on the first resumption only: most reads never resume.
+  if (order.reach.size() != order.intervals.size()) {
+    // Forward: the furthest end so far; reversed: the smallest start.
+    auto further = [reversed](const Interval& a, const Interval& b) {
+      const Bound& x = reversed ? a.start : a.end;
+      const Bound& y = reversed ? b.start : b.end;
+      if (x.unbounded() || y.unbounded()) {
+        return x.unbounded() && !y.unbounded();
+      }
+      return reversed ? x.value < y.value : x.value > y.value;
+    };
+    order.reach.resize(order.intervals.size());
+    for (size_t i = 0; i < order.intervals.size(); ++i) {
+      order.reach[i] = i == 0 || further(order.intervals[i],
+                                         order.intervals[order.reach[i - 1]])
+                           ? i
+                           : order.reach[i - 1];
+    }
+  }
   // Intervals wholly passed: those whose end value is <= after (reversed:
   // start value >= after). `reach` makes that a prefix.
   auto passed = [&](size_t reach) {

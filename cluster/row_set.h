@@ -42,10 +42,11 @@ class RowSet {
   struct Order {
     std::vector<Interval> intervals;
     // reach[i]: the index of the furthest end (reversed: the smallest
-    // start) among intervals[0..i]; unbounded counts as furthest.
+    // start) among intervals[0..i]; unbounded counts as furthest. Empty
+    // until the first ResumeFrom.
     std::vector<size_t> reach;
   };
-  const Order& OrderFor(bool reversed) const;
+  Order& OrderFor(bool reversed) const;
 
   std::vector<std::string> keys_;
   std::vector<Interval> ranges_;
