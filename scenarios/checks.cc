@@ -112,7 +112,7 @@ Measure Rto(const History& history, const std::vector<Outage>& outages) {
   failed.erase(std::unique(failed.begin(), failed.end()), failed.end());
   std::map<std::string_view, int64_t> codes;
   for (uint32_t id : failed) {
-    ++codes[StatusCodeName(history.operations[id].code)];
+    ++codes[StatusCodeName(history.operations.Get(id).code)];
   }
   const Event& event = history.events[worst->event];
   const double value = worst->never ? kInfinity : Seconds(worst->length);

@@ -131,7 +131,7 @@ std::vector<size_t> SurvivingClusters(const History& history) {
 }
 
 Analysis::Analysis(const History& history)
-    : history_(history), tags_(history.operations) {
+    : history_(history), tags_(history.operations.size()) {
   IndexRows();
   IndexDrops();
   IndexExpiries();

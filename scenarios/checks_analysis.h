@@ -146,9 +146,8 @@ struct Outage {
 // same value on many rows, and a read of a row saw a write on that row.
 class TagIndex {
  public:
-  // `ops` are the history's operations, whose tags are added.
-  explicit TagIndex(const std::vector<Operation>& ops)
-      : ops_(4 * ops.size() + 16, kNone) {}
+  // For the tags of a history of `operations` operations.
+  explicit TagIndex(size_t operations) : ops_(4 * operations + 16, kNone) {}
   // Maps (`row`, `tag`) to `op`, unless it is mapped already. `tag` must
   // outlive this; `row_of` gives the row of every op added before.
   void Add(std::string_view tag, int32_t row, uint32_t op,

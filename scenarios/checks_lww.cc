@@ -10,7 +10,7 @@
 namespace btsim::scenarios::checks_internal {
 
 LwwAnomalies FindLwwAnomalies(const History& history, const Filter& filter) {
-  const std::vector<Operation>& ops = history.operations;
+  const OperationLog& ops = history.operations;
   // Acknowledged writes of the value column, grouped by row.
   std::vector<uint32_t> writes;
   for (size_t i = 0; i < ops.size(); ++i) {

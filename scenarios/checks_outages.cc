@@ -150,11 +150,12 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   // have their successes collected (on a run without errors, none).
   {
     ClientIndex<ClientOps> client_of(&clients);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const Operation& op = ops[i];
+    for (auto it = ops.begin(); it != ops.end(); ++it) {
+      const Operation& op = *it;
       if (op.ok() || !filter.SelectsClient(op)) continue;
       ClientOps& client = client_of(op);
-      client.failures.emplace_back(op.complete, static_cast<uint32_t>(i));
+      client.failures.emplace_back(op.complete,
+                                   static_cast<uint32_t>(it.index()));
       client.longest_failure =
           std::max(client.longest_failure, op.complete - op.invoke);
     }
@@ -195,7 +196,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
           never ? Duration::max() : end + client.longest_failure;
       for (; failure != client.failures.end() && failure->first <= last;
            ++failure) {
-        if (ops[failure->second].invoke <= end) {
+        if (ops.Get(failure->second).invoke <= end) {
           outage.failed.push_back(failure->second);
         }
       }
@@ -227,6 +228,8 @@ std::vector<Failback> FindFailbacks(const History& history,
   }
   struct ClientOps {
     std::vector<uint32_t> successes;  // in invoke order
+    // Per success: whether another cluster served the one before.
+    std::vector<bool> moved;
     // Per success: the index of the next success served by a different
     // cluster (successes.size() when none).
     std::vector<size_t> next_other;
@@ -239,36 +242,38 @@ std::vector<Failback> FindFailbacks(const History& history,
   };
   std::map<std::string, ClientOps> clients;  // iterated in name order
   ClientIndex<ClientOps> client_of(&clients);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
+  for (auto it = ops.begin(); it != ops.end(); ++it) {
+    const Operation& op = *it;
     if (!filter.SelectsClient(op)) continue;
     ClientOps& client = client_of(op);
     client.last_invoke = std::max(client.last_invoke, op.invoke);
     if (!op.ok()) continue;
-    client.successes.push_back(static_cast<uint32_t>(i));
+    const auto i = static_cast<uint32_t>(it.index());
+    client.successes.push_back(i);
     // A client's successes mostly come from one cluster: look it up only
     // when it changes.
-    if (client.served == nullptr || client.served_by != op.cluster) {
+    const bool moved =
+        client.served == nullptr || client.served_by != op.cluster;
+    client.moved.push_back(moved);
+    if (moved) {
       client.served_by = op.cluster;
       client.served = &client.by_cluster[std::string(op.cluster)];
     }
-    client.served->push_back(static_cast<uint32_t>(i));
+    client.served->push_back(i);
   }
   for (auto& [name, client] : clients) {
     const size_t n = client.successes.size();
     client.next_other.assign(n, n);
     for (size_t i = n; i-- > 1;) {
-      client.next_other[i - 1] = ops[client.successes[i - 1]].cluster !=
-                                         ops[client.successes[i]].cluster
-                                     ? i
-                                     : client.next_other[i];
+      client.next_other[i - 1] = client.moved[i] ? i : client.next_other[i];
     }
   }
   auto first_invoked_at_or_after = [&](const std::vector<uint32_t>& ids,
                                        Duration t) {
     return static_cast<size_t>(
-        std::partition_point(ids.begin(), ids.end(),
-                             [&](uint32_t id) { return ops[id].invoke < t; }) -
+        std::partition_point(
+            ids.begin(), ids.end(),
+            [&](uint32_t id) { return ops.Get(id).invoke < t; }) -
         ids.begin());
   };
 
@@ -286,18 +291,19 @@ std::vector<Failback> FindFailbacks(const History& history,
       const auto& successes = client.successes;
       const size_t after = first_invoked_at_or_after(successes, event.at);
       if (after == 0) continue;  // no home
-      const Name home = ops[successes[after - 1]].cluster;
+      const Name home = ops.Get(successes[after - 1]).cluster;
       if (home.empty()) continue;
       // Moved: an outage, or (when the fault concerns the home) a success
       // between the fault and the repair served by another cluster.
       bool moved = outages.contains({name, e});
       if (!moved && (event.cluster == home || event.peer == home) &&
-          after < successes.size() && ops[successes[after]].invoke < repaired) {
-        const size_t other = ops[successes[after]].cluster != home
+          after < successes.size() &&
+          ops.Get(successes[after]).invoke < repaired) {
+        const size_t other = ops.Get(successes[after]).cluster != home
                                  ? after
                                  : client.next_other[after];
-        moved =
-            other < successes.size() && ops[successes[other]].invoke < repaired;
+        moved = other < successes.size() &&
+                ops.Get(successes[other]).invoke < repaired;
       }
       if (!moved) continue;
       Failback failback;
@@ -310,7 +316,7 @@ std::vector<Failback> FindFailbacks(const History& history,
             client.by_cluster.at(failback.home);
         const size_t back = first_invoked_at_or_after(served, repaired);
         if (back < served.size()) {
-          failback.length = ops[served[back]].complete - repaired;
+          failback.length = ops.Get(served[back]).complete - repaired;
         } else if (client.last_invoke >= repaired) {
           failback.never = true;
         } else {

@@ -502,10 +502,8 @@ std::string RowStateText(const RowState* state) {
 HistorySplit::HistorySplit(const History& history, size_t parts)
     : history_(history), parts_(parts), ops_(parts) {
   BTSIM_CHECK(parts > 0);
-  const auto& ops = history.operations;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    ops_[HashTableRow(ops[i].table(), ops[i].row) % parts].push_back(
-        static_cast<uint32_t>(i));
+  for (const Operation& op : history.operations) {
+    ops_[HashTableRow(op.table(), op.row) % parts].push_back(op.id);
   }
   rows_.resize(history.final_state.size());
   for (size_t c = 0; c < history.final_state.size(); ++c) {
@@ -524,18 +522,25 @@ History HistorySplit::Part(size_t part) const {
   History out;
   out.start = history.start;
   out.names = history.names;
-  out.operations.reserve(ops_[part].size());
-  for (uint32_t i : ops_[part]) out.operations.push_back(history.operations[i]);
+  for (uint32_t i : ops_[part])
+    out.operations.push_back(history.operations.Get(i));
   out.events = history.events;
   for (Event& event : out.events) {
     if (!event.unreplicated_ops.has_value()) continue;
     std::vector<uint64_t> local;
     for (uint64_t id : *event.unreplicated_ops) {
-      auto it = std::lower_bound(
-          out.operations.begin(), out.operations.end(), id,
-          [](const Operation& op, uint64_t id) { return op.id < id; });
-      if (it != out.operations.end() && it->id == id) {
-        local.push_back(static_cast<uint64_t>(it - out.operations.begin()));
+      // The part's operations are in id order: find `id` by bisection.
+      size_t low = 0, high = out.operations.size();
+      while (low < high) {
+        const size_t mid = low + (high - low) / 2;
+        if (out.operations[mid].id < id) {
+          low = mid + 1;
+        } else {
+          high = mid;
+        }
+      }
+      if (low < out.operations.size() && out.operations[low].id == id) {
+        local.push_back(low);
       }
     }
     event.unreplicated_ops = std::move(local);
@@ -568,7 +573,9 @@ void ForEachPart(const History& history, size_t parts,
         1, (history.operations.size() + kOperationsPerPart - 1) /
                kOperationsPerPart);
   }
-  if (parts == 1) {
+  // A history all in memory is analysed in place; a spilled one is read
+  // back, part by part.
+  if (parts == 1 && !history.operations.Spilled()) {
     visit(Analysis(history));
     return;
   }

@@ -354,7 +354,7 @@ void WriteRecords(const History& history,
     if (l.rank == kFault) {
       record = NemesisRecord(history.events[l.index]);
     } else {
-      const Operation& op = history.operations[l.index];
+      const Operation op = history.operations.Get(l.index);
       const bool done = IsCompletion(l);
       const Outcome outcome = OutcomeOf(op);
       Described d = describe(op, done, outcome);
@@ -475,7 +475,7 @@ void WriteElleRwRegister(const History& history, std::ostream& out) {
 void WriteElleListAppend(const History& history, std::ostream& out) {
   ValueNumbers numbers;
   for (const Append& append : history.appends) {
-    numbers.Of(KeyOf(history.operations[append.op]), append.token.view());
+    numbers.Of(KeyOf(history.operations.Get(append.op)), append.token.view());
   }
   // Appends of simulated clients only: recorded calls have no token.
   WriteElle(
@@ -525,7 +525,7 @@ void WritePorcupine(const History& history, std::ostream& out) {
   std::vector<Value> operations;
   for (const Line& l : Lines(history, kept)) {
     if (l.rank == kFault) continue;
-    const Operation& op = history.operations[l.index];
+    const Operation op = history.operations.Get(l.index);
     const Outcome outcome = OutcomeOf(op);
     if (!IsCompletion(l)) {
       client[op.id] = clients.Acquire(op.client());

@@ -188,6 +188,7 @@ class HistoryReader {
   explicit HistoryReader(const std::string& path) : path_(path) {
     options_.ignore_unknown_fields = false;
     run_.outcome.history.start = sim::Time{};
+    run_.outcome.history.operations.EnableSpilling();
   }
 
   // Adds line number `number` (from 1).
@@ -432,6 +433,7 @@ Status HistoryReader::AddOperation(const v1::Operation& in) {
     h.appends.push_back(append);
   }
   h.operations.push_back(op);
+  h.operations.Settle(h.operations.size());  // read once, never changed
   return OkStatus();
 }
 

@@ -73,6 +73,7 @@ LiveSession::LiveSession(const LoadedScenario& scenario,
   context_.history = &history_;
   context_.trace = &trace_;
   steps_.context = &context_;
+  history_.operations.EnableSpilling();
 }
 
 Result<std::unique_ptr<LiveSession>> LiveSession::Create(
@@ -122,6 +123,7 @@ bool LiveSession::DurationOver() const {
 void LiveSession::Sample() {
   if (context_.finished) return;
   SampleClustersAndLinks(context_, observer_);
+  SettleOperations(clients_, history_);
   scheduler_.RunAfter(kSampleInterval, [this] { Sample(); });
 }
 
@@ -154,21 +156,24 @@ RunOutcome LiveSession::Finish() {
   EndClientPhase();
   Settled();
   FinishRun(steps_);
-  std::vector<Operation>& ops = history_.operations;
   // Recorded operations were added when they completed: put every
   // operation in invoke order, renumbering the ids events refer to.
-  std::vector<uint32_t> order(ops.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return ops[a].invoke < ops[b].invoke;
-  });
+  OperationLog& ops = history_.operations;
+  std::vector<std::pair<sim::Duration, uint32_t>> order;  // (invoke, id)
+  order.reserve(ops.size());
+  for (const Operation& op : ops) order.emplace_back(op.invoke, op.id);
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<uint64_t> new_id(ops.size());
-  std::vector<Operation> sorted;
-  sorted.reserve(ops.size());
+  OperationLog sorted;
+  sorted.EnableSpilling();
   for (uint32_t i = 0; i < order.size(); ++i) {
-    new_id[order[i]] = i;
-    sorted.push_back(ops[order[i]]);
-    sorted.back().id = i;
+    new_id[order[i].second] = i;
+    Operation& op = sorted.emplace_back();
+    op = ops.Get(order[i].second);
+    op.id = i;
+    sorted.Settle(sorted.size());
   }
   ops = std::move(sorted);
   for (Event& event : history_.events) {

@@ -183,8 +183,9 @@ std::vector<FaultFailover> FailoversByFault(const RunOutcome& outcome) {
     c.rto = o.never ? sim::Duration::max() : o.length;
     sim::Duration first_failure = sim::Duration::max();
     for (uint32_t op : o.failed) {
-      ++c.errors[std::string(StatusCodeName(h.operations[op].code))];
-      first_failure = std::min(first_failure, h.operations[op].complete);
+      const Operation failed = h.operations.Get(op);
+      ++c.errors[std::string(StatusCodeName(failed.code))];
+      first_failure = std::min(first_failure, failed.complete);
     }
     const sim::Duration recovered = h.events[o.event].at + o.length;
     c.error_window =

@@ -1,16 +1,20 @@
 #include "scenarios/row_reader.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>  // btsim: order-independent (lookups only)
 #include <utility>
 #include <vector>
 
+#include "base/bytes.h"
 #include "base/check.h"
 #include "cluster/row_set.h"
-#include "scenarios/tag_map.h"
 
 namespace btsim::scenarios {
 
@@ -52,23 +56,55 @@ RowRead RowStateOf(std::string_view family,
   return row;
 }
 
+namespace {
+
+// The final rows with a tag: (cluster, row index in its rows).
+struct TaggedRow {
+  size_t cluster;
+  uint32_t row;
+};
+
+// Sets the version of each tagged row to that of the operation that
+// committed its tag (the newest version when several did; the tag stays
+// unless none did): one pass over the operations, with an index as large as
+// the final rows, whatever the history's length.
+void FillWriters(const std::vector<TaggedRow>& tagged, History* history) {
+  constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
+  // Tag -> the first of its rows in `tagged`; `next` chains the others.
+  std::unordered_map<std::string_view, uint32_t,  // btsim: order-independent
+                     std::hash<std::string_view>, BytesEqual>
+      first;
+  std::vector<uint32_t> next(tagged.size(), kEnd);
+  auto state_of = [&](const TaggedRow& t) -> RowState& {
+    return history->final_state[t.cluster].rows.at(t.row);
+  };
+  for (uint32_t i = 0; i < tagged.size(); ++i) {
+    auto [it, added] = first.try_emplace(state_of(tagged[i]).tag.view(), i);
+    if (!added) {
+      next[i] = it->second;
+      it->second = i;
+    }
+  }
+  if (first.empty()) return;
+  for (const Operation& op : history->operations) {
+    if (op.written().empty() || op.version == 0) continue;
+    auto it = first.find(op.written().view());
+    if (it == first.end()) continue;
+    for (uint32_t i = it->second; i != kEnd; i = next[i]) {
+      RowState& state = state_of(tagged[i]);
+      state.version = std::max(state.version, op.version);
+    }
+  }
+}
+
+}  // namespace
+
 void ReadFinalState(replication::Replicas& replicas,
                     const std::map<std::string, std::string>& family_of,
                     History* history, sim::Fingerprint* fingerprint) {
   BTSIM_CHECK(history->final_state.empty());
-  // The operation that committed each tag written, the one with the newest
-  // version when several did: a final row state takes its tag's Name and
-  // version from it.
-  const std::vector<Operation>& ops = history->operations;
-  constexpr uint32_t kNoWriter = std::numeric_limits<uint32_t>::max();
-  TagMap<uint32_t> writer_of(4 * ops.size() + 16, kNoWriter);
-  for (uint32_t i = 0; i < ops.size(); ++i) {
-    const Operation& op = ops[i];
-    if (op.written().empty() || op.version == 0) continue;
-    uint32_t& writer = writer_of[op.written()];
-    if (writer == kNoWriter || ops[writer].version < op.version) writer = i;
-  }
   NamePool& names = *history->names;
+  std::vector<TaggedRow> tagged;
   for (const std::string& id : replicas.ClusterIds()) {
     cluster::Cluster* cluster = replicas.Find(id);
     ClusterState state;
@@ -84,37 +120,16 @@ void ReadFinalState(replication::Replicas& replicas,
       state.rows.reserve(rows);
     };
     // Tables in id order, rows in key order (AddContents' and
-    // ReadRowStates' order). A row whose tag an operation wrote takes the
-    // tag and version from it later, in fill_written(): (row index, op).
-    std::vector<std::pair<uint32_t, uint32_t>> written;
+    // ReadRowStates' order). A row with a tag takes the version of the
+    // operation that wrote it later, in FillWriters.
     auto append = [&](Name table, std::string_view key, const RowRead& read) {
       RowState row{Name(), read.timestamp, 0, read.counter};
       if (!read.tag.empty()) {
-        if (const uint32_t w = writer_of.Find(read.tag); w != kNoWriter) {
-          written.emplace_back(static_cast<uint32_t>(state.rows.size()), w);
-        } else {
-          row.tag = names.Store(read.tag);
-        }
+        row.tag = names.Store(read.tag);
+        tagged.push_back({history->final_state.size(),
+                          static_cast<uint32_t>(state.rows.size())});
       }
       state.rows.Append({table, names.Store(key)}, row);
-    };
-    // The operations lie at random in a large array: each is fetched a few
-    // rows ahead (its type, then its version and tag), so that the cache
-    // misses overlap.
-    auto fill_written = [&] {
-      constexpr size_t kAhead = 8;
-      for (size_t i = 0; i < written.size(); ++i) {
-        if (i + kAhead < written.size()) {
-          const Operation& ahead = ops[written[i + kAhead].second];
-          __builtin_prefetch(&ahead.type);
-          __builtin_prefetch(&ahead.version);
-        }
-        const auto [row, w] = written[i];
-        RowState& filled = state.rows.at(row);
-        filled.tag = ops[w].written();
-        filled.version = ops[w].version;
-      }
-      written.clear();
     };
     // The first earlier cluster with row states of its own that `same`
     // accepts.
@@ -160,7 +175,6 @@ void ReadFinalState(replication::Replicas& replicas,
             append(table_name, key, RowStateOf(entry->second, cells));
           });
       state.digest = digest.Hex();
-      fill_written();
     } else if (!state.same_as) {
       sim::Fingerprint digest;
       cluster->AddContents(&digest);
@@ -189,10 +203,10 @@ void ReadFinalState(replication::Replicas& replicas,
         BTSIM_CHECK_MSG(read.ok() || read.code() == StatusCode::kNotFound,
                         read.message());
       }
-      fill_written();
     }
     history->final_state.push_back(std::move(state));
   }
+  FillWriters(tagged, history);
 }
 
 int64_t DecodeCounter(std::string_view value) {

@@ -139,13 +139,24 @@ void FinishRun(StepRun& run) {
   RunContext& context = *run.context;
   context.finished = true;
   History& history = *context.history;
-  for (Operation& op : history.operations) {
+  // Settled operations have finished.
+  for (size_t i = history.operations.Settled(); i < history.operations.size();
+       ++i) {
+    Operation& op = history.operations[i];
     if (op.attempts == 0) {  // finished operations have attempts >= 1
       op.complete = context.Elapsed();
       op.code = StatusCode::kUnknown;
       op.message = history.names->Intern("still in flight when the run ended");
     }
   }
+}
+
+void SettleOperations(const ScenarioClients& clients, History& history) {
+  uint64_t open = history.operations.size();
+  for (const auto& client : clients.clients) {
+    open = std::min(open, client->OldestOpenOperation());
+  }
+  history.operations.Settle(open);
 }
 
 void SampleClustersAndLinks(RunContext& context, HistoryObserver& observer) {

@@ -87,6 +87,10 @@ std::vector<int> TimelineOrder(const btsim::scenario::v1::Scenario& scenario);
 // "still in flight when the run ended".
 void FinishRun(StepRun& run);
 
+// Settles (OperationLog::Settle) the operations no client of `clients` can
+// still change: they may leave memory.
+void SettleOperations(const ScenarioClients& clients, History& history);
+
 // Appends to the history each cluster's CPU load and each link's
 // replication since the last sample (at the context's time).
 void SampleClustersAndLinks(RunContext& context, HistoryObserver& observer);

@@ -53,6 +53,8 @@ class Runner {
     context_.history = &history_;
     context_.trace = &trace_;
     steps_.context = &context_;
+    history_.operations = OperationLog(options.history_chunk);
+    history_.operations.EnableSpilling();
   }
 
   Result<RunOutcome> Run();
@@ -101,23 +103,6 @@ Status Runner::Setup() {
 
   BTSIM_RETURN_IF_ERROR(CreateTables(s_, steps_));
   BTSIM_ASSIGN_OR_RETURN(clients_, CreateClients(s_, rng_, steps_));
-  // Room for the operations open-loop clients are expected to issue (10 %
-  // over the mean), so that the history does not move them as it grows.
-  // Capacity only: untouched memory costs nothing, and nothing depends on
-  // it.
-  {
-    double expected = 0;
-    const double seconds = std::chrono::duration<double>(duration_).count();
-    for (const v1::Client& c : s_.clients()) {
-      if (c.workload().rate_case() != v1::Workload::kOpsPerSecond) continue;
-      expected += (c.count() == 0 ? 1 : c.count()) *
-                  c.workload().ops_per_second() * seconds;
-    }
-    constexpr double kMaxReserved = 1e8;
-    history_.operations.reserve(
-        static_cast<size_t>(std::min(expected * 1.1, kMaxReserved)) + 1024);
-  }
-
   // Strong reads are promised when every client's profile routes to one
   // and the same cluster and no profile changes.
   bool promised = true;
@@ -141,6 +126,7 @@ Status Runner::Setup() {
 void Runner::Sample() {
   if (context_.finished) return;
   SampleClustersAndLinks(context_, observer_);
+  SettleOperations(clients_, history_);
   scheduler_.RunAfter(kSampleInterval, [this] { Sample(); });
 }
 

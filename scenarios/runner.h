@@ -40,6 +40,10 @@ struct RunOptions {
   // before and after the checks to fill RunOutcome::check_wall_seconds, and
   // for nothing else (scenarios/ reads no clock of its own).
   std::function<double()> wall_clock;
+  // Operations per chunk of the history (OperationLog): settled chunks
+  // leave memory for a temporary file. Tests make it small so that short
+  // runs spill too.
+  size_t history_chunk = OperationLog::kDefaultChunkOperations;
 };
 
 struct RunOutcome {

@@ -7,7 +7,6 @@
 
 #include "base/bytes.h"
 #include "base/check.h"
-#include "base/prefetch.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
@@ -277,13 +276,7 @@ void SimClient::Issue(uint64_t loop_generation) {
     }
   }
   const uint64_t index = op.id;
-  std::vector<Operation>& ops = history.operations;
-  ops.push_back(std::move(op));
-  // The next operation's slot is cold by the time it is written (other
-  // work runs between two issues): request its lines now, for writing.
-  if (ops.size() < ops.capacity()) {
-    PrefetchForWrite(ops.data() + ops.size(), sizeof(Operation));
-  }
+  history.operations.push_back(op);
   ++context_.in_flight;
   const uint32_t slot = NewAttempt();
   Attempt& attempt = attempts_[slot];
@@ -305,6 +298,19 @@ uint32_t SimClient::NewAttempt() {
   attempts_[slot] = Attempt{};
   attempts_[slot].done = false;
   return slot;
+}
+
+uint64_t SimClient::OldestOpenOperation() const {
+  uint64_t oldest = std::numeric_limits<uint64_t>::max();
+  for (const Attempt& a : attempts_) {
+    if (!a.done) oldest = std::min(oldest, a.op_index);
+  }
+  std::vector<bool> free(messages_.size(), false);
+  for (uint32_t m : free_messages_) free[m] = true;
+  for (size_t m = 0; m < messages_.size(); ++m) {
+    if (!free[m]) oldest = std::min(oldest, messages_[m].op_index);
+  }
+  return oldest;
 }
 
 uint32_t SimClient::NewMessage(uint32_t slot, uint32_t token, Name cluster) {

@@ -95,6 +95,10 @@ class SimClient {
   // The group's workload changed: restart the issuing loops.
   void Restart();
 
+  // The smallest id of this client's operations that may still change (an
+  // attempt or a message of it is under way); UINT64_MAX when none.
+  uint64_t OldestOpenOperation() const;
+
  private:
   // One operation's progress across its attempts, in a slot of attempts_
   // (reused once the operation finishes).

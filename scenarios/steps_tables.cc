@@ -159,23 +159,23 @@ bool FinishTokenWait(StepRun& run, size_t event_index) {
     int64_t violations = 0;
     // Deletes that committed, by row: they remove writes by design.
     std::map<std::pair<std::string_view, std::string_view>,
-             std::vector<const Operation*>>
+             std::vector<Operation>>
         deletes;
     for (const Operation& op : context.history->operations) {
       if (IsDelete(op.type) && op.version != 0) {
-        deletes[{op.table(), op.row}].push_back(&op);
+        deletes[{op.table(), op.row}].push_back(op);
       }
     }
     auto deleted = [&](const Operation& write) {
       auto it = deletes.find({write.table(), write.row});
       return it != deletes.end() &&
              std::any_of(it->second.begin(), it->second.end(),
-                         [&](const Operation* del) {
-                           return DeleteCovers(*del, write);
+                         [&](const Operation& del) {
+                           return DeleteCovers(del, write);
                          });
     };
     for (uint64_t id : wait->second.writes) {
-      const Operation& op = context.history->operations[id];
+      const Operation op = context.history->operations.Get(id);
       if (DroppedSince(*context.history, op) || deleted(op)) continue;
       for (const std::string& cluster_id : replicas.ClusterIds()) {
         cluster::Cluster* cluster = replicas.Find(cluster_id);

@@ -16,8 +16,8 @@ namespace {
 
 using checks_test::Builder;
 using checks_test::Check;
-using checks_test::ExpectSameInParts;
 using checks_test::Eval;
+using checks_test::ExpectSameInParts;
 using checks_test::Ms;
 using checks_test::RunCheck;
 using sim::Duration;
@@ -205,7 +205,7 @@ TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
     ops[i].type = OpType::kWrite;
     ops[i].set_written(texts.Store(tags[i]));
   }
-  checks_internal::TagIndex index(ops);
+  checks_internal::TagIndex index(ops.size());
   const std::vector<int32_t> row_of(tags.size(), 0);  // all on one row
   for (size_t i = 0; i < tags.size(); ++i) {
     index.Add(tags[i], 0, static_cast<uint32_t>(i), row_of);
@@ -232,7 +232,7 @@ TEST(TagIndexTest, TheSameTagOnSeveralRowsFindsEachRowsWrite) {
   const std::vector<int32_t> row_of = {0, 1, 0, 1};
   NamePool texts;
   std::vector<Operation> ops(tags.size());
-  checks_internal::TagIndex index(ops);
+  checks_internal::TagIndex index(ops.size());
   for (size_t i = 0; i < tags.size(); ++i) {
     index.Add(tags[i], row_of[i], static_cast<uint32_t>(i), row_of);
   }

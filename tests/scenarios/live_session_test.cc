@@ -189,7 +189,7 @@ TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
          milliseconds(1500));
 
   RunOutcome out = Finish();
-  const std::vector<Operation>& ops = out.history.operations;
+  const OperationLog& ops = out.history.operations;
   ASSERT_EQ(ops.size(), 11u);
   for (size_t i = 0; i < ops.size(); ++i) {
     EXPECT_EQ(ops[i].id, i);
