@@ -376,7 +376,7 @@ Status HistoryReader::AddOperation(const v1::Operation& in) {
   BTSIM_RETURN_IF_ERROR(Text(in.profile(), "operation.profile", profile_));
   BTSIM_RETURN_IF_ERROR(Text(in.table(), "operation.table", table_));
   op.source = h.names->Source(client_, group_, profile_, table_);
-  BTSIM_ASSIGN_OR_RETURN(op.row, PoolText(in.row(), "operation.row", false));
+  BTSIM_ASSIGN_OR_RETURN(op.row, PoolText(in.row(), "operation.row", true));
   BTSIM_ASSIGN_OR_RETURN(op.cluster,
                          PoolText(in.cluster(), "operation.cluster", true));
   BTSIM_ASSIGN_OR_RETURN(op.message,

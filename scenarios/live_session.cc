@@ -249,7 +249,7 @@ void LiveSession::Record(const instance::RequestReport& r) {
     op.attempts = 1;
     op.type = type;
     op.source = source;
-    op.row = names.Store(key);
+    op.row = names.Intern(key);
     op.invoke = invoke;
     op.complete = complete;
     op.cluster = cluster;

@@ -3,8 +3,9 @@
 // message (a handful of distinct strings), and carrying its row key and value
 // tag (mostly distinct, mostly short). A Name is an 8-byte pointer to one
 // copy of the text in a NamePool's arena, instead of a 32-byte std::string in
-// every operation: names are interned (one copy per distinct text), row keys
-// and tags are stored as they come (no lookup, ~1 byte of overhead each).
+// every operation: names and row keys are interned (one copy per distinct
+// text: a run's keys are bounded by its key space, not by its length), tags
+// are stored as they come (no lookup, ~1 byte of overhead each).
 //
 // A Name is valid while its pool lives (History shares its pool between
 // copies, see history.h). Names compare by content, so names from different
@@ -22,6 +23,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>  // btsim: order-independent (lookups only)
 #include <vector>
 
 #include "base/bytes.h"
@@ -93,11 +95,11 @@ class NamePool {
   NamePool& operator=(const NamePool&) = delete;
 
   // The name with this text, added when absent: interning the same text
-  // twice gives the same pointer. For the few distinct texts many
-  // operations repeat.
+  // twice gives the same pointer. For texts many operations repeat: names
+  // and row keys.
   Name Intern(std::string_view text);
   // A name with this text, always a new copy (no lookup): for texts that
-  // are mostly distinct, such as row keys and value tags.
+  // are mostly distinct, such as value tags.
   Name Store(std::string_view text);
   // The source with these names, added when absent (same pointer for equal
   // sources): valid while the pool lives. Interns the four names.
@@ -110,7 +112,8 @@ class NamePool {
   std::vector<std::unique_ptr<char[]>> blocks_;       // never move
   char* free_ = nullptr;                              // in the last block
   size_t left_ = 0;                                   // bytes at free_
-  std::set<std::string_view, std::less<>> interned_;  // views into blocks_
+  // Views into blocks_; lookups only, never iterated.
+  std::unordered_set<std::string_view> interned_;  // btsim: order-independent
   std::set<OpSource> sources_;                        // nodes never move
 };
 

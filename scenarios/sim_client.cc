@@ -234,13 +234,13 @@ void SimClient::Issue(uint64_t loop_generation) {
   const sim::Time clock = now + group_.clock_offset;
   switch (op.type) {
     case OpType::kWrite:
-      op.row = texts.Store(group_.keys->WriteKey(clock, rng_));
+      op.row = texts.Intern(group_.keys->WriteKey(clock, rng_));
       break;
     case OpType::kScan:
-      op.row = texts.Store(group_.keys->ScanStart(clock, rng_));
+      op.row = texts.Intern(group_.keys->ScanStart(clock, rng_));
       break;
     default:
-      op.row = texts.Store(group_.keys->ReadKey(clock, rng_));
+      op.row = texts.Intern(group_.keys->ReadKey(clock, rng_));
       break;
   }
   op.invoke = context_.Elapsed();
