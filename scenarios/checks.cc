@@ -61,19 +61,20 @@ Measure Converged(const History& history) {
           (a != base_rows.end() && a->first < b->first)) {
         where = other.id + " differs from " + base.id + " at " +
                 a->first.first.str() + "/" + a->first.second.str() + ": " +
-                RowStateText(&a->second) + " vs (absent)";
+                RowStateText(history, &a->second) + " vs (absent)";
         break;
       }
       if (a == base_rows.end() || b->first < a->first) {
         where = other.id + " differs from " + base.id + " at " +
                 b->first.first.str() + "/" + b->first.second.str() +
-                ": (absent) vs " + RowStateText(&b->second);
+                ": (absent) vs " + RowStateText(history, &b->second);
         break;
       }
       if (!SameRowState(a->second, b->second)) {
         where = other.id + " differs from " + base.id + " at " +
                 a->first.first.str() + "/" + a->first.second.str() + ": " +
-                RowStateText(&a->second) + " vs " + RowStateText(&b->second);
+                RowStateText(history, &a->second) + " vs " +
+                RowStateText(history, &b->second);
         break;
       }
       ++a;

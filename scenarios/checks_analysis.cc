@@ -375,7 +375,7 @@ void Analysis::IndexDrops() {
   }
 }
 
-int64_t Analysis::WriteOfTag(std::string_view tag, int32_t row) const {
+int64_t Analysis::WriteOfTag(Tag tag, int32_t row) const {
   return tags_.Find(tag, row, row_of_);
 }
 
@@ -747,9 +747,9 @@ std::string DescribeOp(const Operation& op) {
 std::string DescribeTag(const History& history, int64_t op) {
   if (op < 0) return "nothing";
   const Operation& write = history.operations[op];
-  const Name tag =
+  const Tag tag =
       write.type == OpType::kReadRow ? write.read() : write.written();
-  return "'" + tag.str() + "'";
+  return "'" + history.names->Text(tag) + "'";
 }
 
 }  // namespace btsim::scenarios::checks_internal

@@ -148,9 +148,9 @@ class TagIndex {
  public:
   // For the tags of a history of `operations` operations.
   explicit TagIndex(size_t operations) : ops_(4 * operations + 16, kNone) {}
-  // Maps (`row`, `tag`) to `op`, unless it is mapped already. `tag` must
-  // outlive this; `row_of` gives the row of every op added before.
-  void Add(std::string_view tag, int32_t row, uint32_t op,
+  // Maps (`row`, `tag`) to `op`, unless it is mapped already. `tag`'s text
+  // must outlive this; `row_of` gives the row of every op added before.
+  void Add(Tag tag, int32_t row, uint32_t op,
            const std::vector<int32_t>& row_of) {
     uint32_t& mapped = ops_[tag];
     if (mapped == kNone) {
@@ -160,8 +160,7 @@ class TagIndex {
     }
   }
   // The op (`row`, `tag`) maps to; -1 when none.
-  int64_t Find(std::string_view tag, int32_t row,
-               const std::vector<int32_t>& row_of) const {
+  int64_t Find(Tag tag, int32_t row, const std::vector<int32_t>& row_of) const {
     const uint32_t op = ops_.Find(tag);
     if (op == kNone) return -1;
     if (row_of[op] == row) return op;
@@ -171,10 +170,10 @@ class TagIndex {
 
  private:
   static constexpr uint32_t kNone = 0xffffffff;
-  using RowTag = std::pair<int32_t, std::string_view>;
+  using RowTag = std::pair<int32_t, Tag>;
   struct Hash {
     size_t operator()(const RowTag& k) const {
-      return std::hash<std::string_view>()(k.second) ^
+      return TagHash()(k.second) ^
              (static_cast<size_t>(k.first) * 0x9e3779b97f4a7c15ULL);
     }
   };
@@ -213,7 +212,7 @@ class Analysis {
   };
   const RowName& NameOf(int32_t row) const { return row_names_[row]; }
   // The write op that wrote `tag` on `row`; -1 when none committed it.
-  int64_t WriteOfTag(std::string_view tag, int32_t row) const;
+  int64_t WriteOfTag(Tag tag, int32_t row) const;
   // The final state of `row` on final_state[cluster] (nullptr: absent).
   const RowState* State(int32_t row, size_t cluster) const;
   // The effective key of a read of `row` that saw `seen` and completed at

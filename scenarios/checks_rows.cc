@@ -15,6 +15,12 @@
 namespace btsim::scenarios::checks_internal {
 namespace {
 
+// What read `op` saw, for a detail: "'tag'" or "nothing".
+std::string ReadText(const History& history, const Operation& op) {
+  return op.read().empty() ? "nothing"
+                           : "'" + history.names->Text(op.read()) + "'";
+}
+
 using sim::Duration;
 
 constexpr size_t kExamples = 5;  // examples named in a detail
@@ -71,13 +77,14 @@ class LostWrites : public RowMeasure {
       previous = entry.op;
       ++lost_;
       if (examples_.Wants(op.id)) {
-        examples_.Add(op.id, std::string(op.client()) + " " +
-                                 std::string(op.table()) + "/" + op.row.str() +
-                                 " '" + op.written().str() + "' missing on " +
-                                 cluster + " (has " +
-                                 RowStateText(analysis.State(
-                                     analysis.RowOf(entry.op), entry.cluster)) +
-                                 ")");
+        examples_.Add(
+            op.id,
+            std::string(op.client()) + " " + std::string(op.table()) + "/" +
+                op.row.str() + " '" + history.names->Text(op.written()) +
+                "' missing on " + cluster + " (has " +
+                RowStateText(history, analysis.State(analysis.RowOf(entry.op),
+                                                     entry.cluster)) +
+                ")");
       }
     }
     // Writes a cluster had not applied yet when a run that did not settle
@@ -225,11 +232,9 @@ class ReadViolations : public RowMeasure {
       if (missed < 0) continue;
       ++violations_;
       if (first_.Wants(op.id)) {
-        first_.Add(
-            op.id,
-            "; first: " + DescribeOp(op) + " saw " +
-                (op.read().empty() ? "nothing" : "'" + op.read().str() + "'") +
-                ", older than " + DescribeTag(history, missed));
+        first_.Add(op.id, "; first: " + DescribeOp(op) + " saw " +
+                              ReadText(history, op) + ", older than " +
+                              DescribeTag(history, missed));
       }
     }
   }
@@ -367,11 +372,9 @@ class StaleReads : public RowMeasure {
       const std::pair<Value, uint32_t> order{-value, op.id};
       if (!worst_.Wants(order)) continue;
       if constexpr (kByCount) {
-        worst_.Add(
-            order,
-            "; worst " + std::to_string(read.k_stale) +
-                " writes behind: " + DescribeOp(op) + " saw " +
-                (op.read().empty() ? "nothing" : "'" + op.read().str() + "'"));
+        worst_.Add(order, "; worst " + std::to_string(read.k_stale) +
+                              " writes behind: " + DescribeOp(op) + " saw " +
+                              ReadText(history, op));
       } else {
         worst_.Add(order, "; worst " + FormatSeconds(read.staleness) + ": " +
                               DescribeOp(op) + " missed " +
@@ -489,10 +492,11 @@ class Lww : public RowMeasure {
 
 }  // namespace
 
-std::string RowStateText(const RowState* state) {
+std::string RowStateText(const History& history, const RowState* state) {
   if (state == nullptr) return "(absent)";
-  std::string text =
-      state->tag.empty() ? "no value" : "'" + state->tag.str() + "'";
+  std::string text = state->tag.empty()
+                         ? "no value"
+                         : "'" + history.names->Text(state->tag) + "'";
   if (state->counter != 0) {
     text += " counter " + std::to_string(state->counter);
   }

@@ -37,7 +37,7 @@ inline Measure NoSamples(std::string detail = "no samples") {
 }
 
 // A row's final state in a detail: "'tag' counter 3", "(absent)", ...
-std::string RowStateText(const RowState* state);
+std::string RowStateText(const History& history, const RowState* state);
 
 // Operations per part when the split is left to ForEachPart.
 inline constexpr size_t kOperationsPerPart = size_t{1} << 19;

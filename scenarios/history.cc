@@ -167,22 +167,4 @@ std::string_view TagOf(std::string_view value) {
   return bar == std::string_view::npos ? value : value.substr(0, bar);
 }
 
-bool ParseTag(std::string_view tag, std::string_view* client, uint64_t* n) {
-  const size_t slash = tag.rfind('/');
-  if (slash == std::string_view::npos) return false;
-  const std::string_view digits = tag.substr(slash + 1);
-  if (digits.empty() || digits.size() > 9 ||
-      (digits.size() > 1 && digits[0] == '0')) {
-    return false;
-  }
-  uint64_t value = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *client = tag.substr(0, slash);
-  *n = value;
-  return true;
-}
-
 }  // namespace btsim::scenarios

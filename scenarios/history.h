@@ -199,7 +199,7 @@ struct CpuSample {
 // The newest value cell and the counter of one row on one cluster, as the
 // final state keeps it (its Names are in the History's pool).
 struct RowState {
-  Name tag;  // empty when the row has no value cell
+  Tag tag;  // empty when the row has no value cell
   cluster::Timestamp timestamp;
   uint64_t version = 0;  // commit version of that cell
   int64_t counter = 0;   // 0 when absent
@@ -308,10 +308,6 @@ const RowStates& RowsOf(const History& history, size_t cluster);
 // The tag of a value written by a simulated client: the bytes before the
 // first '|' (the whole value when there is none).
 std::string_view TagOf(std::string_view value);
-
-// Splits a tag of the form simulated clients write, "<client>/<n>" with n in
-// canonical decimal (no leading zero) below 10^9; false for any other tag.
-bool ParseTag(std::string_view tag, std::string_view* client, uint64_t* n);
 
 }  // namespace btsim::scenarios
 

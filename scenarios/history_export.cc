@@ -392,14 +392,16 @@ void WriteJepsen(const History& history, bool edn, std::ostream& out) {
             .Add("row", Value::String(op.row));
         const Append* append = FindAppend(history, op.id);
         if (!op.written().empty()) {
-          value.Add("value", Value::String(op.written()));
+          value.Add("value", Value::String(history.names->Text(op.written())));
         } else if (append != nullptr) {
           value.Add("value", Value::String(append->token));
         }
         if (done && outcome == Outcome::kOk) {
           if (op.type == OpType::kReadRow) {
             value.Add("value",
-                      op.read().empty() ? Value() : Value::String(op.read()));
+                      op.read().empty()
+                          ? Value()
+                          : Value::String(history.names->Text(op.read())));
           } else if (op.type == OpType::kScan) {
             value.Add("rows", Value::Int(op.rows()));
           } else if (op.type == OpType::kReadModifyWrite) {
@@ -418,13 +420,15 @@ class ValueNumbers {
  public:
   int64_t Of(const std::string& key, std::string_view value) {
     auto& of_key = numbers_[key];
-    return of_key.emplace(value, static_cast<int64_t>(of_key.size()) + 1)
-        .first->second;
+    auto it = of_key.find(value);
+    if (it == of_key.end()) {
+      it = of_key.emplace(value, static_cast<int64_t>(of_key.size()) + 1).first;
+    }
+    return it->second;
   }
 
  private:
-  std::map<std::string, std::map<std::string_view, int64_t, std::less<>>>
-      numbers_;
+  std::map<std::string, std::map<std::string, int64_t, std::less<>>> numbers_;
 };
 
 // An Elle history: each operation `selected` is one transaction whose
@@ -447,20 +451,23 @@ void WriteElle(const History& history,
 void WriteElleRwRegister(const History& history, std::ostream& out) {
   ValueNumbers numbers;
   for (const Operation& op : history.operations) {
-    if (IsRegisterWrite(op)) numbers.Of(KeyOf(op), op.written().view());
+    if (IsRegisterWrite(op)) {
+      numbers.Of(KeyOf(op), history.names->Text(op.written()));
+    }
   }
   WriteElle(
       history, IsRegisterOp,
       [&](const Operation& op, bool read_back) {
         const std::string key = KeyOf(op);
         if (IsRegisterWrite(op)) {
-          return Value::Vector({Value::Vector(
-              {Value::Keyword("w"), Value::String(key),
-               Value::Int(numbers.Of(key, op.written().view()))})});
+          return Value::Vector(
+              {Value::Vector({Value::Keyword("w"), Value::String(key),
+                              Value::Int(numbers.Of(
+                                  key, history.names->Text(op.written())))})});
         }
         Value read;
         if (read_back && !op.read().empty()) {
-          read = Value::Int(numbers.Of(key, op.read().view()));
+          read = Value::Int(numbers.Of(key, history.names->Text(op.read())));
         }
         return Value::Vector({Value::Vector(
             {Value::Keyword("r"), Value::String(key), std::move(read)})});
@@ -536,9 +543,12 @@ void WritePorcupine(const History& history, std::ostream& out) {
     Value input = Value::Map();
     input.Add("Op", Value::String(write ? "put" : "get"))
         .Add("Key", Value::String(KeyOf(op)));
-    if (write) input.Add("Value", Value::String(op.written()));
+    if (write) {
+      input.Add("Value", Value::String(history.names->Text(op.written())));
+    }
     Value output = Value::Map();
-    output.Add("Value", Value::String(write ? "" : op.read().view()));
+    output.Add("Value",
+               Value::String(write ? "" : history.names->Text(op.read())));
     // A write that may have taken effect may have done so at any time
     // until the end.
     const sim::Duration returned =

@@ -90,7 +90,7 @@ Status WriteHistoryJsonl(const LoadedScenario& scenario,
   for (const Operation& op : h.operations) {
     while (append != h.appends.end() && append->op < op.id) ++append;
     const bool has_append = append != h.appends.end() && append->op == op.id;
-    FillOperation(op, has_append ? &*append : nullptr,
+    FillOperation(op, has_append ? &*append : nullptr, *h.names,
                   *line.mutable_operation());
     BTSIM_RETURN_IF_ERROR(writer.Write(line));
   }
@@ -162,7 +162,7 @@ Status WriteHistoryJsonl(const LoadedScenario& scenario,
       row.set_cluster(id);
       AssignJsonText(key.first, *row.mutable_table());
       AssignJsonText(key.second, *row.mutable_row());
-      AssignJsonText(state.tag, *row.mutable_tag());
+      AssignJsonText(h.names->Text(state.tag), *row.mutable_tag());
       row.set_timestamp_micros(cluster::Micros(state.timestamp));
       row.set_version(state.version);
       row.set_counter(state.counter);
@@ -303,6 +303,12 @@ class HistoryReader {
     }
     return OkStatus();
   }
+  // The tag with that text, made by the history's pool.
+  Result<Tag> PoolTag(std::string_view text, std::string_view field) {
+    BTSIM_RETURN_IF_ERROR(Text(text, field, bytes_));
+    if (bytes_.empty()) return Tag();
+    return history().names->MakeTag(bytes_);
+  }
   // The same, stored in the history's pool (interned when `intern`).
   Result<Name> PoolText(std::string_view text, std::string_view field,
                         bool intern) {
@@ -392,14 +398,13 @@ Status HistoryReader::AddOperation(const v1::Operation& in) {
   switch (op.type) {
     case OpType::kWrite:
     case OpType::kCheckAndMutate: {
-      BTSIM_ASSIGN_OR_RETURN(
-          Name tag, PoolText(in.written(), "operation.written", false));
+      BTSIM_ASSIGN_OR_RETURN(Tag tag,
+                             PoolTag(in.written(), "operation.written"));
       if (!tag.empty()) op.set_written(tag);
       break;
     }
     case OpType::kReadRow: {
-      BTSIM_ASSIGN_OR_RETURN(Name tag,
-                             PoolText(in.read(), "operation.read", false));
+      BTSIM_ASSIGN_OR_RETURN(Tag tag, PoolTag(in.read(), "operation.read"));
       if (!tag.empty()) op.set_read(tag);
       break;
     }
@@ -504,9 +509,9 @@ Status HistoryReader::AddRow(const v1::RowState& in) {
       return Error("row.row", "rows come in ascending (table, row) order");
     }
   }
-  RowStates::Key key(h.names->Intern(table_), h.names->Store(bytes_));
+  RowStates::Key key(h.names->Intern(table_), h.names->Intern(bytes_));
   RowState state;
-  BTSIM_ASSIGN_OR_RETURN(state.tag, PoolText(in.tag(), "row.tag", false));
+  BTSIM_ASSIGN_OR_RETURN(state.tag, PoolTag(in.tag(), "row.tag"));
   state.timestamp = cluster::TimestampFromMicros(in.timestamp_micros());
   state.version = in.version();
   state.counter = in.counter();

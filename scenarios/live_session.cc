@@ -290,7 +290,7 @@ void LiveSession::Record(const instance::RequestReport& r) {
         } else {
           const std::string_view tag = RowStateOf(family, row.cells).tag;
           Operation& op = add(OpType::kReadRow, row.key, &row);
-          if (!tag.empty()) op.set_read(names.Store(tag));
+          if (!tag.empty()) op.set_read(names.MakeTag(tag));
         }
         break;
       }
@@ -313,7 +313,7 @@ void LiveSession::Record(const instance::RequestReport& r) {
                              : cells->end - std::chrono::microseconds(1);
         }
         if (set != nullptr) {
-          op.set_written(names.Store(TagOf(set->value)));
+          op.set_written(names.MakeTag(TagOf(set->value)));
           if (set->timestamp != cluster::kServerTimestamp) {
             op.timestamp = set->timestamp;
           }

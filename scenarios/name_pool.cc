@@ -17,6 +17,49 @@ size_t VarintBytes(size_t n) {
 
 }  // namespace
 
+bool ParseTag(std::string_view tag, std::string_view* client, uint64_t* n) {
+  const size_t slash = tag.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view digits = tag.substr(slash + 1);
+  if (digits.empty() || digits.size() > 9 ||
+      (digits.size() > 1 && digits[0] == '0')) {
+    return false;
+  }
+  uint64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *client = tag.substr(0, slash);
+  *n = value;
+  return true;
+}
+
+std::string NamePool::Text(Tag tag) const {
+  if (!tag.compact()) return tag.name().str();
+  std::string text(tag_clients_[tag.client_index()].view());
+  text += '/';
+  text += std::to_string(tag.sequence());
+  return text;
+}
+
+Tag NamePool::MakeTag(std::string_view text) {
+  std::string_view client;
+  uint64_t n = 0;
+  if (!ParseTag(text, &client, &n)) return Tag(Store(text));
+  auto it = tag_client_index_.find(client);
+  if (it == tag_client_index_.end()) {
+    // Keyed on the pool's copy, which outlives `text`.
+    const Name name = Intern(client);
+    it = tag_client_index_
+             .emplace(name.view(), static_cast<uint32_t>(tag_clients_.size()))
+             .first;
+    tag_clients_.push_back(name);
+  }
+  if (it->second >= Tag::kMaxClients) return Tag(Store(text));
+  return Tag::Compact(it->second, n);
+}
+
 Name NamePool::Store(std::string_view text) {
   if (text.empty()) return Name();
   const size_t bytes = VarintBytes(text.size()) + text.size();

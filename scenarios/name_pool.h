@@ -14,6 +14,7 @@
 #ifndef BTSIM_SCENARIOS_NAME_POOL_H_
 #define BTSIM_SCENARIOS_NAME_POOL_H_
 
+#include <bit>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>  // btsim: order-independent (lookups only)
 #include <unordered_set>  // btsim: order-independent (lookups only)
 #include <vector>
 
@@ -74,6 +76,55 @@ class Name {
   const char* text_ = nullptr;  // null for the empty text
 };
 
+// Splits a tag of the form simulated clients write, "<client>/<n>" with n in
+// canonical decimal (no leading zero) below 10^9; false for any other tag.
+bool ParseTag(std::string_view tag, std::string_view* client, uint64_t* n);
+
+// A value tag (see history.h) in 8 bytes. A tag of the form simulated
+// clients write ("<client>/<n>", ParseTag) holds no text: only its client's
+// index in the pool (NamePool::MakeTag) and n, so a run's tags cost nothing
+// in the pool however many it writes. Any other tag is a Name. Made by
+// NamePool::MakeTag, so that one text always makes the same kind of tag;
+// the text is NamePool::Text. Tags of one pool compare by their texts.
+class Tag {
+ public:
+  static constexpr uint32_t kMaxClients = uint32_t{1} << 23;
+
+  Tag() = default;  // the empty tag
+  // The tag whose slot bits are `bits` (Operation keeps tags as bits).
+  static Tag FromBits(int64_t bits) { return Tag(bits); }
+  int64_t bits() const { return bits_; }
+
+  bool empty() const { return bits_ == 0; }
+  // The compact kind: client_index() and sequence() hold the text.
+  bool compact() const { return bits_ < 0; }
+  uint32_t client_index() const {
+    return static_cast<uint32_t>((static_cast<uint64_t>(bits_) >> 40) &
+                                 (kMaxClients - 1));
+  }
+  uint64_t sequence() const {
+    return static_cast<uint64_t>(bits_) & ((uint64_t{1} << 40) - 1);
+  }
+  // The text of a tag that is not compact.
+  Name name() const { return compact() ? Name() : std::bit_cast<Name>(bits_); }
+
+  friend bool operator==(Tag a, Tag b) {
+    if (a.bits_ == b.bits_) return true;
+    return !a.compact() && !b.compact() && a.name() == b.name();
+  }
+
+ private:
+  friend class NamePool;
+  explicit Tag(int64_t bits) : bits_(bits) {}
+  explicit Tag(Name name) : bits_(std::bit_cast<int64_t>(name)) {}
+  static Tag Compact(uint32_t client, uint64_t n) {
+    return Tag(static_cast<int64_t>((uint64_t{1} << 63) |
+                                    (static_cast<uint64_t>(client) << 40) | n));
+  }
+
+  int64_t bits_ = 0;
+};
+
 // Who issued an operation and through what: its client (e.g. "writer-3"),
 // the client's group (the scenario's client name, e.g. "writer"), and the
 // app profile and table it used. Interned by NamePool::Source, so an
@@ -108,13 +159,22 @@ class NamePool {
   // The distinct interned texts (stored ones are not counted).
   size_t size() const { return interned_.size(); }
 
+  // The tag with this text (see Tag).
+  Tag MakeTag(std::string_view text);
+  // The text of a tag of this pool.
+  std::string Text(Tag tag) const;
+
  private:
-  std::vector<std::unique_ptr<char[]>> blocks_;       // never move
-  char* free_ = nullptr;                              // in the last block
-  size_t left_ = 0;                                   // bytes at free_
+  std::vector<std::unique_ptr<char[]>> blocks_;  // never move
+  char* free_ = nullptr;                         // in the last block
+  size_t left_ = 0;                              // bytes at free_
   // Views into blocks_; lookups only, never iterated.
   std::unordered_set<std::string_view> interned_;  // btsim: order-independent
-  std::set<OpSource> sources_;                        // nodes never move
+  std::set<OpSource> sources_;                     // nodes never move
+  // The clients of compact tags, by index, and the index of each.
+  std::vector<Name> tag_clients_;
+  std::unordered_map<std::string_view, uint32_t>  // btsim: order-independent
+      tag_client_index_;
 };
 
 }  // namespace btsim::scenarios

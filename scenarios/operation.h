@@ -74,16 +74,18 @@ struct Operation {
   // types (set it first).
   //
   // kWrite, kCheckAndMutate: the tag written.
-  Name written() const { return IsWrite() ? SlotAsName() : Name(); }
-  void set_written(Name tag) {
+  Tag written() const { return IsWrite() ? Tag::FromBits(slot_) : Tag(); }
+  void set_written(Tag tag) {
     BTSIM_CHECK(IsWrite());
-    slot_ = std::bit_cast<int64_t>(tag);
+    slot_ = tag.bits();
   }
   // kReadRow: the tag of the newest value cell ("" when the row had none).
-  Name read() const { return type == OpType::kReadRow ? SlotAsName() : Name(); }
-  void set_read(Name tag) {
+  Tag read() const {
+    return type == OpType::kReadRow ? Tag::FromBits(slot_) : Tag();
+  }
+  void set_read(Tag tag) {
     BTSIM_CHECK(type == OpType::kReadRow);
-    slot_ = std::bit_cast<int64_t>(tag);
+    slot_ = tag.bits();
   }
   // kScan: rows returned.
   int64_t rows() const { return type == OpType::kScan ? slot_ : 0; }
@@ -124,9 +126,6 @@ struct Operation {
   bool IsWrite() const {
     return type == OpType::kWrite || type == OpType::kCheckAndMutate;
   }
-  // A Name's bits (all zero for the empty one) or a number.
-  Name SlotAsName() const { return std::bit_cast<Name>(slot_); }
-
   // Right after `version`, in the same 16 bytes: ReadFinalState fetches the
   // two together.
   int64_t slot_ = 0;

@@ -187,7 +187,7 @@ v1::Report ReportMessage(const LoadedScenario& scenario, const RunOutcome& o) {
 }
 
 void FillOperation(const Operation& op, const Append* append,
-                   v1::Operation& line) {
+                   const NamePool& names, v1::Operation& line) {
   line.Clear();
   line.set_id(op.id);
   line.set_invoke(MsSeconds(op.invoke));
@@ -205,7 +205,7 @@ void FillOperation(const Operation& op, const Append* append,
   line.set_attempts(op.attempts);
   if (!op.message.empty()) AssignJsonText(op.message, *line.mutable_message());
   if (!op.written().empty()) {
-    AssignJsonText(op.written(), *line.mutable_written());
+    AssignJsonText(names.Text(op.written()), *line.mutable_written());
     line.set_timestamp_micros(cluster::Micros(op.timestamp));
   }
   if (op.version != 0) {
@@ -223,7 +223,7 @@ void FillOperation(const Operation& op, const Append* append,
   }
   switch (op.type) {
     case OpType::kReadRow:
-      AssignJsonText(op.read(), *line.mutable_read());
+      AssignJsonText(names.Text(op.read()), *line.mutable_read());
       break;
     case OpType::kScan:
       line.set_rows(static_cast<uint32_t>(op.rows()));

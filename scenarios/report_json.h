@@ -21,9 +21,10 @@ btsim::report::v1::Report ReportMessage(const LoadedScenario& scenario,
                                         const RunOutcome& outcome);
 
 // Sets `line` (cleared first, its storage reused) to `op` as history.jsonl
-// carries it (scenarios/history_file.h); `append` is op's Append, or null.
+// carries it (scenarios/history_file.h); `append` is op's Append, or null;
+// `names` is the pool of op's history.
 void FillOperation(const Operation& op, const Append* append,
-                   btsim::report::v1::Operation& line);
+                   const NamePool& names, btsim::report::v1::Operation& line);
 
 // Writes report.json (indented, with a final newline) to `out`. INTERNAL if
 // the JSON printer fails; the stream's state is the caller's to check.

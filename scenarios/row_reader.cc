@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/bytes.h"
 #include "base/check.h"
 #include "cluster/row_set.h"
+#include "scenarios/tag_map.h"
 
 namespace btsim::scenarios {
 
@@ -71,15 +71,13 @@ struct TaggedRow {
 void FillWriters(const std::vector<TaggedRow>& tagged, History* history) {
   constexpr uint32_t kEnd = std::numeric_limits<uint32_t>::max();
   // Tag -> the first of its rows in `tagged`; `next` chains the others.
-  std::unordered_map<std::string_view, uint32_t,  // btsim: order-independent
-                     std::hash<std::string_view>, BytesEqual>
-      first;
+  std::unordered_map<Tag, uint32_t, TagHash> first;  // btsim: order-independent
   std::vector<uint32_t> next(tagged.size(), kEnd);
   auto state_of = [&](const TaggedRow& t) -> RowState& {
     return history->final_state[t.cluster].rows.at(t.row);
   };
   for (uint32_t i = 0; i < tagged.size(); ++i) {
-    auto [it, added] = first.try_emplace(state_of(tagged[i]).tag.view(), i);
+    auto [it, added] = first.try_emplace(state_of(tagged[i]).tag, i);
     if (!added) {
       next[i] = it->second;
       it->second = i;
@@ -88,7 +86,7 @@ void FillWriters(const std::vector<TaggedRow>& tagged, History* history) {
   if (first.empty()) return;
   for (const Operation& op : history->operations) {
     if (op.written().empty() || op.version == 0) continue;
-    auto it = first.find(op.written().view());
+    auto it = first.find(op.written());
     if (it == first.end()) continue;
     for (uint32_t i = it->second; i != kEnd; i = next[i]) {
       RowState& state = state_of(tagged[i]);
@@ -123,9 +121,9 @@ void ReadFinalState(replication::Replicas& replicas,
     // ReadRowStates' order). A row with a tag takes the version of the
     // operation that wrote it later, in FillWriters.
     auto append = [&](Name table, std::string_view key, const RowRead& read) {
-      RowState row{Name(), read.timestamp, 0, read.counter};
+      RowState row{Tag(), read.timestamp, 0, read.counter};
       if (!read.tag.empty()) {
-        row.tag = names.Store(read.tag);
+        row.tag = names.MakeTag(read.tag);
         tagged.push_back({history->final_state.size(),
                           static_cast<uint32_t>(state.rows.size())});
       }

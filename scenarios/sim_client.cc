@@ -195,7 +195,7 @@ void SimClient::ScheduleArrival() {
 cluster::Mutation SimClient::ValueWrite(const Operation& op) {
   cluster::SetCell set{group_.family, std::string(kValueColumn), op.timestamp,
                        std::move(value_buffer_)};
-  FillValue(op.written(), &set.value);
+  FillValue(context_.history->names->Text(op.written()), &set.value);
   return set;
 }
 
@@ -249,7 +249,7 @@ void SimClient::Issue(uint64_t loop_generation) {
       std::max(cluster::Timestamp{},
                cluster::TruncateToMillis(cluster::TimestampOf(clock)));
   if (op.type == OpType::kWrite || op.type == OpType::kCheckAndMutate) {
-    op.set_written(texts.Store(name_ + "/" + std::to_string(sequence_++)));
+    op.set_written(texts.MakeTag(name_ + "/" + std::to_string(sequence_++)));
     op.timestamp = now_ms;
     const v1::Workload& w = group_.workload;
     const sim::Duration max_backdate =
@@ -618,11 +618,11 @@ Status SimClient::Execute(cluster::Cluster& cluster,
     case OpType::kReadRow: {
       cluster::RowSet rows;
       rows.AddKey(op.row.str());
-      result.set_read(Name());
+      result.set_read(Tag());
       Status s = ReadRowStates(
           cluster, op.table(), family, &rows,
           [&](std::string_view, const RowRead& row) {
-            result.set_read(context_.history->names->Store(row.tag));
+            result.set_read(context_.history->names->MakeTag(row.tag));
             return true;
           });
       return s;
@@ -782,7 +782,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
   trace.AddInt(op.complete.count());
   trace.AddInt(static_cast<int64_t>(op.code));
   trace.Add(op.cluster);
-  trace.Add(op.read());
+  trace.Add(context_.history->names->Text(op.read()));
   trace.AddInt(static_cast<int64_t>(op.version));
   trace.AddInt(op.counter());
 

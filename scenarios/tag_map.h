@@ -1,11 +1,11 @@
-// TagMap: a value per value tag (see scenarios/history.h), for lookups
-// only: it cannot be iterated, so its order never decides anything.
+// TagMap: a value per value tag (Tag, see scenarios/name_pool.h), for
+// lookups only: it cannot be iterated, so its order never decides anything.
 //
-// Tags simulated clients write, "<client>/<n>" (ParseTag), are kept by
-// client in vectors indexed by n, filled without hashing each tag; any
-// other tag, or an n above `max_sequence` (no huge vectors), goes to a hash
-// map. Keys view the tags passed in: they must outlive the map. Not
-// thread-safe.
+// Compact tags (those simulated clients write, "<client>/<n>") are kept by
+// client in vectors indexed by n, filled without hashing; any other tag, or
+// an n above `max_sequence` (no huge vectors), goes to a hash map. Tags must
+// come from one pool, and a non-compact tag's text must outlive the map.
+// Not thread-safe.
 #ifndef BTSIM_SCENARIOS_TAG_MAP_H_
 #define BTSIM_SCENARIOS_TAG_MAP_H_
 
@@ -16,10 +16,17 @@
 #include <utility>
 #include <vector>
 
-#include "base/bytes.h"
-#include "scenarios/history.h"
+#include "scenarios/name_pool.h"
 
 namespace btsim::scenarios {
+
+// Hashes tags consistently with Tag's ==.
+struct TagHash {
+  size_t operator()(Tag tag) const {
+    return tag.compact() ? std::hash<int64_t>()(tag.bits())
+                         : std::hash<std::string_view>()(tag.name().view());
+  }
+};
 
 template <class T>
 class TagMap {
@@ -29,25 +36,25 @@ class TagMap {
       : max_sequence_(max_sequence), absent_(std::move(absent)) {}
 
   // The value of `tag`, added as `absent` when missing.
-  T& operator[](std::string_view tag) {
-    std::string_view client;
-    uint64_t n = 0;
-    if (ParseTag(tag, &client, &n) && n <= max_sequence_) {
-      std::vector<T>& by_n = by_client_[client];
-      if (by_n.size() <= n) by_n.resize(n + 1, absent_);
-      return by_n[n];
+  T& operator[](Tag tag) {
+    if (tag.compact() && tag.sequence() <= max_sequence_) {
+      if (by_client_.size() <= tag.client_index()) {
+        by_client_.resize(tag.client_index() + 1);
+      }
+      std::vector<T>& by_n = by_client_[tag.client_index()];
+      if (by_n.size() <= tag.sequence())
+        by_n.resize(tag.sequence() + 1, absent_);
+      return by_n[tag.sequence()];
     }
     return others_.try_emplace(tag, absent_).first->second;
   }
 
   // The value of `tag`; `absent` when missing.
-  const T& Find(std::string_view tag) const {
-    std::string_view client;
-    uint64_t n = 0;
-    if (ParseTag(tag, &client, &n) && n <= max_sequence_) {
-      auto it = by_client_.find(client);
-      return it == by_client_.end() || n >= it->second.size() ? absent_
-                                                              : it->second[n];
+  const T& Find(Tag tag) const {
+    if (tag.compact() && tag.sequence() <= max_sequence_) {
+      if (tag.client_index() >= by_client_.size()) return absent_;
+      const std::vector<T>& by_n = by_client_[tag.client_index()];
+      return tag.sequence() >= by_n.size() ? absent_ : by_n[tag.sequence()];
     }
     auto it = others_.find(tag);
     return it == others_.end() ? absent_ : it->second;
@@ -56,12 +63,8 @@ class TagMap {
  private:
   uint64_t max_sequence_;
   T absent_;
-  template <class V>
-  using Lookup =
-      std::unordered_map<std::string_view, V,  // btsim: order-independent
-                         std::hash<std::string_view>, BytesEqual>;
-  Lookup<std::vector<T>> by_client_;
-  Lookup<T> others_;
+  std::vector<std::vector<T>> by_client_;       // by client index, then by n
+  std::unordered_map<Tag, T, TagHash> others_;  // btsim: order-independent
 };
 
 }  // namespace btsim::scenarios

@@ -203,26 +203,27 @@ TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
   std::vector<Operation> ops(tags.size());
   for (size_t i = 0; i < tags.size(); ++i) {
     ops[i].type = OpType::kWrite;
-    ops[i].set_written(texts.Store(tags[i]));
+    ops[i].set_written(texts.MakeTag(tags[i]));
   }
   checks_internal::TagIndex index(ops.size());
   const std::vector<int32_t> row_of(tags.size(), 0);  // all on one row
   for (size_t i = 0; i < tags.size(); ++i) {
-    index.Add(tags[i], 0, static_cast<uint32_t>(i), row_of);
+    index.Add(texts.MakeTag(tags[i]), 0, static_cast<uint32_t>(i), row_of);
   }
   // Duplicates keep the first op: "w-0/1" (0 and 10), "w-0/01" (3 and 13).
   const std::vector<int64_t> first = {0, 1, 2, 3, 4,  5,  6,
                                       7, 8, 9, 0, 11, -2, 3};
   for (size_t i = 0; i < tags.size(); ++i) {
     if (first[i] == -2) continue;  // "w-0/99": above 4 * ops + 16, hashed
-    EXPECT_EQ(index.Find(tags[i], 0, row_of), first[i]) << tags[i];
+    EXPECT_EQ(index.Find(texts.MakeTag(tags[i]), 0, row_of), first[i])
+        << tags[i];
   }
-  EXPECT_EQ(index.Find("w-0/99", 0, row_of), 12);
+  EXPECT_EQ(index.Find(texts.MakeTag("w-0/99"), 0, row_of), 12);
   for (const char* absent : {"w-0/2", "w-2/1", "w-0/001", "", "w-0/100",
                              "plain2", "w-0/4294967296"}) {
-    EXPECT_EQ(index.Find(absent, 0, row_of), -1) << absent;
+    EXPECT_EQ(index.Find(texts.MakeTag(absent), 0, row_of), -1) << absent;
   }
-  EXPECT_EQ(index.Find("w-0/1", 1, row_of), -1);  // not on row 1
+  EXPECT_EQ(index.Find(texts.MakeTag("w-0/1"), 1, row_of), -1);  // not on row 1
 }
 
 TEST(TagIndexTest, TheSameTagOnSeveralRowsFindsEachRowsWrite) {
@@ -234,13 +235,14 @@ TEST(TagIndexTest, TheSameTagOnSeveralRowsFindsEachRowsWrite) {
   std::vector<Operation> ops(tags.size());
   checks_internal::TagIndex index(ops.size());
   for (size_t i = 0; i < tags.size(); ++i) {
-    index.Add(tags[i], row_of[i], static_cast<uint32_t>(i), row_of);
+    index.Add(texts.MakeTag(tags[i]), row_of[i], static_cast<uint32_t>(i),
+              row_of);
   }
-  EXPECT_EQ(index.Find("on", 0, row_of), 0);
-  EXPECT_EQ(index.Find("on", 1, row_of), 1);
-  EXPECT_EQ(index.Find("on", 2, row_of), -1);
-  EXPECT_EQ(index.Find("off", 1, row_of), 3);
-  EXPECT_EQ(index.Find("off", 0, row_of), -1);
+  EXPECT_EQ(index.Find(texts.MakeTag("on"), 0, row_of), 0);
+  EXPECT_EQ(index.Find(texts.MakeTag("on"), 1, row_of), 1);
+  EXPECT_EQ(index.Find(texts.MakeTag("on"), 2, row_of), -1);
+  EXPECT_EQ(index.Find(texts.MakeTag("off"), 1, row_of), 3);
+  EXPECT_EQ(index.Find(texts.MakeTag("off"), 0, row_of), -1);
 }
 
 TEST(LostWritesTest, DropRowRangeAfterCommitExcuses) {

@@ -72,7 +72,7 @@ class Builder {
                    StatusCode code = StatusCode::kOk, int64_t ts = -1) {
     Operation& op =
         Op(OpType::kWrite, client, row, invoke_ms, complete_ms, cluster, code);
-    op.set_written(history_.names->Store(tag));
+    op.set_written(history_.names->MakeTag(tag));
     op.timestamp =
         cluster::TimestampFromMicros(ts >= 0 ? ts : invoke_ms * 1000);
     op.version = ++version_;
@@ -84,7 +84,7 @@ class Builder {
                   int64_t complete_ms, const std::string& cluster = "c1") {
     Operation& op =
         Op(OpType::kReadRow, client, row, invoke_ms, complete_ms, cluster);
-    op.set_read(history_.names->Store(tag));
+    op.set_read(history_.names->MakeTag(tag));
     return op;
   }
   Operation& Increment(const std::string& client, const std::string& row,

@@ -16,7 +16,7 @@ TEST(RowStatesTest, KeepsKeysInOrderWhicheverWayRowsArrive) {
     return RowStates::Key{names.Intern(table), names.Store(row)};
   };
   RowStates rows;
-  rows.Append(key("a", "r1"), RowState{names.Store("x/1"),
+  rows.Append(key("a", "r1"), RowState{names.MakeTag("x/1"),
                                        cluster::TimestampFromMicros(5), 7, 0});
   rows.Append(key("a", "r3"), RowState{});
   rows.Append(key("b", "r0"), RowState{});
@@ -31,7 +31,7 @@ TEST(RowStatesTest, KeepsKeysInOrderWhicheverWayRowsArrive) {
                       {"a", "r1"}, {"a", "r2"}, {"a", "r3"}, {"b", "r0"}}));
   const RowState* r1 = rows.Find("a", "r1");
   ASSERT_NE(r1, nullptr);
-  EXPECT_EQ(r1->tag, "x/1");
+  EXPECT_EQ(names.Text(r1->tag), "x/1");
   EXPECT_EQ(r1->counter, 9);
   EXPECT_EQ(rows.Find("a", "r4"), nullptr);
   EXPECT_EQ(rows.Find("b", "r1"), nullptr);
@@ -58,8 +58,8 @@ TEST(RowsOfTest, FollowsSameAs) {
   history.final_state.push_back({"c1", "d", {}, std::nullopt, {}});
   history.final_state[0].rows.Append(
       {history.names->Intern("t"), history.names->Store("r")},
-      RowState{history.names->Store("w/1"), cluster::TimestampFromMicros(1), 1,
-               0});
+      RowState{history.names->MakeTag("w/1"), cluster::TimestampFromMicros(1),
+               1, 0});
   history.final_state.push_back({"c2", "d", {}, 0, {}});
   EXPECT_EQ(&RowsOf(history, 1), &history.final_state[0].rows);
   EXPECT_EQ(&RowsOf(history, 0), &history.final_state[0].rows);

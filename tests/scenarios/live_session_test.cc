@@ -138,7 +138,7 @@ TEST_F(LiveSessionTest, RecordsCallsOnlyBetweenStartAndTheEnd) {
   const Operation& op = out.history.operations[0];
   EXPECT_EQ(op.row, "r1");
   EXPECT_EQ(op.type, OpType::kWrite);
-  EXPECT_EQ(op.written(), "w1");
+  EXPECT_EQ(out.history.names->Text(op.written()), "w1");
   EXPECT_EQ(op.client(), "app-1");
   EXPECT_EQ(op.group(), kRecordedGroup);
   EXPECT_EQ(op.cluster, "c1");
@@ -205,13 +205,14 @@ TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
   for (const Operation& op : ops) by_row[std::string(op.row)].push_back(&op);
   ASSERT_EQ(by_row["r1"].size(), 3u);
   EXPECT_EQ(by_row["r1"][1]->type, OpType::kReadRow);
-  EXPECT_EQ(by_row["r1"][1]->read(), "w1");  // the tag: before '|'
+  EXPECT_EQ(out.history.names->Text(by_row["r1"][1]->read()),
+            "w1");  // the tag: before '|'
   EXPECT_EQ(by_row["r1"][2]->type, OpType::kScan);
   ASSERT_EQ(by_row["r2"].size(), 2u);
   EXPECT_EQ(by_row["r2"][0]->type, OpType::kWrite);
-  EXPECT_EQ(by_row["r2"][0]->written(), "");
+  EXPECT_TRUE(by_row["r2"][0]->written().empty());
   EXPECT_EQ(by_row["r2"][1]->type, OpType::kDeleteRow);
-  EXPECT_EQ(by_row["r2"][1]->written(), "");
+  EXPECT_TRUE(by_row["r2"][1]->written().empty());
   ASSERT_EQ(by_row["m2"].size(), 1u);
   EXPECT_EQ(by_row["m1"][0]->code, StatusCode::kOk);
   EXPECT_EQ(by_row["m2"][0]->code, StatusCode::kInvalidArgument);

@@ -17,7 +17,7 @@ void Fill(OperationLog& log, NamePool& names, size_t n) {
     op.type = OpType::kWrite;
     op.version = 1000 + op.id;
     op.row = names.Store("row-" + std::to_string(op.id));
-    op.set_written(names.Store("c/" + std::to_string(op.id)));
+    op.set_written(names.MakeTag("c/" + std::to_string(op.id)));
   }
 }
 
@@ -25,7 +25,8 @@ void ExpectOperation(const Operation& op, size_t i) {
   EXPECT_EQ(op.id, i);
   EXPECT_EQ(op.version, 1000 + i);
   EXPECT_EQ(op.row, "row-" + std::to_string(i));
-  EXPECT_EQ(op.written(), "c/" + std::to_string(i));
+  EXPECT_TRUE(op.written().compact());
+  EXPECT_EQ(op.written().sequence(), i);
 }
 
 TEST(OperationLogTest, KeepsEverythingInMemoryUntilSpillingIsEnabled) {

@@ -195,9 +195,9 @@ TEST(RunnerTest, ReadsSeeTheirOwnWritesOnOneCluster) {
   for (const Operation& op : o.history.operations) {
     ASSERT_TRUE(op.ok());
     if (op.type == OpType::kWrite)
-      last_written[op.row.str()] = op.written().str();
+      last_written[op.row.str()] = o.history.names->Text(op.written());
     if (op.type == OpType::kReadRow && last_written.count(op.row.str()) != 0) {
-      EXPECT_EQ(op.read(), last_written[op.row.str()]);
+      EXPECT_EQ(o.history.names->Text(op.read()), last_written[op.row.str()]);
       ++reads_checked;
     }
   }
@@ -555,16 +555,17 @@ TEST(RunnerTest, OnlyTheCurrentAttemptRecordsAResult) {
   std::map<std::string, const Operation*> writer_of;
   int retried = 0;
   for (const Operation& op : history.operations) {
-    if (op.type == OpType::kWrite) writer_of[op.written().str()] = &op;
+    if (op.type == OpType::kWrite)
+      writer_of[history.names->Text(op.written())] = &op;
     retried += op.attempts > 1 ? 1 : 0;
   }
   int reads = 0;
   for (const Operation& op : history.operations) {
     if (op.type != OpType::kReadRow || !op.ok() || op.read().empty()) continue;
-    const auto writer = writer_of.find(op.read().str());
-    ASSERT_NE(writer, writer_of.end()) << op.read().str();
+    const auto writer = writer_of.find(history.names->Text(op.read()));
+    ASSERT_NE(writer, writer_of.end()) << history.names->Text(op.read());
     EXPECT_LE(writer->second->invoke, op.complete)
-        << "read " << op.id << " returned " << op.read().str();
+        << "read " << op.id << " returned " << history.names->Text(op.read());
     ++reads;
   }
   EXPECT_GT(reads, 500);
@@ -802,7 +803,7 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
   std::map<std::string, std::pair<std::string, uint64_t>> newest;
   for (const Operation& op : o.history.operations) {
     ASSERT_NE(op.version, 0u);
-    newest[op.row.str()] = {op.written().str(), op.version};
+    newest[op.row.str()] = {o.history.names->Text(op.written()), op.version};
   }
   for (size_t c = 0; c < o.history.final_state.size(); ++c) {
     const std::string& id = o.history.final_state[c].id;
@@ -811,7 +812,8 @@ TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
     for (const auto& [row, write] : newest) {
       const RowState* state = rows.Find("t", row);
       ASSERT_NE(state, nullptr) << id << " " << row;
-      EXPECT_EQ(state->tag, write.first) << id << " " << row;
+      EXPECT_EQ(o.history.names->Text(state->tag), write.first)
+          << id << " " << row;
       EXPECT_EQ(state->version, write.second) << id << " " << row;
     }
   }
@@ -867,15 +869,15 @@ TEST(RunnerTest, AClusterThatDivergedKeepsItsOwnDigestAndRows) {
   std::map<std::string, uint64_t, std::less<>> version_of;
   for (const Operation& op : o.history.operations) {
     if (op.version != 0 && !op.written().empty()) {
-      uint64_t& v = version_of[op.written().str()];
+      uint64_t& v = version_of[o.history.names->Text(op.written())];
       v = std::max(v, op.version);
     }
   }
   for (const auto& [key, state] : c3.rows) {
     ASSERT_FALSE(state.tag.empty()) << key.second;
-    const auto it = version_of.find(state.tag.view());
-    ASSERT_NE(it, version_of.end()) << state.tag;
-    EXPECT_EQ(state.version, it->second) << state.tag;
+    const auto it = version_of.find(o.history.names->Text(state.tag));
+    ASSERT_NE(it, version_of.end()) << o.history.names->Text(state.tag);
+    EXPECT_EQ(state.version, it->second) << o.history.names->Text(state.tag);
   }
 }
 
@@ -1069,7 +1071,8 @@ TEST(RunnerTest, WrittenValuesAreTheTagAndPaddingToASizeInRange) {
   EXPECT_EQ(size_of.size(), values.size());
   size_t found = 0;
   for (const Operation& op : o->history.operations) {
-    if (!op.written().empty() && size_of.count(op.written().str()) != 0) {
+    if (!op.written().empty() &&
+        size_of.count(o->history.names->Text(op.written())) != 0) {
       ++found;
     }
   }
