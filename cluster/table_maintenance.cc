@@ -4,9 +4,9 @@
 // and table_read.cc.
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <functional>
 #include <limits>
+#include <list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -371,7 +371,8 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
     }
   }
   RowData row = DecodeRow(record.encoded());
-  std::deque<std::string> folded;  // combined values kept
+  // Combined values kept (a list: constructing one allocates nothing).
+  std::list<std::string> folded;
   std::vector<GcCell> cells;
   std::vector<ptrdiff_t> from;
   RowData kept;

@@ -18,7 +18,7 @@ void NormalizeContributions(ColumnData& column) {
 }
 
 bool FoldContributions(Aggregate aggregate, Version horizon, ColumnData* column,
-                       std::deque<std::string>* folded) {
+                       std::list<std::string>* folded) {
   std::vector<CellData>& cells = column->cells;
   bool changed = false;
   std::vector<CellData> out;

@@ -4,7 +4,7 @@
 #ifndef BTSIM_CLUSTER_INTERNAL_AGGREGATE_CELLS_H_
 #define BTSIM_CLUSTER_INTERNAL_AGGREGATE_CELLS_H_
 
-#include <deque>
+#include <list>
 #include <string>
 
 #include "cluster/row_codec.h"
@@ -28,7 +28,7 @@ void NormalizeContributions(ColumnData& column);
 // tombstone arriving later is newer than all of them. Returns whether
 // anything was folded.
 bool FoldContributions(Aggregate aggregate, Version horizon, ColumnData* column,
-                       std::deque<std::string>* folded);
+                       std::list<std::string>* folded);
 
 }  // namespace btsim::cluster::internal
 

@@ -1,7 +1,7 @@
 #include "cluster/internal/row_apply.h"
 
 #include <algorithm>
-#include <deque>
+#include <list>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -144,7 +144,7 @@ Timestamp Resolved(Timestamp timestamp, const Request& request) {
 // superseded to *superseded. Combined values are kept in *owned.
 void Apply(const Request& request, RowData& row,
            std::vector<SupersededCell>* superseded,
-           std::deque<std::string>* owned) {
+           std::list<std::string>* owned) {
   const std::span<const Mutation> mutations = request.mutations;
   const std::span<const uint32_t> ids = request.family_ids;
   BTSIM_CHECK(ids.size() == mutations.size());
@@ -293,7 +293,7 @@ WrittenRow ApplyMutations(std::string_view key, const RowRecord* old,
                           const Request& request, int64_t max_bytes) {
   RowData row = old != nullptr ? DecodeRow(old->encoded()) : RowData{};
   WrittenRow out;
-  std::deque<std::string> owned;
+  std::list<std::string> owned;  // allocates only when used
   Apply(request, row, &out.superseded, &owned);
   out.size = EncodedSize(row) + key.size();
   if (static_cast<int64_t>(out.size) > max_bytes) return out;
