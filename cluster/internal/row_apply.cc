@@ -205,8 +205,6 @@ void Apply(const Request& request, RowData& row,
   };
   // The columns appended to, with their family's id and aggregate.
   std::vector<std::tuple<ColumnData*, uint32_t, Aggregate>> appended;
-  // The contributions this request made: (column, timestamp).
-  std::vector<std::pair<const ColumnData*, Timestamp>> contributed;
   for (size_t i = 0; i < mutations.size(); ++i) {
     const Mutation& m = mutations[i];
     if (const auto* set = std::get_if<SetCell>(&m)) {
@@ -223,19 +221,15 @@ void Apply(const Request& request, RowData& row,
           });
       if (same == c.cells.end()) {
         c.cells.push_back(CellData{ts, version, add->input});
-        contributed.emplace_back(&c, ts);
         appended.emplace_back(&c, ids[i], aggregate_of(i));
-      } else if (std::find(contributed.begin(), contributed.end(),
-                           std::pair<const ColumnData*, Timestamp>(&c, ts)) !=
-                     contributed.end() &&
-                 aggregate_of(i) != Aggregate::kNone) {
-        // Another input of this request to the same cell: one contribution.
+      } else if (aggregate_of(i) != Aggregate::kNone) {
+        // Another input of the same commit to the same cell (this request's,
+        // or an earlier entry's of its MutateRows batch): one contribution.
         owned->push_back(
             EncodeInt64(Combine(aggregate_of(i), DecodeInt64(same->value),
                                 DecodeInt64(add->input))));
         same->value = owned->back();
       }
-      // Else the record was applied here already: nothing to add.
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), col->qualifier);
       AddColumnTombstone(c, col->start, col->end, version);

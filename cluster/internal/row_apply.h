@@ -30,10 +30,11 @@ namespace btsim::cluster::internal {
 //
 // Columns of aggregate families keep each contribution (AddToCell) as a
 // cell of its own, ordered by timestamp then version, both descending:
-// cells of one timestamp do not replace each other there. A request's
-// several inputs to one cell combine into one contribution; a cell of the
-// request's version already at that timestamp before the request (the same
-// record applied again) makes the input a no-op.
+// cells of one timestamp do not replace each other there. The inputs of
+// one commit to one cell (a request's several inputs, or those of several
+// entries of one MutateRows batch, which share its version) combine into
+// one contribution. (Replication never applies a record twice: replicas
+// deduplicate by origin and log position.)
 struct Request {
   std::span<const Mutation> mutations;
   std::span<const uint32_t> family_ids;  // one per mutation

@@ -194,6 +194,11 @@ TEST_F(AggregateTest, AReplayWithTheSameTokenAppliesOnce) {
   EXPECT_TRUE((*statuses)[0].ok());
   EXPECT_TRUE((*statuses)[1].ok());
   EXPECT_EQ(Row(), (std::vector<Cell>{C("sum", "c", t, EncodeInt64(10))}));
+  // Two entries of one batch (one commit version) both count.
+  std::vector<RowMutations> twice = {{"r", add, {}}, {"r", add, {}}};
+  statuses = cluster_.MutateRows("agg", twice);
+  ASSERT_TRUE(statuses.ok());
+  EXPECT_EQ(Row(), (std::vector<Cell>{C("sum", "c", t, EncodeInt64(20))}));
   // Past the window the token is forgotten, and an old first attempt is
   // refused.
   clock_.Advance(std::chrono::minutes(16));
@@ -202,7 +207,7 @@ TEST_F(AggregateTest, AReplayWithTheSameTokenAppliesOnce) {
   EXPECT_NE(s.message().find("idempotency.start_time"), std::string::npos);
   ASSERT_TRUE(
       cluster_.MutateRow("agg", "r", add, {token.token, Timestamp{}}).ok());
-  EXPECT_EQ(Row(), (std::vector<Cell>{C("sum", "c", t, EncodeInt64(15))}));
+  EXPECT_EQ(Row(), (std::vector<Cell>{C("sum", "c", t, EncodeInt64(25))}));
   s = cluster_.MutateRow("agg", "r", add, {"short", Timestamp{}});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("idempotency.token"), std::string::npos);

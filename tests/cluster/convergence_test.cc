@@ -412,7 +412,13 @@ void RunAggregateConvergence(uint64_t seed, bool deletes) {
             AddToCell{"s", "q", TimestampFromMicros(ts), EncodeInt64(1)});
         expected[key + "@" + std::to_string(ts)] += 1;
       }
-      ASSERT_TRUE(set.cluster(c).MutateRow("t", key, m).ok());
+      if (rng.Bernoulli(0.2)) {  // two entries of one batch, one version
+        const std::vector<RowMutations> rows = {{key, m}, {key, m}};
+        ASSERT_TRUE(set.cluster(c).MutateRows("t", rows).ok());
+        expected[key + "@" + std::to_string(ts)] += v + (m.size() > 2 ? 1 : 0);
+      } else {
+        ASSERT_TRUE(set.cluster(c).MutateRow("t", key, m).ok());
+      }
       expected[key + "@" + std::to_string(ts)] += v;
     } else if (action < 55 && deletes) {
       const std::vector<Mutation> m = {
