@@ -135,7 +135,8 @@ grpc::Status DoMutateRow(InstanceRegistry& registry,
   return ToGrpc(Execute(instance, report, appprofile::RequestKind::kSingleRow,
                         request->row_key(), [&](cluster::Cluster& c) {
                           Status s = c.MutateRow(
-                              name->table_id, request->row_key(), *mutations);
+                              name->table_id, request->row_key(), *mutations,
+                              IdempotencyFromProto(request->idempotency()));
                           if (s.ok()) {
                             Charge(instance, report, name->table_id,
                                    request->row_key(), cluster::OpKind::kWrite);
@@ -176,7 +177,8 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
       continue;
     }
     rows.push_back(
-        cluster::RowMutations{entry.row_key(), std::move(mutations).value()});
+        cluster::RowMutations{entry.row_key(), std::move(mutations).value(),
+                              IdempotencyFromProto(entry.idempotency())});
     row_index.push_back(i);
   }
   if (total > cluster::kMaxMutationsPerRequest) {

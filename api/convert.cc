@@ -354,12 +354,19 @@ Result<std::vector<cluster::Mutation>> MutationsFromProto(
       case v2::Mutation::kDeleteFromRow:
         out.emplace_back(std::in_place_type<cluster::DeleteFromRow>);
         break;
+      case v2::Mutation::kAddToCell:
+      case v2::Mutation::kMergeToCell: {
+        auto add =
+            AddToCellFromProto(m, field_name() + "[" + std::to_string(i) + "]");
+        if (!add.ok()) return add.status();
+        out.emplace_back(std::move(add).value());
+        break;
+      }
       case v2::Mutation::MUTATION_NOT_SET:
         if (!m.GetReflection()->GetUnknownFields(m).empty()) {
           return Status(StatusCode::kUnimplemented,
                         field_name() + "[" + std::to_string(i) +
-                            "]: this mutation type (add_to_cell, "
-                            "merge_to_cell) is not supported by btsim");
+                            "]: this mutation type is not supported by btsim");
         }
         return InvalidArgument(field_name() + "[" + std::to_string(i) +
                                "]: no mutation set");

@@ -17,6 +17,7 @@
 #include "cluster/gc_rule.h"
 #include "cluster/mutation.h"
 #include "cluster/row_set.h"
+#include "cluster/schema.h"
 #include "google/bigtable/admin/v2/table.pb.h"
 #include "google/bigtable/v2/data.pb.h"
 
@@ -50,6 +51,23 @@ Result<std::vector<cluster::Mutation>> MutationsFromProto(
 Result<std::vector<cluster::Mutation>> MutationsFromProto(
     const google::protobuf::RepeatedPtrField<v2::Mutation>& protos,
     const std::function<std::string()>& field_name);
+
+// One add_to_cell or merge_to_cell mutation (`m` holds one), named
+// `field` (e.g. "mutations[2]"); the input as eight big-endian bytes.
+Result<cluster::AddToCell> AddToCellFromProto(const v2::Mutation& m,
+                                              const std::string& field);
+
+// A request's idempotency (validated by the engine: see
+// cluster/idempotency.h).
+cluster::Idempotency IdempotencyFromProto(const v2::Idempotency& proto);
+
+// A column family's value_type: kNone when unset; UNIMPLEMENTED naming
+// `field` for the types btsim lacks (HyperLogLog++, non-aggregate types).
+Result<cluster::Aggregate> AggregateFromProto(const admin::Type& type,
+                                              const std::string& field);
+// Fills `type` for an aggregate family: its aggregator and input_type
+// (leaves it empty for kNone).
+void AggregateToProto(cluster::Aggregate aggregate, admin::Type* type);
 
 Result<std::vector<cluster::ReadModifyWriteRule>> RulesFromProto(
     const google::protobuf::RepeatedPtrField<v2::ReadModifyWriteRule>& protos,

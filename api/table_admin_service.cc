@@ -35,9 +35,11 @@ void FillTable(instance::Instance& instance, const cluster::Table& table,
                            view == admin::Table::FULL;
   if (schema) {
     for (const cluster::ColumnFamily& f : table.Families()) {
-      GcRuleToProto(
-          f.gc_rule,
-          (*out->mutable_column_families())[f.name].mutable_gc_rule());
+      admin::ColumnFamily& family = (*out->mutable_column_families())[f.name];
+      GcRuleToProto(f.gc_rule, family.mutable_gc_rule());
+      if (f.aggregate != cluster::Aggregate::kNone) {
+        AggregateToProto(f.aggregate, family.mutable_value_type());
+      }
     }
     out->set_granularity(admin::Table::MILLIS);
     out->set_deletion_protection(instance.DeletionProtected(table.id()));
@@ -79,8 +81,8 @@ Result<LockedInstance> LockLiveCluster(InstanceRegistry& registry,
                         std::move(id)};
 }
 
-// Fields of the public API that btsim does not declare (aggregate
-// `value_type`, change streams, backup policies, ...) arrive as unknown
+// Fields of the public API that btsim does not declare (change streams,
+// backup policies, ...) arrive as unknown
 // fields. Refuse them rather than silently ignore them.
 Status NoUnsupportedFields(const google::protobuf::Message& message,
                            const std::string& field) {
@@ -144,12 +146,22 @@ Status TableAdminService::DoCreateTable(
         !s.ok()) {
       return s;
     }
-    auto rule =
-        GcRuleFromProto(request->table().column_families().at(family).gc_rule(),
-                        "table.column_families['" + family + "'].gc_rule");
+    const admin::ColumnFamily& proto =
+        request->table().column_families().at(family);
+    const std::string field = "table.column_families['" + family + "']";
+    auto rule = GcRuleFromProto(proto.gc_rule(), field + ".gc_rule");
     if (!rule.ok()) return rule.status();
+    auto aggregate =
+        AggregateFromProto(proto.value_type(), field + ".value_type");
+    if (!aggregate.ok()) return aggregate.status();
+    if (*aggregate != cluster::Aggregate::kNone &&
+        rule->kind != cluster::GcRule::Kind::kNone) {
+      return Unimplemented(field +
+                           ".gc_rule: btsim supports no garbage collection "
+                           "rule on aggregate families (leave gc_rule empty)");
+    }
     families.push_back(cluster::FamilyModification{
-        family, cluster::FamilyModification::Kind::kCreate, *rule});
+        family, cluster::FamilyModification::Kind::kCreate, *rule, *aggregate});
   }
   std::vector<std::string> splits;
   for (const auto& split : request->initial_splits()) {
@@ -272,8 +284,12 @@ Status TableAdminService::DoModifyColumnFamilies(
         auto rule =
             GcRuleFromProto(m.create().gc_rule(), field + ".create.gc_rule");
         if (!rule.ok()) return rule.status();
+        auto aggregate = AggregateFromProto(m.create().value_type(),
+                                            field + ".create.value_type");
+        if (!aggregate.ok()) return aggregate.status();
         mod.kind = cluster::FamilyModification::Kind::kCreate;
         mod.gc_rule = *rule;
+        mod.aggregate = *aggregate;
         break;
       }
       case admin::ModifyColumnFamiliesRequest::Modification::kUpdate: {
@@ -282,6 +298,11 @@ Status TableAdminService::DoModifyColumnFamilies(
           return s;
         }
         // Only gc_rule is updatable; an empty mask means every field.
+        if (m.update().has_value_type()) {
+          return InvalidArgument(field +
+                                 ".update.value_type: the value type of a "
+                                 "column family is fixed when it is created");
+        }
         for (const std::string& path : m.update_mask().paths()) {
           if (path != "gc_rule") {
             return InvalidArgument(field + ".update_mask: unsupported path '" +

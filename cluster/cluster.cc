@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "base/bytes.h"
+#include "cluster/aggregate.h"
 #include "cluster/limits.h"
 #include "cluster/timestamp.h"
 
@@ -108,14 +109,17 @@ void Cluster::HookTable(Table& table) {
   table.set_commit_hook(
       [this, id = table.id()](std::string_view key, std::span<const Mutation> m,
                               Timestamp server_time, Version version,
-                              RowShare share) {
+                              RowShare share, std::string_view token) {
+        if (!token.empty()) {
+          idempotency_.Remember(id, key, token, VersionTime(version));
+        }
         if (observer_ == nullptr) return;
         if (!observer_->WantsRowRecords()) {
           observer_->OnRowCommitSkipped();
           return;
         }
-        observer_->OnRowCommit(
-            RowCommit{id, key, m, server_time, version, std::move(share)});
+        observer_->OnRowCommit(RowCommit{id, key, m, server_time, version,
+                                         std::move(share), token});
       });
 }
 
@@ -160,10 +164,20 @@ void Cluster::ApplyReplicatedBatch(std::span<const CommitRecord* const> records,
     const size_t start = i;
     it->second->ApplyReplicated(records.subspan(start, end - start),
                                 [&](size_t k) {
+                                  RememberToken(*records[start + k]);
                                   Observe(records[start + k]->version);
                                   applied(start + k);
                                 });
     i = end;
+  }
+}
+
+void Cluster::RememberToken(const CommitRecord& record) {
+  if (record.kind == CommitRecord::Kind::kMutateRow &&
+      !record.idempotency_token.empty()) {
+    idempotency_.Remember(record.table, record.row_key,
+                          record.idempotency_token,
+                          VersionTime(record.version));
   }
 }
 
@@ -179,6 +193,7 @@ void Cluster::Observe(Version version) {
 void Cluster::ApplyReplicated(const CommitRecord& record) {
   auto it = tables_.find(record.table);
   Table* table = it == tables_.end() ? nullptr : it->second.get();
+  RememberToken(record);
   switch (record.kind) {
     case CommitRecord::Kind::kMutateRow:
       if (table) {
@@ -236,6 +251,7 @@ void Cluster::CopyDataFrom(const Cluster& source) {
   deleted_tables_ = source.deleted_tables_;
   // Commits made here from now on come after everything the copy holds.
   Observe(source.last_version_);
+  idempotency_ = source.idempotency_;
   for (const auto& [id, table] : source.tables_) {
     auto copy = table->Clone();
     HookTable(*copy);
@@ -254,6 +270,11 @@ void Cluster::AddContents(sim::Fingerprint* out,
     for (const ColumnFamily& f : table->Families()) {
       out->Add(f.name);
       out->Add(f.gc_rule.ToString());
+      // Added only for aggregate families: the fingerprints of tables
+      // without any stay what they were.
+      if (f.aggregate != Aggregate::kNone) {
+        out->Add(std::string("aggregate:") + AggregateName(f.aggregate));
+      }
     }
     table->Read(ReadOptions{}, unused,
                 [&](std::string_view key, std::span<const CellView> cells) {
@@ -320,9 +341,19 @@ std::vector<std::string> Cluster::ListTables() const {
 }
 
 Status Cluster::MutateRow(std::string_view table, std::string_view key,
-                          std::span<const Mutation> mutations) {
+                          std::span<const Mutation> mutations,
+                          const Idempotency& idempotency) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
-  return t->MutateRow(key, mutations, Commit());
+  if (!idempotency.token.empty()) {
+    const Timestamp now = TimestampOf(clock_.Now());
+    BTSIM_RETURN_IF_ERROR(
+        IdempotencyMemory::Validate(idempotency, now, "idempotency"));
+    // A replay of a write applied here: acknowledged, not applied again.
+    if (idempotency_.Seen(table, key, idempotency.token, now)) {
+      return OkStatus();
+    }
+  }
+  return t->MutateRow(key, mutations, Commit(), idempotency.token);
 }
 
 Result<std::vector<Status>> Cluster::MutateRows(
@@ -338,9 +369,34 @@ Result<std::vector<Status>> Cluster::MutateRows(
                            " mutations in total; the limit is 100000 per "
                            "request");
   }
+  // Entries with an idempotency token: refused when too old, acknowledged
+  // without applying when a replay of a write applied here.
+  std::vector<Status> early(rows.size());
+  std::vector<bool> skip(rows.size(), false);
+  bool any_skipped = false;
+  const Timestamp now = TimestampOf(clock_.Now());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Idempotency& idempotency = rows[i].idempotency;
+    if (idempotency.token.empty()) continue;
+    early[i] = IdempotencyMemory::Validate(idempotency, now, "idempotency");
+    skip[i] = !early[i].ok() ||
+              idempotency_.Seen(table, rows[i].key, idempotency.token, now);
+    any_skipped = any_skipped || skip[i];
+  }
   // One commit for the whole batch: entries for the same row still apply
   // in order (see CommitContext).
-  return t->MutateRows(rows, Commit());
+  if (!any_skipped) return t->MutateRows(rows, Commit());
+  std::vector<RowMutations> applied;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!skip[i]) applied.push_back(rows[i]);
+  }
+  std::vector<Status> results;
+  if (!applied.empty()) results = t->MutateRows(applied, Commit());
+  size_t k = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!skip[i]) early[i] = std::move(results[k++]);
+  }
+  return early;
 }
 
 Result<bool> Cluster::CheckAndMutateRow(std::string_view table,

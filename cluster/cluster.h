@@ -19,6 +19,7 @@
 
 #include "base/result.h"
 #include "cluster/commit_record.h"
+#include "cluster/idempotency.h"
 #include "cluster/table.h"
 #include "sim/clock.h"
 #include "sim/fingerprint.h"
@@ -54,10 +55,15 @@ class Cluster {
   uint64_t tables_version() const { return tables_version_; }
 
   // ---- Rows (see Table for the semantics) ----
+  // With an idempotency token: IdempotencyMemory::Validate's errors, and a
+  // replay of a write this cluster has applied (committed here or
+  // replicated from elsewhere) is acknowledged without applying again.
   Status MutateRow(std::string_view table, std::string_view key,
-                   std::span<const Mutation> mutations);
+                   std::span<const Mutation> mutations,
+                   const Idempotency& idempotency = {});
   // A table-level error (NOT_FOUND, a request over the mutation limit) fails
-  // the whole call; otherwise one Status per entry, in order.
+  // the whole call; otherwise one Status per entry, in order. Entries'
+  // idempotency as for MutateRow.
   Result<std::vector<Status>> MutateRows(std::string_view table,
                                          std::span<const RowMutations> rows);
   Result<bool> CheckAndMutateRow(std::string_view table, std::string_view key,
@@ -137,6 +143,9 @@ class Cluster {
   ClusterOptions options_;
   Version last_version_ = 0;
   void Report(CommitRecord record);
+  // Remembers the idempotency token of a replicated row write.
+  void RememberToken(const CommitRecord& record);
+  IdempotencyMemory idempotency_;
   void HookTable(Table& table);
 
   std::map<std::string, std::unique_ptr<Table>, std::less<>> tables_;

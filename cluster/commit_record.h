@@ -114,6 +114,9 @@ struct CommitRecord {
   std::string prefix;
   std::vector<FamilyModification> families;
   std::vector<std::string> splits;
+  // kMutateRow: the write's idempotency token (empty: none), which every
+  // cluster applying the record remembers (cluster/idempotency.h).
+  std::string idempotency_token;
 };
 
 // Asks the CPU for the memory outside `record` that destroying it writes:
@@ -140,6 +143,7 @@ struct RowCommit {
   Timestamp server_time;
   Version version = 0;
   RowShare share;
+  std::string_view idempotency_token = {};
 };
 
 // Makes *record, which must be empty (as default-constructed), the
@@ -152,10 +156,16 @@ inline void FillRowRecord(RowCommit& commit, CommitRecord* record) {
   record->row_key = commit.key;
   record->mutations.assign(commit.mutations.begin(), commit.mutations.end());
   record->share = std::move(commit.share);
+  record->idempotency_token = commit.idempotency_token;
   for (Mutation& mutation : record->mutations) {
-    auto* set = std::get_if<SetCell>(&mutation);
-    if (set != nullptr && set->timestamp == kServerTimestamp) {
-      set->timestamp = commit.server_time;
+    if (auto* set = std::get_if<SetCell>(&mutation)) {
+      if (set->timestamp == kServerTimestamp) {
+        set->timestamp = commit.server_time;
+      }
+    } else if (auto* add = std::get_if<AddToCell>(&mutation)) {
+      if (add->timestamp == kServerTimestamp) {
+        add->timestamp = commit.server_time;
+      }
     }
   }
 }

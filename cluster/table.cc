@@ -7,6 +7,7 @@
 
 #include "base/bytes.h"
 #include "base/check.h"
+#include "cluster/aggregate.h"
 #include "cluster/cluster.h"  // ValidateFamilyName
 #include "cluster/internal/key_heads.h"
 #include "cluster/internal/row_apply.h"
@@ -18,35 +19,12 @@ namespace btsim::cluster {
 
 namespace {
 
-std::string Field(size_t i, const char* rest) {
-  return "mutations[" + std::to_string(i) + "]" + rest;
-}
-
-// `field` builds the field's name, only on error (requests are validated
-// per mutation, and formatting names is most of the cost otherwise).
-template <typename FieldName>
-Status ValidQualifier(std::string_view q, FieldName&& field) {
-  if (static_cast<int64_t>(q.size()) > kMaxQualifierBytes) {
-    return InvalidArgument(field() + ": column qualifier is " +
-                           std::to_string(q.size()) +
-                           " bytes; the limit is 16 KiB (16384 bytes)");
-  }
-  return OkStatus();
-}
-
-uint64_t DecodeBigEndian(std::string_view v) {
-  uint64_t x = 0;
-  for (unsigned char c : v) x = (x << 8) | c;
-  return x;
-}
-
-std::string EncodeBigEndian(uint64_t x) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<char>(x & 0xff);
-    x >>= 8;
-  }
-  return out;
+// UNIMPLEMENTED for a GC rule on aggregate family `family`.
+Status AggregateGcRule(const std::string& field, std::string_view family) {
+  return Unimplemented(field + ": column family " + QuoteForError(family) +
+                       " is an aggregate family; btsim supports no garbage "
+                       "collection rule on aggregate families (leave gc_rule "
+                       "empty)");
 }
 
 }  // namespace
@@ -96,6 +74,7 @@ std::unique_ptr<Table> Table::Clone() const {
   copy->dropped_families_ = dropped_families_;
   copy->created_version_ = created_version_;
   copy->superseded_ = superseded_;
+  copy->has_aggregates_ = has_aggregates_;
   copy->schema_dirty_ = true;
   return copy;
 }
@@ -105,7 +84,7 @@ std::unique_ptr<Table> Table::Clone() const {
 std::vector<ColumnFamily> Table::Families() const {
   std::vector<ColumnFamily> out;
   for (const auto& [name, entry] : families_) {
-    out.push_back(ColumnFamily{name, entry->gc_rule});
+    out.push_back(ColumnFamily{name, entry->gc_rule, entry->aggregate});
   }
   return out;
 }
@@ -135,7 +114,11 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods,
                                    Version version) {
   // Validate against a simulated schema first, so the change is atomic.
   std::map<std::string, bool, std::less<>> exists;
-  for (const auto& [name, entry] : families_) exists[name] = true;
+  std::map<std::string, Aggregate, std::less<>> aggregate;
+  for (const auto& [name, entry] : families_) {
+    exists[name] = true;
+    aggregate[name] = entry->aggregate;
+  }
   for (size_t i = 0; i < mods.size(); ++i) {
     const FamilyModification& m = mods[i];
     const std::string field = "modifications[" + std::to_string(i) + "]";
@@ -148,7 +131,12 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods,
                                "' already exists in table '" + id_ + "'");
         }
         BTSIM_RETURN_IF_ERROR(m.gc_rule.Validate(field + ".create.gc_rule"));
+        if (m.aggregate != Aggregate::kNone &&
+            m.gc_rule.kind != GcRule::Kind::kNone) {
+          return AggregateGcRule(field + ".create.gc_rule", m.name);
+        }
         exists[m.name] = true;
+        aggregate[m.name] = m.aggregate;
         break;
       case FamilyModification::Kind::kUpdate:
         if (!present) {
@@ -156,6 +144,10 @@ Status Table::ModifyColumnFamilies(std::span<const FamilyModification> mods,
                           "' does not exist in table '" + id_ + "'");
         }
         BTSIM_RETURN_IF_ERROR(m.gc_rule.Validate(field + ".update.gc_rule"));
+        if (aggregate[m.name] != Aggregate::kNone &&
+            m.gc_rule.kind != GcRule::Kind::kNone) {
+          return AggregateGcRule(field + ".update.gc_rule", m.name);
+        }
         break;
       case FamilyModification::Kind::kDrop:
         if (!present) {
@@ -180,11 +172,13 @@ void Table::ApplyFamilyModification(const FamilyModification& m,
           FamilyEntry{.name = m.name,
                       .id = static_cast<uint32_t>(families_by_id_.size()),
                       .gc_rule = m.gc_rule,
+                      .aggregate = m.aggregate,
                       .created = version,
                       .changed = version,
                       .past_rules = {}});
       families_by_id_.push_back(entry.get());
       families_[m.name] = std::move(entry);
+      has_aggregates_ = has_aggregates_ || m.aggregate != Aggregate::kNone;
       return;
     }
     case FamilyModification::Kind::kUpdate: {
@@ -210,70 +204,6 @@ void Table::ApplyFamilyModification(const FamilyModification& m,
 }
 
 // ---------------------------------------------------------------- Writes
-
-Status Table::MissingFamily(const std::string& field,
-                            std::string_view family) const {
-  if (family.empty()) {
-    return InvalidArgument(field + ": the column family name is empty");
-  }
-  return NotFound(field + ": column family " + QuoteForError(family) +
-                  " does not exist in table '" + id_ + "'");
-}
-
-Status Table::ValidateMutations(std::span<const Mutation> mutations) const {
-  if (static_cast<int64_t>(mutations.size()) > kMaxMutationsPerRequest) {
-    return InvalidArgument("mutations: " + std::to_string(mutations.size()) +
-                           " mutations; the limit is 100000 per request");
-  }
-  for (size_t i = 0; i < mutations.size(); ++i) {
-    const Mutation& m = mutations[i];
-    auto family_missing = [&](const std::string& family, const char* rest) {
-      return MissingFamily(Field(i, rest), family);
-    };
-    if (const auto* set = std::get_if<SetCell>(&m)) {
-      if (!HasFamily(set->family)) {
-        return family_missing(set->family, ".set_cell.family_name");
-      }
-      BTSIM_RETURN_IF_ERROR(ValidQualifier(set->qualifier, [&] {
-        return Field(i, ".set_cell.column_qualifier");
-      }));
-      if (static_cast<int64_t>(set->value.size()) > kMaxCellValueBytes) {
-        return InvalidArgument(Field(i, ".set_cell.value") + ": value is " +
-                               std::to_string(set->value.size()) +
-                               " bytes; the cell limit is 100 MiB");
-      }
-      const int64_t ts = Micros(set->timestamp);
-      if (set->timestamp != kServerTimestamp && (ts < 0 || ts % 1000 != 0)) {
-        return InvalidArgument(
-            Field(i, ".set_cell.timestamp_micros") + ": " + std::to_string(ts) +
-            " is not a valid timestamp; use -1 (server time) or a "
-            "non-negative number of microseconds divisible by 1000 "
-            "(millisecond granularity)");
-      }
-    } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
-      if (!HasFamily(col->family)) {
-        return family_missing(col->family, ".delete_from_column.family_name");
-      }
-      BTSIM_RETURN_IF_ERROR(ValidQualifier(col->qualifier, [&] {
-        return Field(i, ".delete_from_column.column_qualifier");
-      }));
-      if (col->start < Timestamp{} || col->end < Timestamp{}) {
-        return InvalidArgument(Field(i, ".delete_from_column.time_range") +
-                               ": timestamps must not be negative");
-      }
-      if (col->end != Timestamp{} && col->end < col->start) {
-        return InvalidArgument(Field(i, ".delete_from_column.time_range") +
-                               ": end_timestamp_micros is before "
-                               "start_timestamp_micros");
-      }
-    } else if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) {
-      if (!HasFamily(fam->family)) {
-        return family_missing(fam->family, ".delete_from_family.family_name");
-      }
-    }
-  }
-  return OkStatus();
-}
 
 namespace {
 
@@ -308,6 +238,7 @@ std::optional<uint32_t> Table::ReplicatedFamilyIdOf(const Mutation& m,
 std::optional<uint32_t> Table::FamilyIdOf(const Mutation& m) const {
   const std::string* name = nullptr;
   if (const auto* set = std::get_if<SetCell>(&m)) name = &set->family;
+  if (const auto* add = std::get_if<AddToCell>(&m)) name = &add->family;
   if (const auto* col = std::get_if<DeleteFromColumn>(&m)) name = &col->family;
   if (const auto* fam = std::get_if<DeleteFromFamily>(&m)) name = &fam->family;
   if (name == nullptr) return kNoFamily;
@@ -331,14 +262,18 @@ void Table::Locate(std::string_view key, size_t probe, size_t* tablet,
 
 Status Table::ApplyToRow(std::string_view key,
                          std::span<const Mutation> mutations,
-                         const CommitContext& commit, size_t probe) {
+                         const CommitContext& commit, size_t probe,
+                         std::string_view idempotency_token) {
   FamilyIds ids;
   for (const Mutation& m : mutations) ids.Add(*FamilyIdOf(m));  // validated
+  std::vector<Aggregate> aggregates;
+  AggregatesOf(mutations, ids.ids(), &aggregates);
   size_t ti = 0;
   RowSlot slot;
   Locate(key, probe, &ti, &slot);
   internal::WrittenRow written = internal::ApplyRequest(
-      key, slot.row, {mutations, ids.ids(), commit.version, commit.server_time},
+      key, slot.row,
+      {mutations, ids.ids(), commit.version, commit.server_time, aggregates},
       kMaxRowBytes);
   if (!written.row.valid()) return RowTooLarge(key, written.size);
   RowShare share;
@@ -351,9 +286,22 @@ Status Table::ApplyToRow(std::string_view key,
   AfterWrite(ti);
   if (commit_hook_) {
     commit_hook_(key, mutations, commit.server_time, commit.version,
-                 std::move(share));
+                 std::move(share), idempotency_token);
   }
   return OkStatus();
+}
+
+void Table::AggregatesOf(std::span<const Mutation> mutations,
+                         std::span<const uint32_t> family_ids,
+                         std::vector<Aggregate>* out) const {
+  out->clear();
+  if (!has_aggregates_) return;
+  for (size_t i = 0; i < mutations.size(); ++i) {
+    const uint32_t id = family_ids[i];
+    out->push_back(id < families_by_id_.size() && families_by_id_[id] != nullptr
+                       ? families_by_id_[id]->aggregate
+                       : Aggregate::kNone);
+  }
 }
 
 void Table::RecordSuperseded(
@@ -385,19 +333,21 @@ void Table::AfterWrite(size_t ti) {
 }
 
 Status Table::Mutate(std::string_view key, std::span<const Mutation> mutations,
-                     const CommitContext& commit, size_t probe) {
+                     const CommitContext& commit, size_t probe,
+                     std::string_view idempotency_token) {
   BTSIM_RETURN_IF_ERROR(ValidRowKey(key));
   if (mutations.empty()) {
     return InvalidArgument("mutations: at least one mutation is required");
   }
   BTSIM_RETURN_IF_ERROR(ValidateMutations(mutations));
-  return ApplyToRow(key, mutations, commit, probe);
+  return ApplyToRow(key, mutations, commit, probe, idempotency_token);
 }
 
 Status Table::MutateRow(std::string_view key,
                         std::span<const Mutation> mutations,
-                        const CommitContext& commit) {
-  return Mutate(key, mutations, commit, kNoProbe);
+                        const CommitContext& commit,
+                        std::string_view idempotency_token) {
+  return Mutate(key, mutations, commit, kNoProbe, idempotency_token);
 }
 
 std::vector<Status> Table::MutateRows(std::span<const RowMutations> rows,
@@ -408,7 +358,8 @@ std::vector<Status> Table::MutateRows(std::span<const RowMutations> rows,
   std::vector<Status> out;
   out.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
-    out.push_back(Mutate(rows[i].key, rows[i].mutations, commit, i));
+    out.push_back(Mutate(rows[i].key, rows[i].mutations, commit, i,
+                         rows[i].idempotency.token));
   }
   return out;
 }
@@ -440,7 +391,8 @@ Result<bool> Table::CheckAndMutateRow(std::string_view key,
   if (const RowRecord* record = FindRow(key)) {
     std::vector<LiveCell> scratch;
     std::vector<CellView> cells;
-    LiveCells(*record, &scratch, &cells);
+    std::string folded;
+    LiveCells(*record, &scratch, &cells, &folded);
     if (predicate == nullptr) {
       matched = !cells.empty();
     } else {
@@ -466,14 +418,7 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
   if (static_cast<int64_t>(rules.size()) > kMaxMutationsPerRequest) {
     return InvalidArgument("rules: more than 100000 rules in one request");
   }
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string field = "rules[" + std::to_string(i) + "]";
-    if (!HasFamily(rules[i].family)) {
-      return MissingFamily(field + ".family_name", rules[i].family);
-    }
-    BTSIM_RETURN_IF_ERROR(ValidQualifier(
-        rules[i].qualifier, [&] { return field + ".column_qualifier"; }));
-  }
+  BTSIM_RETURN_IF_ERROR(ValidateRules(rules));
   // Only the newest live cell of each column a rule names is read: a hot
   // counter row may hold thousands of versions (one per millisecond).
   const RowRecord* record = FindRow(key);
@@ -518,9 +463,9 @@ Result<std::vector<ModifiedCell>> Table::ReadModifyWriteRow(
             std::to_string(c.value.size()) +
             "-byte value; increments need an 8-byte big-endian int64");
       }
-      const uint64_t base = c.present ? DecodeBigEndian(c.value) : 0;
+      const int64_t base = c.present ? DecodeInt64(c.value) : 0;
       c.value =
-          EncodeBigEndian(base + static_cast<uint64_t>(rule.increment_amount));
+          EncodeInt64(Combine(Aggregate::kSum, base, rule.increment_amount));
     }
     c.present = true;
   }

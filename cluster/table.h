@@ -131,10 +131,13 @@ class Table {
   // ---- Row operations ----
   // Applies mutations atomically: INVALID_ARGUMENT / NOT_FOUND naming
   // `mutations[i]` when one is invalid (then nothing changes).
+  // `idempotency_token` (may be empty) goes to the commit hook.
   Status MutateRow(std::string_view key, std::span<const Mutation> mutations,
-                   const CommitContext& commit);
+                   const CommitContext& commit,
+                   std::string_view idempotency_token = {});
   // MutateRow for each entry, in order, all committed at `commit` (entries
-  // for one row apply in order): one Status per entry.
+  // for one row apply in order): one Status per entry. Each entry's
+  // idempotency token goes to the commit hook (its window is the caller's).
   std::vector<Status> MutateRows(std::span<const RowMutations> rows,
                                  const CommitContext& commit);
   // Evaluates `predicate` (null: "row has any cell") on the row, then applies
@@ -158,11 +161,11 @@ class Table {
   // Called after every local row commit with the applied mutations (server
   // timestamps, kServerTimestamp, not resolved yet: they mean
   // `server_time`), their version and what replicas may take instead of
-  // applying them (cluster/row_sharing.h; none unless a single mutation).
-  // Empty by default.
-  using CommitHook =
-      std::function<void(std::string_view key, std::span<const Mutation>,
-                         Timestamp server_time, Version, RowShare)>;
+  // applying them (cluster/row_sharing.h; none unless a single mutation)
+  // and the write's idempotency token (empty: none). Empty by default.
+  using CommitHook = std::function<void(
+      std::string_view key, std::span<const Mutation>, Timestamp server_time,
+      Version, RowShare, std::string_view idempotency_token)>;
   void set_commit_hook(CommitHook hook) { commit_hook_ = std::move(hook); }
   // Applies row changes committed elsewhere (kMutateRow records of this
   // table), in order, calling applied(i) after records[i]: mutations on
@@ -225,7 +228,8 @@ class Table {
     std::string name;
     uint32_t id;  // never reused, so a dropped family's data is unreachable
     GcRule gc_rule;
-    Version created = 0;  // the change that created it
+    Aggregate aggregate = Aggregate::kNone;  // fixed at creation
+    Version created = 0;                     // the change that created it
     Version changed = 0;  // its last change (gc_rule's, from then on)
     // The rules in effect before `changed`, each from `since` until the
     // next one (oldest first): compaction judges each version by the rule
@@ -245,8 +249,17 @@ class Table {
   // The id of the family `m` names (kNoFamily when it names none); nullopt
   // when this table lacks it.
   std::optional<uint32_t> FamilyIdOf(const Mutation& m) const;
-  // INVALID_ARGUMENT / NOT_FOUND naming `mutations[i]` when one is invalid.
+  // INVALID_ARGUMENT / NOT_FOUND naming `mutations[i]` when one is invalid
+  // (table_validate.cc).
   Status ValidateMutations(std::span<const Mutation> mutations) const;
+  // The same for ReadModifyWriteRow's rules, naming `rules[i]`.
+  Status ValidateRules(std::span<const ReadModifyWriteRule> rules) const;
+  // The aggregate of each mutation's family into *out (one per mutation,
+  // kNone where it has none or names none); leaves *out empty when this
+  // table has no aggregate family.
+  void AggregatesOf(std::span<const Mutation> mutations,
+                    std::span<const uint32_t> family_ids,
+                    std::vector<Aggregate>* out) const;
   // The error for a mutation or rule naming `family`, which this table
   // lacks: INVALID_ARGUMENT for "", else NOT_FOUND; naming `field`.
   Status MissingFamily(const std::string& field, std::string_view family) const;
@@ -265,11 +278,13 @@ class Table {
               internal::RowSlot* slot) const;
   // MutateRow, its key found by `probe`.
   Status Mutate(std::string_view key, std::span<const Mutation> mutations,
-                const CommitContext& commit, size_t probe);
+                const CommitContext& commit, size_t probe,
+                std::string_view idempotency_token);
   // Applies valid `mutations` locally: enforces the row size limit and
   // reports to the commit hook.
   Status ApplyToRow(std::string_view key, std::span<const Mutation> mutations,
-                    const CommitContext& commit, size_t probe);
+                    const CommitContext& commit, size_t probe,
+                    std::string_view idempotency_token = {});
   // A replicated change of one row (ApplyReplicated).
   void ApplyReplicatedRow(const CommitRecord& record, size_t probe);
   // Remembers the cells a write to row `key` superseded (superseded_).
@@ -291,9 +306,11 @@ class Table {
   void MergeSmallTablets();
 
   // ---- Reads (table_read.cc) ----
-  // Live cells of a stored row, in canonical order, into `*out`.
+  // Live cells of a stored row, in canonical order, into `*out`; in
+  // aggregate families the contributions of one timestamp as one cell, the
+  // combined value (held in *folded).
   void LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
-                 std::vector<CellView>* out) const;
+                 std::vector<CellView>* out, std::string* folded) const;
   // The stored row of `key`; null when absent.
   const RowRecord* FindRow(std::string_view key) const;
 
@@ -326,6 +343,9 @@ class Table {
   TableOptions options_;
   std::map<std::string, std::unique_ptr<FamilyEntry>, std::less<>> families_;
   std::vector<const FamilyEntry*> families_by_id_;  // null once dropped
+  // Whether any family ever created here has an aggregate (then writes
+  // pass each family's aggregate to the row edits).
+  bool has_aggregates_ = false;
   // The version of the latest drop of each family ever dropped.
   std::map<std::string, Version, std::less<>> dropped_families_;
   Version created_version_ = 0;

@@ -6,6 +6,7 @@
 #include <array>
 #include <functional>
 #include <limits>
+#include <list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -14,6 +15,8 @@
 
 #include "base/bytes.h"
 #include "base/check.h"
+#include "cluster/aggregate.h"
+#include "cluster/internal/aggregate_cells.h"
 #include "cluster/internal/column_gc.h"
 #include "cluster/internal/row_apply.h"
 #include "cluster/internal/row_edits.h"
@@ -24,6 +27,7 @@ namespace btsim::cluster {
 
 using internal::FamilyIds;
 using internal::FindGarbage;
+using internal::FoldContributions;
 using internal::GcCell;
 using internal::GcPeriod;
 using internal::KeepNewestCells;
@@ -68,8 +72,11 @@ void Table::ApplyReplicatedFamilies(std::span<const FamilyModification> mods,
         m.kind == FamilyModification::Kind::kCreate && version > drop &&
         version < present->second->created) {
       // The same family created concurrently elsewhere, earlier: one
-      // family, as old as the oldest creation (their writes all count).
+      // family, as old as the oldest creation (their writes all count),
+      // of the oldest creation's aggregate.
       present->second->created = version;
+      present->second->aggregate = m.aggregate;
+      has_aggregates_ = has_aggregates_ || m.aggregate != Aggregate::kNone;
     }
     const Version newest =
         std::max(drop, present == families_.end() ? Version{0}
@@ -136,6 +143,8 @@ void Table::ApplyReplicatedRow(const CommitRecord& record, size_t probe) {
     mutations = applicable;
   }
   if (mutations.empty()) return;
+  std::vector<Aggregate> aggregates;
+  AggregatesOf(mutations, ids.ids(), &aggregates);
   size_t ti = 0;
   RowSlot slot;
   Locate(key, probe, &ti, &slot);
@@ -148,7 +157,8 @@ void Table::ApplyReplicatedRow(const CommitRecord& record, size_t probe) {
   } else {
     internal::WrittenRow written = internal::ApplyRequest(
         key, slot.row,
-        {mutations, ids.ids(), version, TruncateToMillis(VersionTime(version))},
+        {mutations, ids.ids(), version, TruncateToMillis(VersionTime(version)),
+         aggregates},
         std::numeric_limits<int64_t>::max());
     RecordSuperseded(key, written.superseded);
     tablet.Put(slot, std::move(written.row), written.dirty);
@@ -326,7 +336,8 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
   LoneColumn lone;
   if (superseded == nullptr && ReadLoneColumn(record.encoded(), &lone) &&
       lone.family_id < families_by_id_.size() &&
-      families_by_id_[lone.family_id] != nullptr) {
+      families_by_id_[lone.family_id] != nullptr &&
+      families_by_id_[lone.family_id]->aggregate == Aggregate::kNone) {
     const FamilyEntry& entry = *families_by_id_[lone.family_id];
     GcPeriod one;
     std::vector<GcPeriod> many;
@@ -360,6 +371,8 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
     }
   }
   RowData row = DecodeRow(record.encoded());
+  // Combined values kept (a list: constructing one allocates nothing).
+  std::list<std::string> folded;
   std::vector<GcCell> cells;
   std::vector<ptrdiff_t> from;
   RowData kept;
@@ -411,6 +424,11 @@ RowEdit Table::CompactRow(const RowRecord& record, bool every_row,
           // Cells above the horizon may still become garbage.
           revisit = revisit || cell.version > tombstone_horizon;
         }
+      }
+      if (entry->aggregate != Aggregate::kNone &&
+          FoldContributions(entry->aggregate, tombstone_horizon, &nc,
+                            &folded)) {
+        changed = true;
       }
       for (const ColumnTombstone& t : c.tombstones) {
         if (t.version > tombstone_horizon) {
@@ -540,7 +558,8 @@ bool Table::SameContents(const Table& other) const {
   for (auto a = families_.begin(), b = other.families_.begin();
        a != families_.end(); ++a, ++b) {
     if (a->first != b->first || a->second->id != b->second->id ||
-        a->second->gc_rule != b->second->gc_rule) {
+        a->second->gc_rule != b->second->gc_rule ||
+        a->second->aggregate != b->second->aggregate) {
       return false;
     }
   }

@@ -7,26 +7,53 @@
 #include <string>
 #include <vector>
 
+#include "cluster/aggregate.h"
 #include "cluster/internal/tablet.h"
 #include "cluster/table.h"
 
 namespace btsim::cluster {
 
 void Table::LiveCells(const RowRecord& record, std::vector<LiveCell>* scratch,
-                      std::vector<CellView>* out) const {
+                      std::vector<CellView>* out, std::string* folded) const {
   scratch->clear();
   out->clear();
+  folded->clear();
   AppendLiveCells(record.encoded(), scratch);
   bool sorted = true;
-  for (const LiveCell& c : *scratch) {
-    const std::string* family = FamilyNameById(c.family_id);
-    if (family == nullptr) continue;  // dropped family
-    if (!out->empty() && out->back().family != *family &&
-        *family < out->back().family) {
+  for (size_t i = 0; i < scratch->size(); ++i) {
+    const LiveCell& c = (*scratch)[i];
+    const FamilyEntry* entry = c.family_id < families_by_id_.size()
+                                   ? families_by_id_[c.family_id]
+                                   : nullptr;
+    if (entry == nullptr) continue;  // dropped family
+    const std::string& family = entry->name;
+    if (!out->empty() && out->back().family != family &&
+        family < out->back().family) {
       sorted = false;
     }
-    out->push_back(
-        CellView{*family, c.qualifier, c.timestamp, c.value, nullptr});
+    std::string_view value = c.value;
+    if (entry->aggregate != Aggregate::kNone) {
+      // The contributions to this cell follow one another.
+      int64_t combined = DecodeInt64(c.value);
+      size_t j = i + 1;
+      for (; j < scratch->size(); ++j) {
+        const LiveCell& d = (*scratch)[j];
+        if (d.family_id != c.family_id || d.qualifier != c.qualifier ||
+            d.timestamp != c.timestamp) {
+          break;
+        }
+        combined = Combine(entry->aggregate, combined, DecodeInt64(d.value));
+      }
+      if (j > i + 1) {
+        // Reserved for every cell at once: views into it stay valid.
+        if (folded->empty()) folded->reserve(8 * scratch->size());
+        const size_t at = folded->size();
+        folded->append(EncodeInt64(combined));
+        value = std::string_view(folded->data() + at, 8);
+        i = j - 1;
+      }
+    }
+    out->push_back(CellView{family, c.qualifier, c.timestamp, value, nullptr});
   }
   if (!sorted) {
     std::stable_sort(out->begin(), out->end(),
@@ -56,13 +83,14 @@ void Table::Read(const ReadOptions& options, sim::Rng& rng,
   bool have_last = options.resume_after.has_value();
   std::vector<LiveCell> scratch;
   std::vector<CellView> cells;
+  std::string folded;
   std::vector<CellView> filtered;
   int64_t examined = 0;
   if (options.stopped_at != nullptr) options.stopped_at->reset();
 
   // The row's output, if any; false to stop the whole read.
   const auto emit = [&](std::string_view key, const RowRecord& record) {
-    LiveCells(record, &scratch, &cells);
+    LiveCells(record, &scratch, &cells, &folded);
     if (cells.empty()) return true;
     if (options.filter == nullptr) return visit(key, cells);
     filtered.clear();

@@ -35,6 +35,9 @@ int64_t WireBytes(const CommitRecord& record) {
     if (const auto* set = std::get_if<cluster::SetCell>(&mutation)) {
       bytes += static_cast<int64_t>(set->family.size() + set->qualifier.size() +
                                     set->value.size());
+    } else if (const auto* add = std::get_if<cluster::AddToCell>(&mutation)) {
+      bytes += static_cast<int64_t>(add->family.size() + add->qualifier.size() +
+                                    add->input.size());
     }
   }
   for (const auto& family : record.families) {

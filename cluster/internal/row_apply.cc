@@ -1,12 +1,16 @@
 #include "cluster/internal/row_apply.h"
 
 #include <algorithm>
+#include <list>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "base/check.h"
+#include "cluster/aggregate.h"
+#include "cluster/internal/aggregate_cells.h"
 #include "cluster/internal/row_edits.h"
 
 namespace btsim::cluster::internal {
@@ -137,9 +141,10 @@ Timestamp Resolved(Timestamp timestamp, const Request& request) {
 }
 
 // Edits `row` by the request's mutations, appending the cells its writes
-// superseded to *superseded.
+// superseded to *superseded. Combined values are kept in *owned.
 void Apply(const Request& request, RowData& row,
-           std::vector<SupersededCell>* superseded) {
+           std::vector<SupersededCell>* superseded,
+           std::list<std::string>* owned) {
   const std::span<const Mutation> mutations = request.mutations;
   const std::span<const uint32_t> ids = request.family_ids;
   BTSIM_CHECK(ids.size() == mutations.size());
@@ -153,10 +158,14 @@ void Apply(const Request& request, RowData& row,
     const Mutation& m = mutations[i];
     if (const auto* set = std::get_if<SetCell>(&m)) {
       wanted.emplace_back(ids[i], set->qualifier);
+    } else if (const auto* add = std::get_if<AddToCell>(&m)) {
+      wanted.emplace_back(ids[i], add->qualifier);
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
       wanted.emplace_back(ids[i], col->qualifier);
     } else if (std::holds_alternative<DeleteFromFamily>(m)) {
       wanted.emplace_back(ids[i], std::nullopt);
+    } else {
+      BTSIM_CHECK(std::holds_alternative<DeleteFromRow>(m));
     }
   }
   std::sort(wanted.begin(), wanted.end());
@@ -190,14 +199,37 @@ void Apply(const Request& request, RowData& row,
              InTimestampRange(cell.timestamp, start, end);
     });
   };
-  std::vector<std::pair<ColumnData*, uint32_t>> appended;  // and family id
+  auto aggregate_of = [&](size_t i) {
+    return request.aggregates.empty() ? Aggregate::kNone
+                                      : request.aggregates[i];
+  };
+  // The columns appended to, with their family's id and aggregate.
+  std::vector<std::tuple<ColumnData*, uint32_t, Aggregate>> appended;
   for (size_t i = 0; i < mutations.size(); ++i) {
     const Mutation& m = mutations[i];
     if (const auto* set = std::get_if<SetCell>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), set->qualifier);
       c.cells.push_back(
           CellData{Resolved(set->timestamp, request), version, set->value});
-      appended.emplace_back(&c, ids[i]);
+      appended.emplace_back(&c, ids[i], aggregate_of(i));
+    } else if (const auto* add = std::get_if<AddToCell>(&m)) {
+      ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), add->qualifier);
+      const Timestamp ts = Resolved(add->timestamp, request);
+      auto same = std::find_if(
+          c.cells.begin(), c.cells.end(), [&](const CellData& cell) {
+            return cell.timestamp == ts && cell.version == version;
+          });
+      if (same == c.cells.end()) {
+        c.cells.push_back(CellData{ts, version, add->input});
+        appended.emplace_back(&c, ids[i], aggregate_of(i));
+      } else if (aggregate_of(i) != Aggregate::kNone) {
+        // Another input of the same commit to the same cell (this request's,
+        // or an earlier entry's of its MutateRows batch): one contribution.
+        owned->push_back(
+            EncodeInt64(Combine(aggregate_of(i), DecodeInt64(same->value),
+                                DecodeInt64(add->input))));
+        same->value = owned->back();
+      }
     } else if (const auto* col = std::get_if<DeleteFromColumn>(&m)) {
       ColumnData& c = FindColumn(FindFamilyData(row, ids[i]), col->qualifier);
       AddColumnTombstone(c, col->start, col->end, version);
@@ -220,7 +252,11 @@ void Apply(const Request& request, RowData& row,
   std::sort(appended.begin(), appended.end());
   appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
   std::vector<Loser> losers;
-  for (const auto& [c, family_id] : appended) {
+  for (const auto& [c, family_id, aggregate] : appended) {
+    if (aggregate != Aggregate::kNone) {
+      NormalizeContributions(*c);
+      continue;
+    }
     losers.clear();
     NormalizeCells(*c, &losers);
     for (const auto& [cell, winner] : losers) {
@@ -251,7 +287,8 @@ WrittenRow ApplyMutations(std::string_view key, const RowRecord* old,
                           const Request& request, int64_t max_bytes) {
   RowData row = old != nullptr ? DecodeRow(old->encoded()) : RowData{};
   WrittenRow out;
-  Apply(request, row, &out.superseded);
+  std::list<std::string> owned;  // allocates only when used
+  Apply(request, row, &out.superseded, &owned);
   out.size = EncodedSize(row) + key.size();
   if (static_cast<int64_t>(out.size) > max_bytes) return out;
   out.row = RowRecord(key, row);
@@ -261,7 +298,9 @@ WrittenRow ApplyMutations(std::string_view key, const RowRecord* old,
 
 WrittenRow ApplyRequest(std::string_view key, const RowRecord* old,
                         const Request& request, int64_t max_bytes) {
-  if (request.mutations.size() == 1) {
+  if (request.mutations.size() == 1 &&
+      (request.aggregates.empty() ||
+       request.aggregates[0] == Aggregate::kNone)) {
     if (const auto* set = std::get_if<SetCell>(&request.mutations[0])) {
       Version superseded = kNoVersion;
       RowRecord row =

@@ -17,6 +17,7 @@
 
 #include "cluster/mutation.h"
 #include "cluster/row_codec.h"
+#include "cluster/schema.h"
 #include "cluster/timestamp.h"
 #include "cluster/version.h"
 
@@ -26,11 +27,22 @@ namespace btsim::cluster::internal {
 // (kNoFamily for DeleteFromRow), committed at `version`. Every mutation is
 // valid (Table::ValidateMutations); each takes effect in order, and a
 // delete also erases the cells earlier mutations of the request wrote.
+//
+// Columns of aggregate families keep each contribution (AddToCell) as a
+// cell of its own, ordered by timestamp then version, both descending:
+// cells of one timestamp do not replace each other there. The inputs of
+// one commit to one cell (a request's several inputs, or those of several
+// entries of one MutateRows batch, which share its version) combine into
+// one contribution. (Replication never applies a record twice: replicas
+// deduplicate by origin and log position.)
 struct Request {
   std::span<const Mutation> mutations;
   std::span<const uint32_t> family_ids;  // one per mutation
   Version version = 0;
   Timestamp server_time;  // what kServerTimestamp resolves to
+  // The aggregate of each mutation's family, one per mutation; empty when
+  // no family of the request has one.
+  std::span<const Aggregate> aggregates = {};
 };
 
 // Request::family_ids, held without an allocation for the common request

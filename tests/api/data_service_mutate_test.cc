@@ -208,13 +208,12 @@ TEST_F(DataServiceTest, MutationWithoutKindIsInvalidArgument) {
 }
 
 TEST_F(DataServiceTest, UndeclaredMutationKindIsUnimplemented) {
-  // add_to_cell (field 5) is not in btsim's proto: it arrives as an unknown
-  // field and must be refused, not treated as "no mutation".
-  v2::Mutation add_to_cell;
-  add_to_cell.GetReflection()
-      ->MutableUnknownFields(&add_to_cell)
-      ->AddLengthDelimited(5, "");
-  grpc::Status s = Mutate("t", "r", {add_to_cell});
+  // A mutation kind btsim's proto does not declare (a future field) arrives
+  // as an unknown field and must be refused, not treated as "no mutation".
+  v2::Mutation future;
+  future.GetReflection()->MutableUnknownFields(&future)->AddLengthDelimited(99,
+                                                                            "");
+  grpc::Status s = Mutate("t", "r", {future});
   EXPECT_GRPC_CODE(s, grpc::StatusCode::UNIMPLEMENTED);
   EXPECT_THAT(s.error_message(), HasSubstr("mutations[0]"));
 }
@@ -317,7 +316,10 @@ TEST_F(DataServiceTest, MutateRowsEntryErrorsAreUtf8ForBinaryNames) {
   request.set_table_name(TableName("t"));
   auto* bad = request.add_entries();
   bad->set_row_key("k\xff");
-  *bad->add_mutations() = SetCellMutation("\xe3" "f", "q", "x");
+  *bad->add_mutations() = SetCellMutation(
+      "\xe3"
+      "f",
+      "q", "x");
   auto* good = request.add_entries();
   good->set_row_key("ok");
   *good->add_mutations() = SetCellMutation("cf", "q", "x");

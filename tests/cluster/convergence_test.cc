@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster/aggregate.h"
 #include "cluster/cluster.h"
 #include "sim/clock.h"
 #include "sim/fingerprint.h"
@@ -372,6 +373,140 @@ TEST(ConvergenceTest, DropRowRangeCoversOlderWritesArrivingLater) {
       return true;
     });
     EXPECT_EQ(rows, 0) << "cluster " << c;
+  }
+}
+
+}  // namespace
+}  // namespace btsim::cluster
+
+namespace btsim::cluster {
+namespace {
+
+// Aggregate families: concurrent AddToCells on every cluster, with
+// deletes and compactions in between, must converge, and with no delete
+// every input must count exactly once everywhere.
+void RunAggregateConvergence(uint64_t seed, bool deletes) {
+  ReplicatedSet set(3, seed);
+  sim::Rng rng = sim::Rng(seed).Fork("driver");
+  FamilyModification sum{"s", FamilyModification::Kind::kCreate, {}};
+  sum.aggregate = Aggregate::kSum;
+  FamilyModification max{"m", FamilyModification::Kind::kCreate, {}};
+  max.aggregate = Aggregate::kMax;
+  const FamilyModification families[] = {sum, max};
+  ASSERT_TRUE(set.cluster(0).CreateTable("t", families, {"k1"}).ok());
+  set.DeliverAll(rng);
+  static const char* const kKeys[] = {"k0", "k1", "k2"};
+  std::map<std::string, int64_t> expected;  // key/ts -> sum
+  for (int step = 0; step < 600; ++step) {
+    const uint64_t action = rng.Uniform(100);
+    const int c = static_cast<int>(rng.Uniform(3));
+    const std::string key = Pick(rng, kKeys, 3);
+    if (action < 50) {
+      const int64_t ts = static_cast<int64_t>(rng.Uniform(3)) * 1000;
+      const int64_t v = static_cast<int64_t>(rng.Uniform(100)) - 30;
+      std::vector<Mutation> m = {
+          AddToCell{"s", "q", TimestampFromMicros(ts), EncodeInt64(v)},
+          AddToCell{"m", "q", TimestampFromMicros(ts), EncodeInt64(v)}};
+      if (rng.Bernoulli(0.2)) {  // two inputs to one cell in one request
+        m.push_back(
+            AddToCell{"s", "q", TimestampFromMicros(ts), EncodeInt64(1)});
+        expected[key + "@" + std::to_string(ts)] += 1;
+      }
+      if (rng.Bernoulli(0.2)) {  // two entries of one batch, one version
+        const std::vector<RowMutations> rows = {{key, m}, {key, m}};
+        ASSERT_TRUE(set.cluster(c).MutateRows("t", rows).ok());
+        expected[key + "@" + std::to_string(ts)] += v + (m.size() > 2 ? 1 : 0);
+      } else {
+        ASSERT_TRUE(set.cluster(c).MutateRow("t", key, m).ok());
+      }
+      expected[key + "@" + std::to_string(ts)] += v;
+    } else if (action < 55 && deletes) {
+      const std::vector<Mutation> m = {
+          rng.Bernoulli(0.5) ? Mutation(DeleteFromColumn{"s", "q", {}, {}})
+                             : Mutation(DeleteFromRow{})};
+      ASSERT_TRUE(set.cluster(c).MutateRow("t", key, m).ok());
+    } else if (action < 85) {
+      set.DeliverOne(rng);
+    } else if (action < 92) {
+      set.cluster(c).Compact(set.SafeHorizon(c));
+    } else {
+      set.clock().Advance(
+          sim::Duration(static_cast<int64_t>(rng.Uniform(3000)) * 1000));
+    }
+  }
+  set.DeliverAll(rng);
+  for (int c = 1; c < 3; ++c) {
+    EXPECT_EQ(set.Contents(c), set.Contents(0)) << "seed " << seed;
+  }
+  set.clock().Advance(sim::Duration(1000));
+  for (int c = 0; c < 3; ++c) set.cluster(c).Compact(set.SafeHorizon(c));
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(set.Contents(c), set.Contents(0)) << "seed " << seed;
+    if (deletes) continue;
+    std::map<std::string, int64_t> sums;
+    ASSERT_TRUE(set.cluster(c)
+                    .ReadRows("t", {},
+                              [&](std::string_view key,
+                                  std::span<const CellView> cells) {
+                                for (const CellView& cell : cells) {
+                                  if (cell.family != "s") continue;
+                                  sums[std::string(key) + "@" +
+                                       std::to_string(Micros(cell.timestamp))] =
+                                      DecodeInt64(cell.value);
+                                }
+                                return true;
+                              })
+                    .ok());
+    EXPECT_EQ(sums, expected) << "cluster " << c << ", seed " << seed;
+  }
+}
+
+TEST(AggregateConvergenceTest, EveryConcurrentAddCountsOnce) {
+  for (uint64_t seed = 300; seed < 310; ++seed) {
+    RunAggregateConvergence(seed, /*deletes=*/false);
+  }
+}
+
+TEST(AggregateConvergenceTest, AddsAndDeletesConverge) {
+  for (uint64_t seed = 400; seed < 420; ++seed) {
+    RunAggregateConvergence(seed, /*deletes=*/true);
+  }
+}
+
+TEST(AggregateConvergenceTest, ATokenReplicatesWithItsWrite) {
+  // A replay on another cluster is recognised once the original has
+  // reached it, not before.
+  ReplicatedSet set(2, 1);
+  sim::Rng rng(1);
+  FamilyModification sum{"s", FamilyModification::Kind::kCreate, {}};
+  sum.aggregate = Aggregate::kSum;
+  const FamilyModification families[] = {sum};
+  ASSERT_TRUE(set.cluster(0).CreateTable("t", families, {}).ok());
+  set.DeliverAll(rng);
+  const std::vector<Mutation> add = {
+      AddToCell{"s", "q", TimestampFromMicros(1000), EncodeInt64(1)}};
+  const Idempotency first{"token-first", {}};
+  const Idempotency second{"token-second", {}};
+  ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", add, first).ok());
+  ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", add, second).ok());
+  set.DeliverAll(rng);
+  ASSERT_TRUE(set.cluster(1).MutateRow("t", "k", add, first).ok());  // replay
+  // Before `third` reaches cluster 1, its replay there applies again.
+  const Idempotency third{"token-third", {}};
+  ASSERT_TRUE(set.cluster(0).MutateRow("t", "k", add, third).ok());
+  ASSERT_TRUE(set.cluster(1).MutateRow("t", "k", add, third).ok());
+  set.DeliverAll(rng);
+  for (int c = 0; c < 2; ++c) {
+    int64_t value = 0;
+    ASSERT_TRUE(
+        set.cluster(c)
+            .ReadRows("t", {},
+                      [&](std::string_view, std::span<const CellView> cells) {
+                        value = DecodeInt64(cells[0].value);
+                        return true;
+                      })
+            .ok());
+    EXPECT_EQ(value, 4) << "cluster " << c;
   }
 }
 

@@ -261,7 +261,8 @@ class ReplicaTest : public ::testing::Test {
     BTSIM_CHECK(replica_.ModifyColumnFamilies(mods).ok());
     origin_.set_commit_hook(
         [this](std::string_view, std::span<const Mutation>, Timestamp, Version,
-               RowShare share) { last_share_ = std::move(share); });
+               RowShare share,
+               std::string_view) { last_share_ = std::move(share); });
   }
 
   // Commits `m` on the origin and returns its version.

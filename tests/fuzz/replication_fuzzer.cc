@@ -350,6 +350,10 @@ class World {
     if (const auto* fam = std::get_if<cluster::DeleteFromFamily>(&m)) {
       return "delete family " + fam->family;
     }
+    if (const auto* add = std::get_if<cluster::AddToCell>(&m)) {
+      return "add " + add->family + ":" + add->qualifier + "@" +
+             std::to_string(cluster::Micros(add->timestamp));
+    }
     return "delete row";
   }
 
