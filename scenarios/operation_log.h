@@ -38,8 +38,9 @@ class OperationLog {
   // 65,536 operations (6 MB) per chunk.
   static constexpr size_t kDefaultChunkOperations = size_t{1} << 16;
 
+  OperationLog() : OperationLog(kDefaultChunkOperations) {}
   // Requires chunk_operations to be a power of two.
-  explicit OperationLog(size_t chunk_operations = kDefaultChunkOperations);
+  explicit OperationLog(size_t chunk_operations);
   OperationLog(const OperationLog& other);
   OperationLog& operator=(const OperationLog& other);
   OperationLog(OperationLog&&) noexcept;
