@@ -12,6 +12,7 @@
 
 #include "scenarios/checks_analysis.h"
 #include "scenarios/checks_rows.h"
+#include "scenarios/percentile.h"
 #include "scenarios/scenario_fields.h"
 
 namespace btsim::scenarios {
@@ -197,16 +198,21 @@ Measure ErrorRate(const History& history, const Filter& filter) {
 
 Measure Latency(const History& history, const Filter& filter,
                 double percentile) {
-  std::vector<Duration> latencies;
+  // Two passes over the history rather than every latency in memory.
+  TwoPassPercentiles latencies({percentile});
   for (const Operation& op : history.operations) {
     if (op.ok() && filter.Selects(op)) {
-      latencies.push_back(op.complete - op.invoke);
+      latencies.Count((op.complete - op.invoke).count());
     }
   }
-  if (latencies.empty()) return NoSamples();
-  const size_t n = latencies.size();
-  const Duration value =
-      checks_internal::Percentile(std::move(latencies), percentile);
+  const int64_t n = latencies.EndFirstPass();
+  if (n == 0) return NoSamples();
+  for (const Operation& op : history.operations) {
+    if (op.ok() && filter.Selects(op)) {
+      latencies.Collect((op.complete - op.invoke).count());
+    }
+  }
+  const Duration value(latencies.Result(0));
   return {Seconds(value), "p" + FormatNumber(percentile) + " of " +
                               std::to_string(n) + " operations"};
 }

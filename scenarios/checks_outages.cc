@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -139,72 +140,87 @@ std::optional<size_t> RepairOf(const std::vector<Event>& events, size_t fault) {
 }
 
 std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
-  struct ClientOps {
-    std::vector<std::pair<Duration, Duration>> successes;  // (invoke, complete)
-    std::vector<std::pair<Duration, uint32_t>> failures;   // (complete, op)
-    Duration longest_failure{0};  // the longest complete - invoke of them
-  };
-  std::map<std::string, ClientOps> clients;  // iterated in name order
   const auto& ops = history.operations;
+  // The events that may start an outage, in time order.
+  std::vector<size_t> starts;
+  for (size_t e = 0; e < history.events.size(); ++e) {
+    const Event& event = history.events[e];
+    if (!MayCauseOutage(event) || !filter.InWindow(event.at)) continue;
+    if (!filter.cluster.empty() && event.cluster != filter.cluster &&
+        event.peer != filter.cluster) {
+      continue;
+    }
+    starts.push_back(e);
+  }
+  if (starts.empty()) return {};
+  // Two passes over the history, with state per (client, event) only.
+  struct ClientOps {
+    Duration longest_failure{0};  // the longest complete - invoke of them
+    // Per start: the completion of the first success invoked at or after
+    // it (Duration::max(): none, the outage never ended).
+    std::vector<Duration> end;
+    size_t ended = 0;  // starts [0, ended) have their end
+    // Per start: its failures, (complete, op).
+    std::vector<std::vector<std::pair<Duration, uint32_t>>> failed;
+  };
   // An outage is made of failed operations: only clients with a failure
-  // have their successes collected (on a run without errors, none).
+  // have an entry (on a run without errors, none).
+  std::map<std::string, ClientOps> clients;  // iterated in name order
   {
     ClientIndex<ClientOps> client_of(&clients);
-    for (auto it = ops.begin(); it != ops.end(); ++it) {
-      const Operation& op = *it;
+    for (const Operation& op : ops) {
       if (op.ok() || !filter.SelectsClient(op)) continue;
       ClientOps& client = client_of(op);
-      client.failures.emplace_back(op.complete,
-                                   static_cast<uint32_t>(it.index()));
       client.longest_failure =
           std::max(client.longest_failure, op.complete - op.invoke);
     }
   }
   if (clients.empty()) return {};
+  for (auto& [name, client] : clients) {
+    client.end.assign(starts.size(), Duration::max());
+    client.failed.resize(starts.size());
+  }
+  // The first success invoked at or after each start (operations come in
+  // invoke order).
   ClientIndex<ClientOps> failing(&clients);
   for (const Operation& op : ops) {
     if (!op.ok() || !filter.SelectsClient(op)) continue;
-    if (ClientOps* client = failing.Find(op)) {
-      client->successes.emplace_back(op.invoke, op.complete);
+    ClientOps* client = failing.Find(op);
+    if (client == nullptr) continue;
+    while (client->ended < starts.size() &&
+           history.events[starts[client->ended]].at <= op.invoke) {
+      client->end[client->ended++] = op.complete;
+    }
+  }
+  // Its errors: operations that failed after the fault and were issued
+  // before the outage ended (those that hung until their deadline
+  // included).
+  for (auto it = ops.begin(); it != ops.end(); ++it) {
+    const Operation& op = *it;
+    if (op.ok() || !filter.SelectsClient(op)) continue;
+    ClientOps& client = *failing.Find(op);
+    for (size_t s = 0; s < starts.size(); ++s) {
+      const Duration end = client.end[s];
+      if (op.complete >= history.events[starts[s]].at && op.invoke <= end) {
+        client.failed[s].emplace_back(op.complete,
+                                      static_cast<uint32_t>(it.index()));
+      }
     }
   }
   std::vector<Outage> outages;
   for (auto& [name, client] : clients) {
-    // Operations are in invoke order, so successes are sorted by invoke.
-    std::sort(client.failures.begin(), client.failures.end());
-    for (size_t e = 0; e < history.events.size(); ++e) {
-      const Event& event = history.events[e];
-      if (!MayCauseOutage(event) || !filter.InWindow(event.at)) continue;
-      if (!filter.cluster.empty() && event.cluster != filter.cluster &&
-          event.peer != filter.cluster) {
-        continue;
-      }
-      auto success =
-          std::lower_bound(client.successes.begin(), client.successes.end(),
-                           std::make_pair(event.at, Duration::min()));
-      const bool never = success == client.successes.end();
-      const Duration end = never ? Duration::max() : success->second;
-      auto failure =
-          std::lower_bound(client.failures.begin(), client.failures.end(),
-                           std::make_pair(event.at, uint32_t{0}));
-      // Its errors: operations that failed after the fault and were
-      // issued before the outage ended (those that hung until their
-      // deadline included).
+    for (size_t s = 0; s < starts.size(); ++s) {
+      auto& failed = client.failed[s];
+      if (failed.empty()) continue;
+      std::sort(failed.begin(), failed.end());
+      const Event& event = history.events[starts[s]];
       Outage outage;
-      // A failure invoked by `end` completes by end + longest_failure.
-      const Duration last =
-          never ? Duration::max() : end + client.longest_failure;
-      for (; failure != client.failures.end() && failure->first <= last;
-           ++failure) {
-        if (ops.Get(failure->second).invoke <= end) {
-          outage.failed.push_back(failure->second);
-        }
-      }
-      if (outage.failed.empty()) continue;
       outage.client = name;
-      outage.event = e;
-      outage.never = never;
-      outage.length = never ? Duration::max() : end - event.at;
+      outage.event = starts[s];
+      outage.never = client.end[s] == Duration::max();
+      outage.length = outage.never ? Duration::max() : client.end[s] - event.at;
+      outage.failed.reserve(failed.size());
+      for (const auto& [complete, op] : failed) outage.failed.push_back(op);
       outages.push_back(std::move(outage));
     }
   }
@@ -219,65 +235,14 @@ std::vector<Failback> FindFailbacks(const History& history,
 std::vector<Failback> FindFailbacks(const History& history,
                                     const Filter& filter,
                                     const std::vector<Outage>& found) {
-  const auto& ops = history.operations;
   const auto& events = history.events;
-  // Clients with an outage after a fault were moved off their home.
-  std::set<std::pair<std::string, size_t>> outages;
-  for (const Outage& outage : found) {
-    outages.emplace(outage.client, outage.event);
-  }
-  struct ClientOps {
-    std::vector<uint32_t> successes;  // in invoke order
-    // Per success: whether another cluster served the one before.
-    std::vector<bool> moved;
-    // Per success: the index of the next success served by a different
-    // cluster (successes.size() when none).
-    std::vector<size_t> next_other;
-    // Successes per serving cluster, in invoke order.
-    std::map<std::string, std::vector<uint32_t>> by_cluster;
-    Duration last_invoke = Duration::min();  // of any selected operation
-    // The cluster of the last success, and its by_cluster entry.
-    Name served_by;
-    std::vector<uint32_t>* served = nullptr;
+  // The faults, each with its repair time (Duration::max(): never).
+  struct Fault {
+    size_t event;
+    std::optional<size_t> repair;
+    Duration at, repaired;
   };
-  std::map<std::string, ClientOps> clients;  // iterated in name order
-  ClientIndex<ClientOps> client_of(&clients);
-  for (auto it = ops.begin(); it != ops.end(); ++it) {
-    const Operation& op = *it;
-    if (!filter.SelectsClient(op)) continue;
-    ClientOps& client = client_of(op);
-    client.last_invoke = std::max(client.last_invoke, op.invoke);
-    if (!op.ok()) continue;
-    const auto i = static_cast<uint32_t>(it.index());
-    client.successes.push_back(i);
-    // A client's successes mostly come from one cluster: look it up only
-    // when it changes.
-    const bool moved =
-        client.served == nullptr || client.served_by != op.cluster;
-    client.moved.push_back(moved);
-    if (moved) {
-      client.served_by = op.cluster;
-      client.served = &client.by_cluster[std::string(op.cluster)];
-    }
-    client.served->push_back(i);
-  }
-  for (auto& [name, client] : clients) {
-    const size_t n = client.successes.size();
-    client.next_other.assign(n, n);
-    for (size_t i = n; i-- > 1;) {
-      client.next_other[i - 1] = client.moved[i] ? i : client.next_other[i];
-    }
-  }
-  auto first_invoked_at_or_after = [&](const std::vector<uint32_t>& ids,
-                                       Duration t) {
-    return static_cast<size_t>(
-        std::partition_point(
-            ids.begin(), ids.end(),
-            [&](uint32_t id) { return ops.Get(id).invoke < t; }) -
-        ids.begin());
-  };
-
-  std::vector<Failback> failbacks;
+  std::vector<Fault> faults;
   for (size_t e = 0; e < events.size(); ++e) {
     const Event& event = events[e];
     if (!IsFault(event) || !filter.InWindow(event.at)) continue;
@@ -286,38 +251,75 @@ std::vector<Failback> FindFailbacks(const History& history,
       continue;
     }
     const std::optional<size_t> repair = RepairOf(events, e);
-    const Duration repaired = repair ? events[*repair].at : Duration::max();
+    faults.push_back(
+        {e, repair, event.at, repair ? events[*repair].at : Duration::max()});
+  }
+  if (faults.empty()) return {};
+  // Clients with an outage after a fault were moved off their home.
+  std::set<std::pair<std::string, size_t>> outages;
+  for (const Outage& outage : found) {
+    outages.emplace(outage.client, outage.event);
+  }
+  // What one client's successes say about one fault, gathered in one pass
+  // over the history (operations come in invoke order).
+  struct Watch {
+    bool homed = false;  // a success before the fault
+    Name home;           // the cluster of the last one
+    // The invoke of the first success at or after the fault served by
+    // another cluster, and the completion of the first one served by home
+    // invoked at or after the repair.
+    std::optional<Duration> other_invoke, back_complete;
+  };
+  struct ClientOps {
+    Duration last_invoke = Duration::min();  // of any selected operation
+    std::vector<Watch> watches;              // per fault
+  };
+  std::map<std::string, ClientOps> clients;  // iterated in name order
+  ClientIndex<ClientOps> client_of(&clients);
+  for (const Operation& op : history.operations) {
+    if (!filter.SelectsClient(op)) continue;
+    ClientOps& client = client_of(op);
+    client.last_invoke = std::max(client.last_invoke, op.invoke);
+    if (!op.ok()) continue;
+    if (client.watches.empty()) client.watches.resize(faults.size());
+    for (size_t f = 0; f < faults.size(); ++f) {
+      Watch& w = client.watches[f];
+      if (op.invoke < faults[f].at) {
+        w.homed = true;
+        w.home = op.cluster;
+        continue;
+      }
+      if (!w.other_invoke && op.cluster != w.home) w.other_invoke = op.invoke;
+      if (!w.back_complete && op.invoke >= faults[f].repaired &&
+          op.cluster == w.home) {
+        w.back_complete = op.complete;
+      }
+    }
+  }
+
+  std::vector<Failback> failbacks;
+  for (size_t f = 0; f < faults.size(); ++f) {
+    const Fault& fault = faults[f];
+    const Event& event = events[fault.event];
     for (const auto& [name, client] : clients) {
-      const auto& successes = client.successes;
-      const size_t after = first_invoked_at_or_after(successes, event.at);
-      if (after == 0) continue;  // no home
-      const Name home = ops.Get(successes[after - 1]).cluster;
-      if (home.empty()) continue;
+      if (client.watches.empty()) continue;  // no success at all
+      const Watch& w = client.watches[f];
+      if (!w.homed || w.home.empty()) continue;  // no home
       // Moved: an outage, or (when the fault concerns the home) a success
       // between the fault and the repair served by another cluster.
-      bool moved = outages.contains({name, e});
-      if (!moved && (event.cluster == home || event.peer == home) &&
-          after < successes.size() &&
-          ops.Get(successes[after]).invoke < repaired) {
-        const size_t other = ops.Get(successes[after]).cluster != home
-                                 ? after
-                                 : client.next_other[after];
-        moved = other < successes.size() &&
-                ops.Get(successes[other]).invoke < repaired;
-      }
+      const bool moved = outages.contains({name, fault.event}) ||
+                         ((event.cluster == w.home || event.peer == w.home) &&
+                          w.other_invoke && *w.other_invoke < fault.repaired);
       if (!moved) continue;
       Failback failback;
       failback.client = name;
-      failback.event = e;
-      failback.home = std::string(home);
-      if (repair) {
-        failback.repaired = repaired;
-        const std::vector<uint32_t>& served =
-            client.by_cluster.at(failback.home);
-        const size_t back = first_invoked_at_or_after(served, repaired);
-        if (back < served.size()) {
-          failback.length = ops.Get(served[back]).complete - repaired;
-        } else if (client.last_invoke >= repaired) {
+      failback.event = fault.event;
+      failback.home = std::string(w.home);
+      if (fault.repair) {
+        failback.repaired = fault.repaired;
+        if (w.back_complete) {
+          failback.length = *w.back_complete - fault.repaired;
+        } else if (client.last_invoke >= fault.repaired) {
           failback.never = true;
         } else {
           failback.unobserved = true;

@@ -14,13 +14,11 @@ namespace {
 
 namespace v1 = ::btsim::scenario::v1;
 
-// A run keeps every operation in memory until its checks are done: the
-// history and what the checks build from it take about 340 bytes per
-// operation (bench/sim-throughput.textproto: 2.1M operations, ~720 MB at
-// its peak with the clusters' data). An assumption, not a Bigtable figure:
-// 20M operations is about 7 GB.
-constexpr double kMaxProjectedOperations = 20'000'000;
-constexpr int kBytesPerOperation = 340;
+// A run's settled operations go to a temporary file, 96 bytes each
+// (scenarios/operation_log.h): 500M operations is about 48 GB of disk, and
+// operation ids are 32 bits. A sanity bound, not a Bigtable figure.
+constexpr double kMaxProjectedOperations = 500'000'000;
+constexpr int kBytesPerOperation = 96;
 
 }  // namespace
 
@@ -94,9 +92,10 @@ Status CheckOfferedLoad(const v1::Scenario& scenario, sim::Duration duration,
       whole(total) + " operations in " +
       whole(std::chrono::duration<double>(duration).count()) + " s (this one " +
       whole(most->operations) + "), more than the " +
-      whole(kMaxProjectedOperations) + " a run can hold in memory (about " +
+      whole(kMaxProjectedOperations) + " a run can record (about " +
       std::to_string(kBytesPerOperation) +
-      " bytes each); lower the rates, the client counts or the duration");
+      " bytes each in a temporary file); lower the rates, the client counts "
+      "or the duration");
 }
 
 }  // namespace btsim::scenarios

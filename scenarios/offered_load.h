@@ -1,6 +1,6 @@
-// The load a scenario offers, projected before it runs: a run keeps every
-// operation in memory until its checks are done, so a scenario whose
-// clients would offer more than it can hold is refused up front.
+// The load a scenario offers, projected before it runs: a run records every
+// operation (in a temporary file once settled), so a scenario whose clients
+// would offer more than it can record is refused up front.
 #ifndef BTSIM_SCENARIOS_OFFERED_LOAD_H_
 #define BTSIM_SCENARIOS_OFFERED_LOAD_H_
 
@@ -14,7 +14,7 @@ namespace btsim::scenarios {
 
 // INVALID_ARGUMENT, naming the rate field of the client entry that offers
 // the most, when the open-loop clients of `scenario` would offer more than
-// 20,000,000 operations in `duration`, following its start_client,
+// 500,000,000 operations in `duration`, following its start_client,
 // stop_client and change_workload steps (`order`: the timeline's indexes
 // in time order; `at`: each step's time, by index). Closed-loop clients are
 // not projected: their rate follows latency. Requires a validated

@@ -12,6 +12,7 @@
 
 #include "scenarios/checks_analysis.h"
 #include "scenarios/history_file.h"
+#include "scenarios/percentile.h"
 #include "scenarios/report_json.h"
 
 namespace btsim::scenarios {
@@ -237,57 +238,74 @@ std::vector<PhaseStats> Phases(const History& history) {
     phases.push_back(next);
   }
   phases.back().end = history.duration;
-  // Per phase, per (profile, cluster): latencies of successes, errors.
-  // Keys view the history's names.
-  using Bucket = std::pair<std::vector<sim::Duration>, int64_t>;
+  // Per phase, per (profile, cluster): latencies of successes (their p50
+  // and p99, read in two passes over the history), errors. Keys view the
+  // history's names.
+  struct Bucket {
+    TwoPassPercentiles latencies{{50, 99}};
+    int64_t errors = 0;
+  };
   std::vector<std::map<std::pair<std::string_view, std::string_view>, Bucket>>
       buckets(phases.size());
-  // The current phase's buckets by source, then by the copy of the cluster
-  // name (a source sees one or two): a pointer hash per operation instead
-  // of a tree search by strings. For lookups only; a source's list stays
-  // short even when cluster names are not interned (then every operation
-  // brings a new copy, and the ones past the list search the tree).
-  checks_internal::LookupMap<const OpSource*,
-                             std::vector<std::pair<const char*, Bucket*>>>
-      bucket_of;
-  constexpr size_t kCopiesPerSource = 8;
-  size_t phase = 0;
-  for (const Operation& op : history.operations) {
-    if (op.invoke >= history.duration) continue;
-    while (phase + 1 < phases.size() && op.invoke >= phases[phase].end) {
-      ++phase;
-      bucket_of.clear();
+  // Calls visit(bucket, op) for each operation of the client phase. The
+  // current phase's buckets are found by source, then by the copy of the
+  // cluster name (a source sees one or two): a pointer hash per operation
+  // instead of a tree search by strings. For lookups only; a source's list
+  // stays short even when cluster names are not interned (then every
+  // operation brings a new copy, and the ones past the list search the
+  // tree).
+  auto for_each_op = [&](auto visit) {
+    checks_internal::LookupMap<const OpSource*,
+                               std::vector<std::pair<const char*, Bucket*>>>
+        bucket_of;
+    constexpr size_t kCopiesPerSource = 8;
+    size_t phase = 0;
+    for (const Operation& op : history.operations) {
+      if (op.invoke >= history.duration) continue;
+      while (phase + 1 < phases.size() && op.invoke >= phases[phase].end) {
+        ++phase;
+        bucket_of.clear();
+      }
+      const std::string_view cluster = op.cluster.view();
+      auto& seen = bucket_of[op.source];
+      auto cached = std::find_if(seen.begin(), seen.end(), [&](const auto& e) {
+        return e.first == cluster.data();
+      });
+      Bucket* found = cached == seen.end() ? nullptr : cached->second;
+      if (found == nullptr) {
+        found = &buckets[phase]
+                        [{op.profile().view(),
+                          cluster.empty() ? std::string_view("-") : cluster}];
+        if (seen.size() < kCopiesPerSource) {
+          seen.push_back({cluster.data(), found});
+        }
+      }
+      visit(*found, op);
     }
-    const std::string_view cluster = op.cluster.view();
-    auto& seen = bucket_of[op.source];
-    auto cached = std::find_if(seen.begin(), seen.end(), [&](const auto& e) {
-      return e.first == cluster.data();
-    });
-    Bucket* found = cached == seen.end() ? nullptr : cached->second;
-    if (found == nullptr) {
-      found =
-          &buckets[phase][{op.profile().view(),
-                           cluster.empty() ? std::string_view("-") : cluster}];
-      if (seen.size() < kCopiesPerSource)
-        seen.push_back({cluster.data(), found});
-    }
-    Bucket& b = *found;
+  };
+  for_each_op([](Bucket& b, const Operation& op) {
     if (op.ok()) {
-      b.first.push_back(op.complete - op.invoke);
+      b.latencies.Count((op.complete - op.invoke).count());
     } else {
-      ++b.second;
+      ++b.errors;
     }
+  });
+  for (auto& phase_buckets : buckets) {
+    for (auto& [key, b] : phase_buckets) b.latencies.EndFirstPass();
   }
+  for_each_op([](Bucket& b, const Operation& op) {
+    if (op.ok()) b.latencies.Collect((op.complete - op.invoke).count());
+  });
   for (size_t i = 0; i < phases.size(); ++i) {
-    for (auto& [key, value] : buckets[i]) {
+    for (auto& [key, b] : buckets[i]) {
       PhaseStats::Line line;
       line.profile = std::string(key.first);
       line.cluster = std::string(key.second);
-      line.errors = value.second;
-      line.ops = static_cast<int64_t>(value.first.size()) + value.second;
-      if (!value.first.empty()) {
-        line.p50 = checks_internal::Percentile(value.first, 50);
-        line.p99 = checks_internal::Percentile(std::move(value.first), 99);
+      line.errors = b.errors;
+      line.ops = b.latencies.count() + b.errors;
+      if (b.latencies.count() > 0) {
+        line.p50 = sim::Duration(b.latencies.Result(0));
+        line.p99 = sim::Duration(b.latencies.Result(1));
       }
       phases[i].lines.push_back(line);
     }
@@ -296,7 +314,7 @@ std::vector<PhaseStats> Phases(const History& history) {
       links(phases.size());
   std::vector<std::map<std::pair<std::string, std::string>, sim::Duration>>
       delay_sums(phases.size());
-  phase = 0;
+  size_t phase = 0;
   for (const LinkSample& sample : history.links) {
     const sim::Duration start = sample.at - kLinkSampleInterval;
     if (start < sim::Duration(0) || start >= history.duration) continue;

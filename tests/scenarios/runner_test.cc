@@ -763,6 +763,7 @@ TEST(RunnerTest, ALongerDurationIsCheckedForItsOfferedLoad) {
   auto loaded = ParseScenario(std::string(kBase) + R"pb(
                                 clients {
                                   name: "app"
+                                  count: 20
                                   workload {
                                     mix { write: 1 }
                                     keys { uniform {} }
@@ -771,7 +772,7 @@ TEST(RunnerTest, ALongerDurationIsCheckedForItsOfferedLoad) {
                                 }
                               )pb",
                               "load.textproto");
-  ASSERT_TRUE(loaded.ok()) << loaded.status().message();  // 10M in 10 s
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();  // 200M in 10 s
   RunOptions options;
   options.duration = seconds(30);
   auto outcome = RunScenario(*loaded, options);
@@ -780,7 +781,7 @@ TEST(RunnerTest, ALongerDurationIsCheckedForItsOfferedLoad) {
   EXPECT_THAT(outcome.status().message(),
               ::testing::HasSubstr("clients[0].workload.ops_per_second: the "
                                    "open-loop clients would offer about "
-                                   "30000000 operations in 30 s"));
+                                   "600000000 operations in 30 s"));
 }
 
 TEST(RunnerTest, FinalStateHoldsTheNewestWrites) {
