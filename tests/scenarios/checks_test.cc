@@ -214,7 +214,7 @@ TEST(TagIndexTest, FindsTheFirstOpOfEachTagOfAnyForm) {
   const std::vector<int64_t> first = {0, 1, 2, 3, 4,  5,  6,
                                       7, 8, 9, 0, 11, -2, 3};
   for (size_t i = 0; i < tags.size(); ++i) {
-    if (first[i] == -2) continue;  // "w-0/99": above 4 * ops + 16, hashed
+    if (first[i] == -2) continue;  // "w-0/99": past the slots (4 * ops + 16), hashed
     EXPECT_EQ(index.Find(texts.MakeTag(tags[i]), 0, row_of), first[i])
         << tags[i];
   }

@@ -13,7 +13,7 @@ TEST(TagMapTest, KeepsClientTagsAndOtherTagsApart) {
   NamePool names;
   const std::vector<std::string> tags = {"w-0/1",  "w-0/7", "w-1/1",
                                          "w-0/01", "plain", "w-0/100"};
-  TagMap<int> map(/*max_sequence=*/50, /*absent=*/-1);
+  TagMap<int> map(/*max_slots=*/50, /*absent=*/-1);
   for (size_t i = 0; i < tags.size(); ++i) {
     map[names.MakeTag(tags[i])] = static_cast<int>(i);
   }
