@@ -504,10 +504,12 @@ std::string RowStateText(const History& history, const RowState* state) {
 }
 
 HistorySplit::HistorySplit(const History& history, size_t parts)
-    : history_(history), parts_(parts), ops_(parts) {
-  BTSIM_CHECK(parts > 0);
+    : history_(history), parts_(parts) {
+  BTSIM_CHECK(parts > 0 && parts <= kMaxParts);
+  part_of_.reserve(history.operations.size());
   for (const Operation& op : history.operations) {
-    ops_[HashTableRow(op.table(), op.row) % parts].push_back(op.id);
+    part_of_.push_back(
+        static_cast<uint8_t>(HashTableRow(op.table(), op.row) % parts));
   }
   rows_.resize(history.final_state.size());
   for (size_t c = 0; c < history.final_state.size(); ++c) {
@@ -526,8 +528,10 @@ History HistorySplit::Part(size_t part) const {
   History out;
   out.start = history.start;
   out.names = history.names;
-  for (uint32_t i : ops_[part])
-    out.operations.push_back(history.operations.Get(i));
+  for (auto it = history.operations.begin(); it != history.operations.end();
+       ++it) {
+    if (part_of_[it.index()] == part) out.operations.push_back(*it);
+  }
   out.events = history.events;
   for (Event& event : out.events) {
     if (!event.unreplicated_ops.has_value()) continue;
@@ -573,9 +577,10 @@ History HistorySplit::Part(size_t part) const {
 void ForEachPart(const History& history, size_t parts,
                  const std::function<void(const Analysis&)>& visit) {
   if (parts == 0) {
-    parts = std::max<size_t>(
-        1, (history.operations.size() + kOperationsPerPart - 1) /
-               kOperationsPerPart);
+    parts = std::clamp<size_t>(
+        (history.operations.size() + kOperationsPerPart - 1) /
+            kOperationsPerPart,
+        1, HistorySplit::kMaxParts);
   }
   // A history all in memory is analysed in place; a spilled one is read
   // back, part by part.

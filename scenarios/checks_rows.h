@@ -49,24 +49,29 @@ inline constexpr size_t kOperationsPerPart = size_t{1} << 19;
 // (Event::unreplicated_ops, the Analysis's indexes) is a position in the
 // part's operations. A part's final state keeps its rows only; events, GC
 // rules, times and flags are the history's; there are no appends,
-// failovers, health changes, CPU or link samples. The split costs one pass
-// and four bytes per operation and stored row; `history` must outlive it.
+// failovers, health changes, CPU or link samples. The split costs one pass,
+// one byte per operation and four per stored row; each Part() reads the
+// history once more. `history` must outlive it.
 class HistorySplit {
  public:
-  HistorySplit(const History& history, size_t parts);  // requires parts > 0
-  History Part(size_t part) const;                     // requires part < parts
+  static constexpr size_t kMaxParts = 256;
+
+  // Requires 0 < parts <= kMaxParts.
+  HistorySplit(const History& history, size_t parts);
+  History Part(size_t part) const;  // requires part < parts
 
  private:
   const History& history_;
   size_t parts_;
-  std::vector<std::vector<uint32_t>> ops_;  // per part: indexes in operations
+  std::vector<uint8_t> part_of_;  // per operation
   // Per cluster, per part: indexes in final_state[cluster].rows.
   std::vector<std::vector<std::vector<uint32_t>>> rows_;
 };
 
 // Calls `visit` with the analysis of each part of `history`, in part
 // order: `parts` of them (0: one per kOperationsPerPart operations, at
-// least one). With one part the history is analysed in place.
+// least one and at most HistorySplit::kMaxParts). With one part the history is
+// analysed in place.
 void ForEachPart(const History& history, size_t parts,
                  const std::function<void(const Analysis&)>& visit);
 
