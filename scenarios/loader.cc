@@ -282,6 +282,9 @@ class Validator {
   }
   Status Retry(const v1::RetryPolicy& r, const std::string& field);
   Status Expectation(const v1::Expectation& e, const std::string& field);
+  // Whether table `id` ("": the first table) has a family with aggregate
+  // SUM.
+  bool HasSumFamily(const std::string& id) const;
 
   const v1::Scenario& s_;
   const ScenarioUse use_;
@@ -290,6 +293,37 @@ class Validator {
   // What the scenario defines; its clusters as the timeline goes.
   StepScope scope_;
 };
+
+bool Validator::HasSumFamily(const std::string& id) const {
+  for (const v1::Table& t : s_.tables()) {
+    if (!id.empty() && t.id() != id) continue;
+    return std::any_of(
+        t.families().begin(), t.families().end(),
+        [](const v1::Family& f) { return f.aggregate() == v1::SUM; });
+  }
+  return false;
+}
+
+// Family `index` of its table, at `field`: an aggregate family is not the
+// first (clients write values there) and has no GC rule.
+Status ValidateAggregate(const v1::Family& family, int index,
+                         const std::string& field) {
+  if (!v1::Aggregate_IsValid(family.aggregate())) {
+    return InvalidArgument(field + ".aggregate: unknown aggregate " +
+                           std::to_string(family.aggregate()));
+  }
+  if (family.aggregate() == v1::AGGREGATE_UNSPECIFIED) return OkStatus();
+  if (index == 0) {
+    return InvalidArgument(field +
+                           ".aggregate: the first family holds the clients' "
+                           "values and cannot be an aggregate");
+  }
+  if (family.has_gc_rule()) {
+    return InvalidArgument(field +
+                           ".gc_rule: an aggregate family takes no GC rule");
+  }
+  return OkStatus();
+}
 
 bool ValidClientName(const std::string& name) {
   if (name.empty() || name.size() > 40 || name[0] < 'a' || name[0] > 'z') {
@@ -418,6 +452,7 @@ Status Validator::Run(const LoadedConfig& instance) {
                                "'");
       }
       BTSIM_RETURN_IF_ERROR(ValidateGcRule(family.gc_rule(), f + ".gc_rule"));
+      BTSIM_RETURN_IF_ERROR(ValidateAggregate(family, j, f));
     }
     std::set<std::string> splits;
     for (int j = 0; j < t.initial_splits_size(); ++j) {
@@ -475,6 +510,11 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".workload: required");
     }
     BTSIM_RETURN_IF_ERROR(ValidateWorkload(c.workload(), field + ".workload"));
+    if (c.workload().mix().add_to_cell() > 0 && !HasSumFamily(c.table())) {
+      return InvalidArgument(field +
+                             ".workload.mix.add_to_cell: the client's table "
+                             "has no family with aggregate: SUM to add to");
+    }
     BTSIM_ASSIGN_OR_RETURN(sim::Duration deadline,
                            Duration(c.deadline(), field + ".deadline"));
     if (c.has_deadline() && deadline <= sim::Duration(0)) {

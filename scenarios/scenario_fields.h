@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "btsim/scenario/v1/scenario.pb.h"
 #include "cluster/gc_rule.h"
+#include "cluster/schema.h"
 #include "sim/clock.h"
 
 namespace btsim::scenarios {
@@ -45,6 +46,9 @@ google::protobuf::Duration ToProtoDuration(sim::Duration duration);
 cluster::GcRule ToGcRule(const btsim::scenario::v1::GcRule& rule);
 // The inverse of ToGcRule (unset for GcRule::None()).
 btsim::scenario::v1::GcRule FromGcRule(const cluster::GcRule& rule);
+
+// A family's `aggregate` as the engine's (kNone when unspecified).
+cluster::Aggregate ToAggregate(btsim::scenario::v1::Aggregate aggregate);
 
 }  // namespace btsim::scenarios
 
