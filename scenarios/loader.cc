@@ -296,33 +296,9 @@ class Validator {
 
 bool Validator::HasSumFamily(const std::string& id) const {
   for (const v1::Table& t : s_.tables()) {
-    if (!id.empty() && t.id() != id) continue;
-    return std::any_of(
-        t.families().begin(), t.families().end(),
-        [](const v1::Family& f) { return f.aggregate() == v1::SUM; });
+    if (id.empty() || t.id() == id) return AddFamily(t) != nullptr;
   }
   return false;
-}
-
-// Family `index` of its table, at `field`: an aggregate family is not the
-// first (clients write values there) and has no GC rule.
-Status ValidateAggregate(const v1::Family& family, int index,
-                         const std::string& field) {
-  if (!v1::Aggregate_IsValid(family.aggregate())) {
-    return InvalidArgument(field + ".aggregate: unknown aggregate " +
-                           std::to_string(family.aggregate()));
-  }
-  if (family.aggregate() == v1::AGGREGATE_UNSPECIFIED) return OkStatus();
-  if (index == 0) {
-    return InvalidArgument(field +
-                           ".aggregate: the first family holds the clients' "
-                           "values and cannot be an aggregate");
-  }
-  if (family.has_gc_rule()) {
-    return InvalidArgument(field +
-                           ".gc_rule: an aggregate family takes no GC rule");
-  }
-  return OkStatus();
 }
 
 bool ValidClientName(const std::string& name) {
@@ -453,6 +429,9 @@ Status Validator::Run(const LoadedConfig& instance) {
       }
       BTSIM_RETURN_IF_ERROR(ValidateGcRule(family.gc_rule(), f + ".gc_rule"));
       BTSIM_RETURN_IF_ERROR(ValidateAggregate(family, j, f));
+      if (family.aggregate() != v1::AGGREGATE_UNSPECIFIED) {
+        scope_.aggregate_families[t.id()].insert(family.name());
+      }
     }
     std::set<std::string> splits;
     for (int j = 0; j < t.initial_splits_size(); ++j) {
@@ -510,7 +489,9 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".workload: required");
     }
     BTSIM_RETURN_IF_ERROR(ValidateWorkload(c.workload(), field + ".workload"));
-    if (c.workload().mix().add_to_cell() > 0 && !HasSumFamily(c.table())) {
+    const bool can_add = HasSumFamily(c.table());
+    if (can_add) scope_.clients_that_can_add.insert(c.name());
+    if (c.workload().mix().add_to_cell() > 0 && !can_add) {
       return InvalidArgument(field +
                              ".workload.mix.add_to_cell: the client's table "
                              "has no family with aggregate: SUM to add to");

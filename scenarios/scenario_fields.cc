@@ -153,6 +153,32 @@ google::protobuf::Duration ToProtoDuration(sim::Duration duration) {
   return out;
 }
 
+Status ValidateAggregate(const v1::Family& family, int index,
+                         const std::string& field) {
+  if (!v1::Aggregate_IsValid(family.aggregate())) {
+    return InvalidArgument(field + ".aggregate: unknown aggregate " +
+                           std::to_string(family.aggregate()));
+  }
+  if (family.aggregate() == v1::AGGREGATE_UNSPECIFIED) return OkStatus();
+  if (index == 0) {
+    return InvalidArgument(field +
+                           ".aggregate: the first family holds the clients' "
+                           "values and cannot be an aggregate");
+  }
+  if (family.has_gc_rule()) {
+    return InvalidArgument(field +
+                           ".gc_rule: an aggregate family takes no GC rule");
+  }
+  return OkStatus();
+}
+
+const v1::Family* AddFamily(const v1::Table& table) {
+  for (const v1::Family& f : table.families()) {
+    if (f.aggregate() == v1::SUM) return &f;
+  }
+  return nullptr;
+}
+
 cluster::Aggregate ToAggregate(v1::Aggregate aggregate) {
   switch (aggregate) {
     case v1::SUM:

@@ -12,6 +12,7 @@
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
 #include "scenarios/row_reader.h"
+#include "scenarios/scenario_fields.h"
 #include "sim/distributions.h"
 
 namespace btsim::scenarios {
@@ -117,12 +118,8 @@ Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
   }
   group->table = table->id();
   group->family = table->families(0).name();
-  for (const v1::Family& f : table->families()) {
-    if (f.aggregate() == v1::SUM) {
-      group->add_family = f.name();
-      break;
-    }
-  }
+  if (const v1::Family* sum = AddFamily(*table))
+    group->add_family = sum->name();
   group->deadline =
       OrDefault(client.deadline(), client.has_deadline(), kDefaultDeadline);
   const v1::RetryPolicy& retry = client.retry();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -251,6 +252,51 @@ TEST(AddsLoaderTest, AggregateFamiliesAndAddsAreValidated) {
     EXPECT_THAT(loaded.status().message(), HasSubstr(c.field))
         << loaded.status().message();
   }
+}
+
+// `text` with every `from` replaced by `to`.
+std::string ReplaceAll(std::string text, const std::string& from,
+                       const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// Where a step can go in kScenario: before its first expectation.
+constexpr char kFirstExpectation[] = "expectations {\n    name: \"plain\"";
+
+// kScenario with `step` added to its timeline.
+std::string WithStep(std::string text, const std::string& step) {
+  return ReplaceAll(std::move(text), kFirstExpectation,
+                    step + " " + kFirstExpectation);
+}
+
+TEST(AddsLoaderTest, StepsKeepTheRulesOfAggregateFamilies) {
+  auto loaded = ParseScenario(
+      WithStep(kScenario,
+               "timeline { at { seconds: 1 } set_gc_rule { table: 't' "
+               "family: 'sums' gc_rule { max_num_versions: 1 } } }"),
+      "adds.textproto");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(),
+              HasSubstr("set_gc_rule.family: 'sums' is an aggregate family, "
+                        "which takes no GC rule"));
+
+  // Clients of a table without a SUM family may not switch to adds.
+  std::string text = ReplaceAll(kScenario, "aggregate: SUM", "aggregate: MIN");
+  text = ReplaceAll(text, "mix { add_to_cell: 1 }", "mix { write: 1 }");
+  loaded = ParseScenario(
+      WithStep(text,
+               "timeline { at { seconds: 1 } change_workload { client: "
+               "'plain' workload { mix { add_to_cell: 1 } keys { uniform {} } "
+               "ops_per_second: 10 } } }"),
+      "adds.textproto");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(),
+              HasSubstr("change_workload.workload.mix.add_to_cell: the "
+                        "client's table has no family with aggregate: SUM"));
 }
 
 }  // namespace
