@@ -382,6 +382,9 @@ Prepared Prepare(const History& history, const pb::Expectation& expectation) {
     case pb::LWW_ANOMALIES:
       prepared.row = checks_internal::LwwMeasure(filter);
       break;
+    case pb::DOUBLE_APPLIED_INCREMENTS:
+      prepared.row = checks_internal::DoubleAppliedMeasure(filter);
+      break;
     default:
       break;
   }
@@ -418,6 +421,7 @@ std::vector<ExpectationResult> EvaluateOn(
       case pb::T_VISIBILITY:
       case pb::LOST_UPDATES:
       case pb::LWW_ANOMALIES:
+      case pb::DOUBLE_APPLIED_INCREMENTS:
         measure = row->Result();
         break;
       case pb::LATENCY_SECONDS:

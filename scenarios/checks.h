@@ -122,6 +122,14 @@
 //     carries a newer timestamp (clock skew, or max_backdate); filters
 //     select the shadowed writes (window on their invoke); the detail
 //     shows the first.
+//   double_applied_increments (DOUBLE_APPLIED_INCREMENTS, an expectation
+//     only): over kAddToCell operations, the sum of Operation::applied()
+//     - 1 where it is above 1: the attempts a cluster applied beyond the
+//     first (a retry the idempotency token did not identify: without a
+//     token, or on a cluster the original had not reached). The
+//     simulator's own count, not read from the final counters (an
+//     application only a failed cluster held still counts). Filters
+//     select the adds.
 //   token_violations (TOKEN_VIOLATIONS): the sum of Event::violations over
 //     kTokenWait events (filter: window on `at`).
 //   rto_seconds (RTO_SECONDS): faults are kClusterDown, kPartition,

@@ -103,6 +103,8 @@ std::unique_ptr<RowMeasure> KStalenessMeasure(const Filter& filter,
 std::unique_ptr<RowMeasure> VisibilityMeasure(const Filter& filter,
                                               sim::Duration t);
 std::unique_ptr<RowMeasure> LwwMeasure(const Filter& filter);
+// In checks_adds.cc.
+std::unique_ptr<RowMeasure> DoubleAppliedMeasure(const Filter& filter);
 
 // TVisibility (checks.h) summed over parts.
 class VisibilityCurves {

@@ -26,6 +26,8 @@ std::string_view OpTypeName(OpType type) {
       return "delete_cells";
     case OpType::kAppend:
       return "append";
+    case OpType::kAddToCell:
+      return "add_to_cell";
   }
   return "unknown";
 }
@@ -36,7 +38,7 @@ bool IsDelete(OpType type) {
 }
 
 std::optional<OpType> OpTypeFromName(std::string_view name) {
-  for (int t = 0; t <= static_cast<int>(OpType::kAppend); ++t) {
+  for (int t = 0; t <= static_cast<int>(OpType::kAddToCell); ++t) {
     if (OpTypeName(static_cast<OpType>(t)) == name) {
       return static_cast<OpType>(t);
     }

@@ -396,6 +396,10 @@ void WriteJepsen(const History& history, bool edn, std::ostream& out) {
         } else if (append != nullptr) {
           value.Add("value", Value::String(append->token));
         }
+        if (done && op.type == OpType::kAddToCell) {
+          // On every completion: a failed add may have applied.
+          value.Add("applied", Value::Int(op.applied()));
+        }
         if (done && outcome == Outcome::kOk) {
           if (op.type == OpType::kReadRow) {
             value.Add("value",

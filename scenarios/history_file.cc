@@ -418,6 +418,13 @@ Status HistoryReader::AddOperation(const v1::Operation& in) {
       op.set_delete_start(
           cluster::TimestampFromMicros(in.delete_from_micros()));
       break;
+    case OpType::kAddToCell:
+      if (in.applied() < 0) {
+        return Error("operation.applied", "must not be negative");
+      }
+      op.set_applied(in.applied());
+      op.set_idempotent(in.idempotent());
+      break;
     case OpType::kDeleteRow:
     case OpType::kDeleteFamily:
     case OpType::kAppend:

@@ -282,6 +282,9 @@ class Validator {
   }
   Status Retry(const v1::RetryPolicy& r, const std::string& field);
   Status Expectation(const v1::Expectation& e, const std::string& field);
+  // Whether table `id` ("": the first table) has a family with aggregate
+  // SUM.
+  bool HasSumFamily(const std::string& id) const;
 
   const v1::Scenario& s_;
   const ScenarioUse use_;
@@ -290,6 +293,13 @@ class Validator {
   // What the scenario defines; its clusters as the timeline goes.
   StepScope scope_;
 };
+
+bool Validator::HasSumFamily(const std::string& id) const {
+  for (const v1::Table& t : s_.tables()) {
+    if (id.empty() || t.id() == id) return AddFamily(t) != nullptr;
+  }
+  return false;
+}
 
 bool ValidClientName(const std::string& name) {
   if (name.empty() || name.size() > 40 || name[0] < 'a' || name[0] > 'z') {
@@ -418,6 +428,10 @@ Status Validator::Run(const LoadedConfig& instance) {
                                "'");
       }
       BTSIM_RETURN_IF_ERROR(ValidateGcRule(family.gc_rule(), f + ".gc_rule"));
+      BTSIM_RETURN_IF_ERROR(ValidateAggregate(family, j, f));
+      if (family.aggregate() != v1::AGGREGATE_UNSPECIFIED) {
+        scope_.aggregate_families[t.id()].insert(family.name());
+      }
     }
     std::set<std::string> splits;
     for (int j = 0; j < t.initial_splits_size(); ++j) {
@@ -475,6 +489,13 @@ Status Validator::Run(const LoadedConfig& instance) {
       return InvalidArgument(field + ".workload: required");
     }
     BTSIM_RETURN_IF_ERROR(ValidateWorkload(c.workload(), field + ".workload"));
+    const bool can_add = HasSumFamily(c.table());
+    if (can_add) scope_.clients_that_can_add.insert(c.name());
+    if (c.workload().mix().add_to_cell() > 0 && !can_add) {
+      return InvalidArgument(field +
+                             ".workload.mix.add_to_cell: the client's table "
+                             "has no family with aggregate: SUM to add to");
+    }
     BTSIM_ASSIGN_OR_RETURN(sim::Duration deadline,
                            Duration(c.deadline(), field + ".deadline"));
     if (c.has_deadline() && deadline <= sim::Duration(0)) {

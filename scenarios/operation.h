@@ -31,6 +31,7 @@ enum class OpType : uint8_t {
   kDeleteFamily,  // DeleteFromFamily of the table's first family
   kDeleteCells,   // DeleteFromColumn of the value column, a time range
   kAppend,        // ReadModifyWriteRow appending to another column
+  kAddToCell,     // MutateRow adding 1 to the counter of a Sum family
 };
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 // The type OpTypeName names `name`, if any.
@@ -57,10 +58,11 @@ struct Operation {
   // The cluster the last attempt was routed to ("" if routing refused it).
   Name cluster;
 
-  // Writes (kWrite, and kCheckAndMutate whichever branch ran) and deletes:
-  // the virtual time the change committed on the serving cluster, its
-  // position in that cluster's replication log, the cell timestamp (a
-  // delete's: the end of what it covers), and the commit version there.
+  // Writes (kWrite, and kCheckAndMutate whichever branch ran), adds and
+  // deletes: the virtual time the change committed on the serving cluster
+  // (an add's last application), its position in that cluster's
+  // replication log, the cell timestamp (a delete's: the end of what it
+  // covers; an add's: 0), and the commit version there.
   // `version` is 0 when nothing was committed; it can be non-zero for a
   // failed operation (committed, but the reply came too late). The tag
   // written is written().
@@ -104,6 +106,25 @@ struct Operation {
     BTSIM_CHECK(type == OpType::kReadModifyWrite);
     slot_ = counter;
   }
+  // kAddToCell: how many of its attempts a cluster applied (0 or 1 when
+  // the increment counted once at most; each one beyond the first counted
+  // it again), and whether it carried an idempotency token (a cluster that
+  // has the original then acknowledges a retry without applying it).
+  int64_t applied() const {
+    return type == OpType::kAddToCell ? slot_ & kAppliedMask : 0;
+  }
+  void set_applied(int64_t applied) {
+    BTSIM_CHECK(type == OpType::kAddToCell);
+    BTSIM_CHECK(applied >= 0 && applied <= kAppliedMask);
+    slot_ = (slot_ & ~kAppliedMask) | applied;
+  }
+  bool idempotent() const {
+    return type == OpType::kAddToCell && (slot_ & kIdempotentBit) != 0;
+  }
+  void set_idempotent(bool idempotent) {
+    BTSIM_CHECK(type == OpType::kAddToCell);
+    slot_ = idempotent ? slot_ | kIdempotentBit : slot_ & ~kIdempotentBit;
+  }
   // kDeleteCells: the start of the time range it deletes (the end is
   // `timestamp`, included).
   cluster::Timestamp delete_start() const {
@@ -123,6 +144,9 @@ struct Operation {
   bool ok() const { return code == StatusCode::kOk; }
 
  private:
+  static constexpr int64_t kAppliedMask = (int64_t{1} << 32) - 1;
+  static constexpr int64_t kIdempotentBit = int64_t{1} << 32;
+
   bool IsWrite() const {
     return type == OpType::kWrite || type == OpType::kCheckAndMutate;
   }

@@ -238,6 +238,10 @@ void FillOperation(const Operation& op, const Append* append,
     case OpType::kDeleteFamily:
       line.set_timestamp_micros(cluster::Micros(op.timestamp));
       break;
+    case OpType::kAddToCell:
+      line.set_applied(static_cast<int32_t>(op.applied()));
+      if (op.idempotent()) line.set_idempotent(true);
+      break;
     case OpType::kWrite:
     case OpType::kCheckAndMutate:
     case OpType::kAppend:

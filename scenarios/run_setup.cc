@@ -87,7 +87,7 @@ Status CreateTables(const v1::Scenario& scenario, StepRun& run) {
     for (const v1::Family& f : t.families()) {
       families.push_back(cluster::FamilyModification{
           f.name(), cluster::FamilyModification::Kind::kCreate,
-          ToGcRule(f.gc_rule())});
+          ToGcRule(f.gc_rule()), ToAggregate(f.aggregate())});
     }
     std::vector<std::string> splits(t.initial_splits().begin(),
                                     t.initial_splits().end());

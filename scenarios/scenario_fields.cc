@@ -85,7 +85,7 @@ Status ValidateWorkload(const v1::Workload& w, const std::string& field) {
   const uint64_t total = uint64_t{m.read_row()} + m.scan() + m.write() +
                          m.check_and_mutate() + m.read_modify_write() +
                          m.delete_row() + m.delete_family() + m.delete_cells() +
-                         m.append();
+                         m.append() + m.add_to_cell();
   if (total == 0) {
     return InvalidArgument(field +
                            ".mix: at least one operation needs a "
@@ -151,6 +151,45 @@ google::protobuf::Duration ToProtoDuration(sim::Duration duration) {
   out.set_seconds(duration.count() / 1'000'000'000);
   out.set_nanos(static_cast<int32_t>(duration.count() % 1'000'000'000));
   return out;
+}
+
+Status ValidateAggregate(const v1::Family& family, int index,
+                         const std::string& field) {
+  if (!v1::Aggregate_IsValid(family.aggregate())) {
+    return InvalidArgument(field + ".aggregate: unknown aggregate " +
+                           std::to_string(family.aggregate()));
+  }
+  if (family.aggregate() == v1::AGGREGATE_UNSPECIFIED) return OkStatus();
+  if (index == 0) {
+    return InvalidArgument(field +
+                           ".aggregate: the first family holds the clients' "
+                           "values and cannot be an aggregate");
+  }
+  if (family.has_gc_rule()) {
+    return InvalidArgument(field +
+                           ".gc_rule: an aggregate family takes no GC rule");
+  }
+  return OkStatus();
+}
+
+const v1::Family* AddFamily(const v1::Table& table) {
+  for (const v1::Family& f : table.families()) {
+    if (f.aggregate() == v1::SUM) return &f;
+  }
+  return nullptr;
+}
+
+cluster::Aggregate ToAggregate(v1::Aggregate aggregate) {
+  switch (aggregate) {
+    case v1::SUM:
+      return cluster::Aggregate::kSum;
+    case v1::MIN:
+      return cluster::Aggregate::kMin;
+    case v1::MAX:
+      return cluster::Aggregate::kMax;
+    default:
+      return cluster::Aggregate::kNone;
+  }
 }
 
 cluster::GcRule ToGcRule(const v1::GcRule& rule) {

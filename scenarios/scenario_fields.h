@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "btsim/scenario/v1/scenario.pb.h"
 #include "cluster/gc_rule.h"
+#include "cluster/schema.h"
 #include "sim/clock.h"
 
 namespace btsim::scenarios {
@@ -45,6 +46,19 @@ google::protobuf::Duration ToProtoDuration(sim::Duration duration);
 cluster::GcRule ToGcRule(const btsim::scenario::v1::GcRule& rule);
 // The inverse of ToGcRule (unset for GcRule::None()).
 btsim::scenario::v1::GcRule FromGcRule(const cluster::GcRule& rule);
+
+// Family `index` of its table, at `field`: a known aggregate, and an
+// aggregate family is not the first (clients write values there) and has
+// no GC rule.
+Status ValidateAggregate(const btsim::scenario::v1::Family& family, int index,
+                         const std::string& field);
+// The table's first SUM family, where clients' add_to_cell adds; null when
+// it has none.
+const btsim::scenario::v1::Family* AddFamily(
+    const btsim::scenario::v1::Table& table);
+
+// A family's `aggregate` as the engine's (kNone when unspecified).
+cluster::Aggregate ToAggregate(btsim::scenario::v1::Aggregate aggregate);
 
 }  // namespace btsim::scenarios
 

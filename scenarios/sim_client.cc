@@ -7,10 +7,12 @@
 
 #include "base/bytes.h"
 #include "base/check.h"
+#include "cluster/aggregate.h"
 #include "cluster/filter.h"
 #include "cluster/row_set.h"
 #include "scenarios/instance_config.h"
 #include "scenarios/row_reader.h"
+#include "scenarios/scenario_fields.h"
 #include "sim/distributions.h"
 
 namespace btsim::scenarios {
@@ -61,6 +63,7 @@ std::string_view MethodOf(OpType type) {
     case OpType::kDeleteRow:
     case OpType::kDeleteFamily:
     case OpType::kDeleteCells:
+    case OpType::kAddToCell:
       return "MutateRow";
     case OpType::kCheckAndMutate:
       return "CheckAndMutateRow";
@@ -86,7 +89,8 @@ OpType PickOp(const v1::OpMix& mix, sim::Rng& rng) {
                               mix.delete_row(),
                               mix.delete_family(),
                               mix.delete_cells(),
-                              mix.append()};
+                              mix.append(),
+                              mix.add_to_cell()};
   uint64_t total = 0;
   for (uint64_t w : weights) total += w;
   uint64_t pick = rng.Uniform(total);
@@ -114,6 +118,8 @@ Result<std::unique_ptr<ClientGroup>> MakeClientGroup(
   }
   group->table = table->id();
   group->family = table->families(0).name();
+  if (const v1::Family* sum = AddFamily(*table))
+    group->add_family = sum->name();
   group->deadline =
       OrDefault(client.deadline(), client.has_deadline(), kDefaultDeadline);
   const v1::RetryPolicy& retry = client.retry();
@@ -260,6 +266,9 @@ void SimClient::Issue(uint64_t loop_generation) {
       op.timestamp = std::max(cluster::Timestamp{},
                               now_ms - std::chrono::milliseconds(back));
     }
+  } else if (op.type == OpType::kAddToCell) {
+    // Its cell timestamp is 0 (see Execute).
+    op.set_idempotent(group_.workload.idempotent_adds());
   } else if (op.type == OpType::kAppend) {
     history.appends.push_back(Append{
         op.id, texts.Store(name_ + "/a" + std::to_string(appends_++)), Name()});
@@ -708,6 +717,29 @@ Status SimClient::Execute(cluster::Cluster& cluster,
       if (s.ok()) Committed(cluster_id, cluster, op);
       return s;
     }
+    case OpType::kAddToCell: {
+      // At timestamp 0 (op.timestamp), so that the row's counter is one
+      // cell holding the number of increments applied.
+      cluster::Mutation add =
+          cluster::AddToCell{group_.add_family, std::string(kCounterColumn),
+                             op.timestamp, cluster::EncodeInt64(1)};
+      cluster::Idempotency idempotency;
+      if (op.idempotent()) {
+        // Unique in the run, and the same for every attempt.
+        idempotency.token = "btsim-add/" + std::to_string(op.id);
+        // When the first attempt was sent, on the client's clock.
+        idempotency.start_time = cluster::TruncateToMillis(cluster::TimestampOf(
+            context_.history->start + op.invoke + group_.clock_offset));
+      }
+      const uint64_t before = cluster.last_version();
+      Status s = cluster.MutateRow(op.table(), op.row, {&add, 1}, idempotency);
+      // A replay the token identified commits nothing.
+      if (s.ok() && cluster.last_version() != before) {
+        op.set_applied(op.applied() + 1);
+        Committed(cluster_id, cluster, op);
+      }
+      return s;
+    }
     case OpType::kAppend: {
       cluster::ReadModifyWriteRule rule;
       rule.family = family;
@@ -785,6 +817,7 @@ void SimClient::Finish(uint32_t slot, Status status) {
   trace.Add(context_.history->names->Text(op.read()));
   trace.AddInt(static_cast<int64_t>(op.version));
   trace.AddInt(op.counter());
+  if (op.type == OpType::kAddToCell) trace.AddInt(op.applied());
 
   if (group_.workload.rate_case() == v1::Workload::kInFlight &&
       loop_generation == generation_ && active_) {

@@ -21,11 +21,15 @@
 // codes (UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED) are retried for reads and
 // writes (writes carry explicit timestamps, so they are idempotent) after
 // an exponential backoff with jitter in [b/2, b]; CheckAndMutateRow and
-// ReadModifyWriteRow are never retried. With latency-aware failover
-// (DetectorOptions::failover_after), a multi-cluster attempt not answered
-// in time is also sent on to the next cluster, and from then on the
-// operation follows that cluster: only its answer counts (the first may
-// still commit a write, as with a timed-out attempt).
+// ReadModifyWriteRow are never retried. AddToCell is retried like a write
+// whether or not it is idempotent: with `idempotent_adds` every attempt
+// carries the same token and start time, without, a retry after an
+// attempt that committed counts the increment again (Operation::applied).
+// With latency-aware failover (DetectorOptions::failover_after), a
+// multi-cluster attempt not answered in time is also sent on to the next
+// cluster, and from then on the operation follows that cluster: only its
+// answer counts (the first may still commit a write, as with a timed-out
+// attempt).
 //
 // Not thread-safe; runs on the RunContext's scheduler. The client group's
 // state is shared by every client of one scenario `clients` entry.
@@ -56,6 +60,8 @@ struct ClientGroup {
   std::string profile;
   std::string table;
   std::string family;  // the table's first family
+  // The table's first SUM family, where `add_to_cell` adds ("": none).
+  std::string add_family;
   sim::Duration deadline{0};
   int max_attempts = 10;
   sim::Duration initial_backoff{0};

@@ -47,6 +47,10 @@ struct StepScope {
   std::set<std::string> profiles;              // app profile ids
   std::map<std::string, std::set<std::string>> families;  // per table id
   std::set<std::string> clients;  // the names of the `clients` entries
+  // The `clients` entries whose table has a SUM family (add_to_cell).
+  std::set<std::string> clients_that_can_add;
+  // Per table id: its aggregate families (which take no GC rule).
+  std::map<std::string, std::set<std::string>> aggregate_families;
 
   // OK when `id` names a cluster that exists now, else INVALID_ARGUMENT
   // "FIELD: required" (empty) or "FIELD: no cluster 'ID' at that time".

@@ -61,7 +61,14 @@ Status ValidateChangeWorkload(const v1::Step& step, const std::string& field,
   if (!change.has_workload()) {
     return InvalidArgument(f + ".workload: required");
   }
-  return ValidateWorkload(change.workload(), f + ".workload");
+  BTSIM_RETURN_IF_ERROR(ValidateWorkload(change.workload(), f + ".workload"));
+  if (change.workload().mix().add_to_cell() > 0 &&
+      scope.clients_that_can_add.count(change.client()) == 0) {
+    return InvalidArgument(f +
+                           ".workload.mix.add_to_cell: the client's table "
+                           "has no family with aggregate: SUM to add to");
+  }
+  return OkStatus();
 }
 
 void ApplyChangeWorkload(const v1::Step& step, Event event, StepRun& run) {

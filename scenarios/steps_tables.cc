@@ -32,6 +32,10 @@ Status ValidateSetGcRule(const v1::Step& step, const std::string& field,
     return InvalidArgument(f + ".family: table '" + g.table() +
                            "' has no family '" + g.family() + "'");
   }
+  if (scope.aggregate_families[g.table()].count(g.family()) != 0) {
+    return InvalidArgument(f + ".family: '" + g.family() +
+                           "' is an aggregate family, which takes no GC rule");
+  }
   return ValidateGcRule(g.gc_rule(), f + ".gc_rule");
 }
 

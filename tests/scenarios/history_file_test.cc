@@ -31,6 +31,7 @@ instance {
 tables {
   id: "t"
   families { name: "cf" gc_rule { union { rules { max_num_versions: 2 } rules { max_age { seconds: 3 } } } } }
+  families { name: "sums" aggregate: SUM }
 }
 clients {
   name: "mixed"
@@ -39,9 +40,11 @@ clients {
   app_profile: "tx"
   workload {
     mix { read_row: 30 scan: 5 write: 20 check_and_mutate: 5 read_modify_write: 10
-          delete_row: 2 delete_family: 2 delete_cells: 2 append: 10 }
+          delete_row: 2 delete_family: 2 delete_cells: 2 append: 10
+          add_to_cell: 10 }
     keys { uniform {} entities: 40 }
     ops_per_second: 400
+    idempotent_adds: true
   }
 }
 clients {
@@ -111,6 +114,8 @@ void ExpectSameOperation(const History& ha, const Operation& a,
   EXPECT_EQ(a.rows(), b.rows());
   EXPECT_EQ(a.counter(), b.counter());
   EXPECT_EQ(a.delete_start(), b.delete_start());
+  EXPECT_EQ(a.applied(), b.applied());
+  EXPECT_EQ(a.idempotent(), b.idempotent());
 }
 
 TEST(HistoryFileTest, ReadingBackGivesTheSameHistory) {
@@ -125,7 +130,7 @@ TEST(HistoryFileTest, ReadingBackGivesTheSameHistory) {
   EXPECT_EQ(b.start, a.start);
 
   ASSERT_EQ(b.operations.size(), a.operations.size());
-  std::vector<bool> seen(9);
+  std::vector<bool> seen(10);
   for (size_t i = 0; i < a.operations.size(); ++i) {
     ExpectSameOperation(a, a.operations[i], b, b.operations[i]);
     seen[static_cast<size_t>(a.operations[i].type)] = true;
