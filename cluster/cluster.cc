@@ -39,6 +39,16 @@ Status ValidateTableId(std::string_view id, std::string_view field) {
   return OkStatus();
 }
 
+Status ValidateBackupId(std::string_view id, std::string_view field) {
+  if (!ValidId(id) || static_cast<int64_t>(id.size()) > kMaxIdLength) {
+    return InvalidArgument(std::string(field) + ": " + QuoteForError(id) +
+                           " is not a valid backup id; it must match "
+                           "[_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most 50 "
+                           "characters");
+  }
+  return OkStatus();
+}
+
 Status ValidateFamilyName(std::string_view name, const std::string& field) {
   if (!ValidId(name) ||
       static_cast<int64_t>(name.size()) > kMaxFamilyNameLength) {
@@ -61,6 +71,29 @@ CommitContext Cluster::Commit() {
   }
   last_version_ = v;
   return CommitContext{v, TruncateToMillis(VersionTime(v))};
+}
+
+Result<Version> Cluster::RestoreTable(const std::string& id,
+                                      const Table& source, Version version) {
+  BTSIM_RETURN_IF_ERROR(ValidateTableId(id));
+  if (tables_.count(id) > 0) {
+    return AlreadyExists("table '" + id + "' already exists");
+  }
+  if (static_cast<int64_t>(tables_.size()) >= kMaxTablesPerInstance) {
+    return Status(StatusCode::kResourceExhausted,
+                  "an instance holds at most 1000 tables");
+  }
+  if (version == 0) {
+    version = Commit().version;
+  } else {
+    Observe(version);
+  }
+  auto table = source.Snapshot(id);
+  table->set_created_version(version);
+  HookTable(*table);
+  tables_[id] = std::move(table);
+  ++tables_version_;
+  return version;
 }
 
 Status Cluster::CreateTable(const std::string& id,
