@@ -34,25 +34,6 @@ int64_t Nanos(const google::protobuf::Timestamp& t) {
   return t.seconds() * 1000000000 + t.nanos();
 }
 
-template <typename T>
-bool Compare(T a, T b, int op) {
-  switch (op) {
-    case 0:
-      return a == b;
-    case 1:
-      return a != b;
-    case 3:
-      return a < b;
-    case 4:
-      return a <= b;
-    case 5:
-      return a > b;
-    case 6:
-      return a >= b;
-  }
-  return false;
-}
-
 }  // namespace
 
 Result<BackupFilter> BackupFilter::Parse(std::string_view text) {
@@ -133,7 +114,25 @@ Result<BackupFilter> BackupFilter::Parse(std::string_view text) {
 
 bool BackupFilter::Matches(const admin::Backup& backup) const {
   for (const Term& term : terms_) {
-    const int op = static_cast<int>(term.op);
+    const auto compare = [op = term.op](const auto& a, const auto& b) {
+      switch (op) {
+        case Op::kEq:
+          return a == b;
+        case Op::kNe:
+          return a != b;
+        case Op::kLt:
+          return a < b;
+        case Op::kLe:
+          return a <= b;
+        case Op::kGt:
+          return a > b;
+        case Op::kGe:
+          return a >= b;
+        case Op::kHas:
+          break;  // handled by the caller
+      }
+      return false;
+    };
     bool ok = false;
     if (IsText(term.field) || term.field == "state") {
       const std::string value = term.field == "name" ? backup.name()
@@ -144,14 +143,14 @@ bool BackupFilter::Matches(const admin::Backup& backup) const {
                                     : admin::Backup::State_Name(backup.state());
       ok = term.op == Op::kHas
                ? value.find(term.value) != std::string::npos
-               : Compare<std::string_view>(value, term.value, op);
+               : compare(std::string_view(value), std::string_view(term.value));
     } else if (term.field == "size_bytes") {
-      ok = Compare<int64_t>(backup.size_bytes(), term.number, op);
+      ok = compare(int64_t{backup.size_bytes()}, term.number);
     } else {
       const auto& t = term.field == "start_time" ? backup.start_time()
                       : term.field == "end_time" ? backup.end_time()
                                                  : backup.expire_time();
-      ok = Compare<int64_t>(Nanos(t), term.number, op);
+      ok = compare(Nanos(t), term.number);
     }
     if (!ok) return false;
   }

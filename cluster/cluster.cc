@@ -29,24 +29,28 @@ bool ValidId(std::string_view id) {
 
 }  // namespace
 
-Status ValidateTableId(std::string_view id, std::string_view field) {
+namespace {
+
+// Table and backup ids share one rule; `kind` names which the id is.
+Status ValidateId(std::string_view id, std::string_view field,
+                  std::string_view kind) {
   if (!ValidId(id) || static_cast<int64_t>(id.size()) > kMaxIdLength) {
     return InvalidArgument(std::string(field) + ": " + QuoteForError(id) +
-                           " is not a valid table id; it must match "
-                           "[_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most 50 "
-                           "characters");
+                           " is not a valid " + std::string(kind) +
+                           " id; it must match [_a-zA-Z0-9][-_.a-zA-Z0-9]* "
+                           "and be at most 50 characters");
   }
   return OkStatus();
 }
 
+}  // namespace
+
+Status ValidateTableId(std::string_view id, std::string_view field) {
+  return ValidateId(id, field, "table");
+}
+
 Status ValidateBackupId(std::string_view id, std::string_view field) {
-  if (!ValidId(id) || static_cast<int64_t>(id.size()) > kMaxIdLength) {
-    return InvalidArgument(std::string(field) + ": " + QuoteForError(id) +
-                           " is not a valid backup id; it must match "
-                           "[_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most 50 "
-                           "characters");
-  }
-  return OkStatus();
+  return ValidateId(id, field, "backup");
 }
 
 Status ValidateFamilyName(std::string_view name, const std::string& field) {
