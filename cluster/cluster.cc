@@ -77,16 +77,25 @@ CommitContext Cluster::Commit() {
   return CommitContext{v, TruncateToMillis(VersionTime(v))};
 }
 
-Result<Version> Cluster::RestoreTable(const std::string& id,
-                                      const Table& source, Version version) {
+namespace {
+
+// Whether a table `id` may join a cluster holding `tables` tables, `exists`
+// telling whether one of that id is among them.
+Status CanAddTable(const std::string& id, bool exists, size_t tables) {
   BTSIM_RETURN_IF_ERROR(ValidateTableId(id));
-  if (tables_.count(id) > 0) {
-    return AlreadyExists("table '" + id + "' already exists");
-  }
-  if (static_cast<int64_t>(tables_.size()) >= kMaxTablesPerInstance) {
+  if (exists) return AlreadyExists("table '" + id + "' already exists");
+  if (static_cast<int64_t>(tables) >= kMaxTablesPerInstance) {
     return Status(StatusCode::kResourceExhausted,
                   "an instance holds at most 1000 tables");
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<Version> Cluster::RestoreTable(const std::string& id,
+                                      const Table& source, Version version) {
+  BTSIM_RETURN_IF_ERROR(CanAddTable(id, tables_.contains(id), tables_.size()));
   if (version == 0) {
     version = Commit().version;
   } else {
@@ -103,14 +112,7 @@ Result<Version> Cluster::RestoreTable(const std::string& id,
 Status Cluster::CreateTable(const std::string& id,
                             std::span<const FamilyModification> families,
                             const std::vector<std::string>& splits) {
-  BTSIM_RETURN_IF_ERROR(ValidateTableId(id));
-  if (tables_.count(id) > 0) {
-    return AlreadyExists("table '" + id + "' already exists");
-  }
-  if (static_cast<int64_t>(tables_.size()) >= kMaxTablesPerInstance) {
-    return Status(StatusCode::kResourceExhausted,
-                  "an instance holds at most 1000 tables");
-  }
+  BTSIM_RETURN_IF_ERROR(CanAddTable(id, tables_.contains(id), tables_.size()));
   for (size_t i = 0; i < splits.size(); ++i) {
     if (splits[i].empty()) {
       return InvalidArgument("initial_splits[" + std::to_string(i) +
