@@ -172,6 +172,30 @@ Result<ChildName> ParseClusterName(std::string_view name,
   return child;
 }
 
+Result<ChildName> ParseClusterNameOrAll(std::string_view name,
+                                        std::string_view field) {
+  BTSIM_ASSIGN_OR_RETURN(ChildName child,
+                         ParseChildName(name, field, "clusters", "{cluster}"));
+  if (child.id == kAllClusters) return child;
+  return ParseClusterName(name, field);
+}
+
+Result<BackupName> ParseBackupName(std::string_view name,
+                                   std::string_view field) {
+  const size_t cut = name.rfind("/backups/");
+  if (cut == std::string_view::npos) {
+    return BadShape(field, name,
+                    "projects/{project}/instances/{instance}/clusters/"
+                    "{cluster}/backups/{backup}");
+  }
+  BTSIM_ASSIGN_OR_RETURN(ChildName cluster,
+                         ParseClusterName(name.substr(0, cut), field));
+  const std::string_view backup = name.substr(cut + 9);
+  BTSIM_RETURN_IF_ERROR(cluster::ValidateBackupId(backup, field));
+  return BackupName{std::move(cluster.instance), std::move(cluster.id),
+                    std::string(backup)};
+}
+
 Result<ChildName> ParseAppProfileName(std::string_view name,
                                       std::string_view field) {
   BTSIM_ASSIGN_OR_RETURN(

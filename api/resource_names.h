@@ -10,7 +10,9 @@
 //   instance     1-33 of [-_.a-zA-Z0-9], starting with a letter, digit or
 //                '_'; "-" (every instance) only where a listing allows it
 //   table        cluster::ValidateTableId
-//   cluster      [a-z][-a-z0-9]*, at most 30 characters
+//   cluster      [a-z][-a-z0-9]*, at most 30 characters; "-" (every
+//                cluster) only where a listing allows it
+//   backup       cluster::ValidateBackupId
 //   app profile  appprofile::ValidateProfileId
 //   zone         1-63 of [-a-z0-9]
 #ifndef BTSIM_API_RESOURCE_NAMES_H_
@@ -32,6 +34,18 @@ struct TableName {
   std::string full() const { return instance + "/tables/" + table_id; }
 };
 
+// "projects/P/instances/I/clusters/C/backups/B".
+struct BackupName {
+  std::string instance;  // "projects/P/instances/I"
+  std::string cluster;   // "C"
+  std::string backup;    // "B"
+  std::string cluster_name() const { return instance + "/clusters/" + cluster; }
+  std::string full() const { return cluster_name() + "/backups/" + backup; }
+};
+
+// The cluster id of listings over every cluster of an instance.
+inline constexpr std::string_view kAllClusters = "-";
+
 // A resource below an instance: "projects/P/instances/I/<collection>/<id>".
 struct ChildName {
   std::string instance;  // "projects/P/instances/I"
@@ -51,6 +65,12 @@ Result<std::string> ParseInstanceNameOrAll(std::string_view name,
 Result<TableName> ParseTableName(std::string_view name, std::string_view field);
 // "projects/P/instances/I/clusters/C" and ".../appProfiles/A".
 Result<ChildName> ParseClusterName(std::string_view name,
+                                   std::string_view field);
+// The same, where a listing also takes cluster "-" (every cluster).
+Result<ChildName> ParseClusterNameOrAll(std::string_view name,
+                                        std::string_view field);
+// "projects/P/instances/I/clusters/C/backups/B" (backup: ValidateBackupId).
+Result<BackupName> ParseBackupName(std::string_view name,
                                    std::string_view field);
 Result<ChildName> ParseAppProfileName(std::string_view name,
                                       std::string_view field);

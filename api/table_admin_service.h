@@ -1,7 +1,8 @@
 // TableAdminService: google.bigtable.admin.v2.BigtableTableAdmin over the
 // engine (tables, column families, deletion protection, DropRowRange,
-// consistency tokens). UpdateTable finishes before it returns; its
-// operation is recorded in the OperationsService.
+// consistency tokens, backups). UpdateTable, CreateBackup, RestoreTable and
+// CopyBackup finish before they return; their operations are recorded in
+// the OperationsService. The backup methods are in api/backup_admin.cc.
 // Methods not declared in our proto answer UNIMPLEMENTED (gRPC's default).
 #ifndef BTSIM_API_TABLE_ADMIN_SERVICE_H_
 #define BTSIM_API_TABLE_ADMIN_SERVICE_H_
@@ -65,6 +66,36 @@ class TableAdminService final : public table_admin_internal::Base {
       grpc::ServerContext* context,
       const google::bigtable::admin::v2::CheckConsistencyRequest* request,
       google::bigtable::admin::v2::CheckConsistencyResponse* response) override;
+
+  // ---- Backups (api/backup_admin.cc) ----
+  grpc::Status CreateBackup(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::CreateBackupRequest* request,
+      google::longrunning::Operation* response) override;
+  grpc::Status GetBackup(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::GetBackupRequest* request,
+      google::bigtable::admin::v2::Backup* response) override;
+  grpc::Status ListBackups(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::ListBackupsRequest* request,
+      google::bigtable::admin::v2::ListBackupsResponse* response) override;
+  grpc::Status UpdateBackup(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::UpdateBackupRequest* request,
+      google::bigtable::admin::v2::Backup* response) override;
+  grpc::Status DeleteBackup(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::DeleteBackupRequest* request,
+      google::protobuf::Empty* response) override;
+  grpc::Status RestoreTable(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::RestoreTableRequest* request,
+      google::longrunning::Operation* response) override;
+  grpc::Status CopyBackup(
+      grpc::ServerContext* context,
+      const google::bigtable::admin::v2::CopyBackupRequest* request,
+      google::longrunning::Operation* response) override;
 
  private:
   Status DoCreateTable(

@@ -29,14 +29,28 @@ bool ValidId(std::string_view id) {
 
 }  // namespace
 
-Status ValidateTableId(std::string_view id, std::string_view field) {
+namespace {
+
+// Table and backup ids share one rule; `kind` names which the id is.
+Status ValidateId(std::string_view id, std::string_view field,
+                  std::string_view kind) {
   if (!ValidId(id) || static_cast<int64_t>(id.size()) > kMaxIdLength) {
     return InvalidArgument(std::string(field) + ": " + QuoteForError(id) +
-                           " is not a valid table id; it must match "
-                           "[_a-zA-Z0-9][-_.a-zA-Z0-9]* and be at most 50 "
-                           "characters");
+                           " is not a valid " + std::string(kind) +
+                           " id; it must match [_a-zA-Z0-9][-_.a-zA-Z0-9]* "
+                           "and be at most 50 characters");
   }
   return OkStatus();
+}
+
+}  // namespace
+
+Status ValidateTableId(std::string_view id, std::string_view field) {
+  return ValidateId(id, field, "table");
+}
+
+Status ValidateBackupId(std::string_view id, std::string_view field) {
+  return ValidateId(id, field, "backup");
 }
 
 Status ValidateFamilyName(std::string_view name, const std::string& field) {
@@ -63,17 +77,42 @@ CommitContext Cluster::Commit() {
   return CommitContext{v, TruncateToMillis(VersionTime(v))};
 }
 
-Status Cluster::CreateTable(const std::string& id,
-                            std::span<const FamilyModification> families,
-                            const std::vector<std::string>& splits) {
+namespace {
+
+// Whether a table `id` may join a cluster holding `tables` tables, `exists`
+// telling whether one of that id is among them.
+Status CanAddTable(const std::string& id, bool exists, size_t tables) {
   BTSIM_RETURN_IF_ERROR(ValidateTableId(id));
-  if (tables_.count(id) > 0) {
-    return AlreadyExists("table '" + id + "' already exists");
-  }
-  if (static_cast<int64_t>(tables_.size()) >= kMaxTablesPerInstance) {
+  if (exists) return AlreadyExists("table '" + id + "' already exists");
+  if (static_cast<int64_t>(tables) >= kMaxTablesPerInstance) {
     return Status(StatusCode::kResourceExhausted,
                   "an instance holds at most 1000 tables");
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<Version> Cluster::RestoreTable(const std::string& id,
+                                      const Table& source, Version version) {
+  BTSIM_RETURN_IF_ERROR(CanAddTable(id, tables_.contains(id), tables_.size()));
+  if (version == 0) {
+    version = Commit().version;
+  } else {
+    Observe(version);
+  }
+  auto table = source.Snapshot(id);
+  table->set_created_version(version);
+  HookTable(*table);
+  tables_[id] = std::move(table);
+  ++tables_version_;
+  return version;
+}
+
+Status Cluster::CreateTable(const std::string& id,
+                            std::span<const FamilyModification> families,
+                            const std::vector<std::string>& splits) {
+  BTSIM_RETURN_IF_ERROR(CanAddTable(id, tables_.contains(id), tables_.size()));
   for (size_t i = 0; i < splits.size(); ++i) {
     if (splits[i].empty()) {
       return InvalidArgument("initial_splits[" + std::to_string(i) +

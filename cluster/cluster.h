@@ -42,6 +42,13 @@ class Cluster {
                      std::span<const FamilyModification> families,
                      const std::vector<std::string>& splits);
   Status DeleteTable(std::string_view id);
+  // A new table `id` holding `source`'s schema and rows, sharing its stored
+  // rows (Table::Snapshot), created at `version` (0: a new commit version
+  // here; an instance restores a table on every cluster at one version).
+  // Returns that version. Errors as CreateTable's. Nothing is reported to
+  // the commit observer.
+  Result<Version> RestoreTable(const std::string& id, const Table& source,
+                               Version version = 0);
   // Table::ModifyColumnFamilies, reported to the commit observer.
   Status ModifyColumnFamilies(std::string_view table,
                               std::span<const FamilyModification> mods);
@@ -160,6 +167,9 @@ class Cluster {
 Status ValidateTableId(std::string_view id,
                        std::string_view field = "table_id");
 Status ValidateFamilyName(std::string_view name, const std::string& field);
+// Backup ids: the table id rule.
+Status ValidateBackupId(std::string_view id,
+                        std::string_view field = "backup_id");
 
 }  // namespace btsim::cluster
 

@@ -56,9 +56,15 @@ Table::Table(std::string id, TableOptions options,
 
 Table::~Table() = default;
 
-std::unique_ptr<Table> Table::Clone() const {
-  auto copy =
-      std::make_unique<Table>(id_, options_, std::vector<std::string>{});
+std::unique_ptr<Table> Table::Clone() const { return Copy(id_, false); }
+
+std::unique_ptr<Table> Table::Snapshot(std::string id) const {
+  return Copy(std::move(id), true);
+}
+
+std::unique_ptr<Table> Table::Copy(std::string id, bool share_rows) const {
+  auto copy = std::make_unique<Table>(std::move(id), options_,
+                                      std::vector<std::string>{});
   copy->families_by_id_.assign(families_by_id_.size(), nullptr);
   for (const auto& [name, entry] : families_) {
     auto e = std::make_unique<FamilyEntry>(*entry);
@@ -67,7 +73,7 @@ std::unique_ptr<Table> Table::Clone() const {
   }
   copy->tablets_.clear();
   for (const auto& t : tablets_) {
-    copy->tablets_.push_back(std::make_unique<Tablet>(t->Clone()));
+    copy->tablets_.push_back(std::make_unique<Tablet>(t->Clone(share_rows)));
   }
   copy->IndexTablets();
   copy->range_tombstones_ = range_tombstones_;

@@ -107,6 +107,11 @@ class Table {
   // A deep copy: schema, rows (with their tombstones and versions) and
   // tablet boundaries. The commit hook is not copied.
   std::unique_ptr<Table> Clone() const;
+  // The same copy named `id`, sharing this table's stored rows (which never
+  // change once written) instead of copying them: a backup, or a table
+  // restored from one. Holders of shared rows must be used by one thread at
+  // a time (cluster/row_sharing.h).
+  std::unique_ptr<Table> Snapshot(std::string id) const;
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
 
@@ -224,6 +229,8 @@ class Table {
   uint64_t TabletStartHash(std::string_view key, uint64_t seed) const;
 
  private:
+  // Clone or Snapshot.
+  std::unique_ptr<Table> Copy(std::string id, bool share_rows) const;
   struct FamilyEntry {
     std::string name;
     uint32_t id;  // never reused, so a dropped family's data is unreachable

@@ -151,6 +151,7 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
              std::span<const cluster::CommitRecord* const> records) {
         return QueueReplicated(peer_number, peer, records);
       });
+  backups_ = std::make_unique<Backups>(*replicas_, scheduler_);
 }
 
 Instance::~Instance() {
@@ -393,6 +394,7 @@ Status Instance::RemoveCluster(std::string_view id) {
   profiles_.SetClusters(IdsOf(clusters_));
   for (auto& [zone, health] : front_ends_) health.Forget(id);
   faults_.Forget(id);
+  backups_->DropCluster(id);
   return OkStatus();
 }
 

@@ -30,6 +30,7 @@
 #include "base/result.h"
 #include "cluster/cluster.h"
 #include "cluster/node_model.h"
+#include "instance/backups.h"
 #include "instance/cluster_faults.h"
 #include "instance/request_report.h"
 #include "instance/tablet_units.h"
@@ -255,6 +256,9 @@ class Instance {
     return protected_tables_.contains(table);
   }
 
+  // The clusters' backups (a removed cluster's go with it).
+  Backups& backups() { return *backups_; }
+
   // The id of the first live cluster; UNAVAILABLE when every one is down.
   Result<std::string> AnyLiveClusterId() const;
   // Any live cluster, for admin operations (schema changes replicate).
@@ -412,6 +416,7 @@ class Instance {
   // timeout (a black-holed or cut cluster, or one too slow).
   void Probe(std::string zone, std::string cluster);
   ClusterFaults faults_;
+  std::unique_ptr<Backups> backups_;
   InstanceConfig::Detector detector_;
   appprofile::DetectorOptions detector_options_;
   sim::Rng probe_rng_;

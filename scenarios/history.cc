@@ -102,12 +102,16 @@ std::string_view EventKindName(EventKind kind) {
       return "resume_replication";
     case EventKind::kClockSkew:
       return "clock_skew";
+    case EventKind::kCreateBackup:
+      return "create_backup";
+    case EventKind::kRestoreTable:
+      return "restore_table";
   }
   return "unknown";
 }
 
 std::optional<EventKind> EventKindFromName(std::string_view name) {
-  for (int k = 0; k <= static_cast<int>(EventKind::kClockSkew); ++k) {
+  for (int k = 0; k <= static_cast<int>(EventKind::kRestoreTable); ++k) {
     if (EventKindName(static_cast<EventKind>(k)) == name) {
       return static_cast<EventKind>(k);
     }

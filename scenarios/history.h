@@ -87,7 +87,9 @@ enum class EventKind {
   kMendClients,  // the same
   kStallReplication,
   kResumeReplication,
-  kClockSkew,  // `cluster` or `detail` (the client); `label` the offset
+  kClockSkew,     // `cluster` or `detail` (the client); `label` the offset
+  kCreateBackup,  // `cluster`, `table`, `detail` the backup id
+  kRestoreTable,  // `table` the new table; `cluster`, `detail` the backup's
 };
 std::string_view EventKindName(EventKind kind);  // "cluster_down", ...
 // The kind EventKindName names `name`, if any.

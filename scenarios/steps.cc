@@ -120,7 +120,7 @@ std::span<const StepKind> StepKinds() {
     std::vector<StepKind> all;
     for (std::span<const StepKind> file :
          {FaultStepKinds(), GrayFaultStepKinds(), InstanceStepKinds(),
-          TableStepKinds(), ClientStepKinds()}) {
+          TableStepKinds(), ClientStepKinds(), BackupStepKinds()}) {
       for (const StepKind& kind : file) {
         BTSIM_CHECK_MSG(std::none_of(all.begin(), all.end(),
                                      [&](const StepKind& k) {

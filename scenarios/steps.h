@@ -13,6 +13,7 @@
 //                      wait_for_replication
 //   steps_clients.cc   the application: start_client, stop_client,
 //                      change_workload
+//   steps_backups.cc   backups: create_backup, restore_table
 // A new kind is a field of the oneof plus one StepKind in one of these
 // files; its events need an EventKind (history.h), the record the checkers
 // and reports read.
@@ -184,6 +185,7 @@ std::span<const StepKind> GrayFaultStepKinds();
 std::span<const StepKind> InstanceStepKinds();
 std::span<const StepKind> TableStepKinds();
 std::span<const StepKind> ClientStepKinds();
+std::span<const StepKind> BackupStepKinds();
 
 }  // namespace btsim::scenarios
 

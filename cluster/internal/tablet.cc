@@ -381,7 +381,7 @@ void Tablet::Absorb(Tablet&& next) {
   next.marked_ = 0;
 }
 
-Tablet Tablet::Clone() const {
+Tablet Tablet::Clone(bool share_rows) const {
   Tablet copy(start_, end_, pinned_);
   copy.chunks_.reserve(chunks_.size());
   for (const std::unique_ptr<Chunk>& chunk : chunks_) {
@@ -391,7 +391,7 @@ Tablet Tablet::Clone() const {
     std::copy(chunk->summary, chunk->summary + Chunk::kSummary, c->summary);
     std::copy(chunk->heads, chunk->heads + chunk->size, c->heads);
     for (size_t i = 0; i < chunk->size; ++i) {
-      c->rows[i] = chunk->rows[i].Clone();
+      c->rows[i] = share_rows ? chunk->rows[i].Share() : chunk->rows[i].Clone();
     }
     copy.chunks_.push_back(std::move(c));
   }

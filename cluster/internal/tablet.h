@@ -120,8 +120,10 @@ class Tablet {
   // Appends every row of `next`, which must start where this one ends,
   // with their marks (every row is due when either tablet's was).
   void Absorb(Tablet&& next);
-  // A deep copy (rows copied byte for byte), every row due.
-  Tablet Clone() const;
+  // A copy, every row due: rows copied byte for byte, or, with
+  // `share_rows`, the same row allocations (RowRecord::Share; stored rows
+  // never change once written).
+  Tablet Clone(bool share_rows = false) const;
 
  private:
   // The chunk that holds or would hold `key`: the last one whose first key

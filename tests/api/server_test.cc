@@ -69,8 +69,8 @@ TEST_F(ServerLifecycleTest, UnservedMethodsAreUnimplemented) {
       "/google.bigtable.v2.Bigtable/ExecuteQuery",
       "/google.bigtable.v2.Bigtable/PrepareQuery",
       "/google.bigtable.v2.Bigtable/GenerateInitialChangeStreamPartitions",
-      "/google.bigtable.admin.v2.BigtableTableAdmin/CreateBackup",
-      "/google.bigtable.admin.v2.BigtableTableAdmin/RestoreTable",
+      "/google.bigtable.admin.v2.BigtableTableAdmin/CreateAuthorizedView",
+      "/google.bigtable.admin.v2.BigtableTableAdmin/UndeleteTable",
       "/google.longrunning.Operations/ListOperations",
       "/no.such.Service/Method",
   };

@@ -3,7 +3,9 @@
 # against a three-cluster `btsim serve`: CheckAndMutateRow /
 # ReadModifyWriteRow gating through different app profiles
 # (node/gating.test.mjs), failover from a black-holed cluster learned by
-# the routing front end (node/failover.test.mjs), deletion protection
+# the routing front end (node/failover.test.mjs), backups made on a
+# cluster, listed, updated, restored and deleted (node/backups.test.mjs),
+# deletion protection
 # through the generated table-admin client, compared with cbtemulator's
 # answers when it is installed (node/admin.mjs), and a scenario played by
 # `btsim serve --scenario` judging each named client's calls
@@ -63,7 +65,7 @@ METRICS_PORT=$(grep -o 'metrics on http://127.0.0.1:[0-9]*' "$WORK/serve.log" |
 (cd "$NODE_DIR" && BIGTABLE_EMULATOR_HOST=127.0.0.1:$PORT \
    METADATA_SERVER_DETECTION=none BTSIM=$BTSIM \
    METRICS_URL=http://127.0.0.1:$METRICS_PORT/metrics \
-   node --test gating.test.mjs failover.test.mjs)
+   node --test gating.test.mjs failover.test.mjs backups.test.mjs)
 rc=$?
 if [[ $rc != 0 ]]; then
   echo "FAIL: node --test exited $rc; btsim serve log:" >&2
