@@ -102,8 +102,24 @@ OperationLog& OperationLog::operator=(const OperationLog& other) {
   return *this;
 }
 
-OperationLog::OperationLog(OperationLog&&) noexcept = default;
-OperationLog& OperationLog::operator=(OperationLog&&) noexcept = default;
+OperationLog::OperationLog(OperationLog&& other) noexcept {
+  *this = std::move(other);
+}
+
+// A moved-from log is empty (with its chunk size kept).
+OperationLog& OperationLog::operator=(OperationLog&& other) noexcept {
+  if (this == &other) return *this;
+  chunk_operations_ = other.chunk_operations_;
+  chunk_shift_ = other.chunk_shift_;
+  size_ = std::exchange(other.size_, 0);
+  chunks_ = std::move(other.chunks_);
+  other.chunks_.clear();
+  spill_enabled_ = other.spill_enabled_;
+  settled_ = std::exchange(other.settled_, 0);
+  spilled_chunks_ = std::exchange(other.spilled_chunks_, 0);
+  file_ = std::move(other.file_);
+  return *this;
+}
 OperationLog::~OperationLog() = default;
 
 size_t OperationLog::ChunkSize(size_t c) const {

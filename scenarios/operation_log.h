@@ -19,7 +19,8 @@
 //     A pass over a spilled log reads the file once, a chunk at a time.
 //
 // Copies of a log share its temporary file (spilled chunks never change);
-// the file is removed when the last copy goes. Not thread-safe.
+// the file is removed when the last copy goes. A moved-from log is empty.
+// Not thread-safe.
 #ifndef BTSIM_SCENARIOS_OPERATION_LOG_H_
 #define BTSIM_SCENARIOS_OPERATION_LOG_H_
 

@@ -82,6 +82,8 @@ TEST(OperationLogTest, CopiesShareSpilledChunksAndOwnTheRest) {
   OperationLog moved = std::move(log);
   ASSERT_EQ(moved.size(), 5u);
   ExpectOperation(moved.Get(2), 2);
+  EXPECT_TRUE(log.empty());  // NOLINT(bugprone-use-after-move): specified
+  EXPECT_FALSE(log.Spilled());
 }
 
 TEST(OperationLogTest, AnIteratorKeepsItsChunkWhileTheLogMovesOn) {
