@@ -153,7 +153,7 @@ TEST(LoaderTest, OfferedLoadFollowsStartStopAndChangeWorkload) {
       "timeline { at { seconds: 1 } stop_client { client: \"app\" } }"));
   EXPECT_TRUE(stopped.ok()) << stopped.status().message();
   auto raised = Parse(
-      Replace(Replace(kValid, "name: \"app\"", "name: \"app\" count: 5"),
+      Replace(Replace(kValid, "name: \"app\"", "name: \"app\" count: 101"),
               "timeline { at { seconds: 5 } cluster_down { cluster: \"c2\" } }",
               "timeline { at { seconds: 5 } change_workload { client: \"app\" "
               "workload { mix { write: 1 } keys { uniform {} } "
@@ -161,7 +161,7 @@ TEST(LoaderTest, OfferedLoadFollowsStartStopAndChangeWorkload) {
   ASSERT_FALSE(raised.ok());
   EXPECT_THAT(raised.status().message(),
               HasSubstr("timeline[0].change_workload.workload.ops_per_second: "
-                        "the open-loop clients would offer about 25000250 "));
+                        "the open-loop clients would offer about 505005050 "));
 }
 
 TEST(LoaderTest, MissingClusterInTimelineNamesLine) {
