@@ -153,9 +153,13 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
     starts.push_back(e);
   }
   if (starts.empty()) return {};
-  // Two passes over the history, with state per (client, event) only.
+  // The first-success cursor below needs the starts in time order (a
+  // history read from a file may list events otherwise).
+  std::stable_sort(starts.begin(), starts.end(), [&](size_t a, size_t b) {
+    return history.events[a].at < history.events[b].at;
+  });
+  // Three passes over the history, with state per (client, event) only.
   struct ClientOps {
-    Duration longest_failure{0};  // the longest complete - invoke of them
     // Per start: the completion of the first success invoked at or after
     // it (Duration::max(): none, the outage never ended).
     std::vector<Duration> end;
@@ -169,10 +173,7 @@ std::vector<Outage> FindOutages(const History& history, const Filter& filter) {
   {
     ClientIndex<ClientOps> client_of(&clients);
     for (const Operation& op : ops) {
-      if (op.ok() || !filter.SelectsClient(op)) continue;
-      ClientOps& client = client_of(op);
-      client.longest_failure =
-          std::max(client.longest_failure, op.complete - op.invoke);
+      if (!op.ok() && filter.SelectsClient(op)) client_of(op);
     }
   }
   if (clients.empty()) return {};
