@@ -105,6 +105,10 @@ CLI::App* AddLoadCommand(CLI::App& app, LoadArgs& args) {
                    "check_and_mutate)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
+  load->add_option("--write-keys", args.write_keys,
+                   "mutate_row and mutate_rows overwrite rows among this many "
+                   "keys (default: a new row for every row written)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000}));
   load->add_option("--batch", args.batch, "Entries per MutateRows request")
       ->capture_default_str()
       ->check(CLI::Range(1, 100'000));
@@ -152,6 +156,7 @@ int RunLoad(const LoadArgs& args, std::ostream& out, std::ostream& err) {
   config.ops = args.ops;
   config.rate = args.rate;
   config.rows = args.rows;
+  config.write_keys = args.write_keys;
   config.batch = args.batch;
   config.seed = args.seed;
   if (!args.duration.empty()) {

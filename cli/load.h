@@ -1,5 +1,6 @@
 // `btsim load --target HOST:PORT [--workload NAME|all] [--duration D | --ops N]
-//             [--threads N] [--rows N] [--batch N] [--seed N]
+//             [--threads N] [--rows N] [--write-keys N] [--batch N]
+//             [--seed N]
 //             [--project P --instance I --table T] [--app-profile ID]
 //             [--keep-table] [--skip-load] [--json | --csv]`
 // A load driver for any Bigtable endpoint (cbtemulator, `btsim serve`):
@@ -41,6 +42,7 @@ struct LoadArgs {
   double rate = 0;  // requests per second in all; 0: closed loop
   int threads = 0;  // 0: each workload's default
   int64_t rows = 100'000;
+  int64_t write_keys = 0;
   int batch = 100;
   uint64_t seed = 1;
   std::string project = "p";

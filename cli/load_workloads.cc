@@ -106,13 +106,22 @@ std::string MutateRowsOnce(v2::Bigtable::Stub& stub,
   return error;
 }
 
+// The key index of row `index` written by a writer workload.
+uint64_t WriteKeyIndex(const LoadConfig& config, uint64_t index) {
+  return config.write_keys > 0
+             ? index % static_cast<uint64_t>(config.write_keys)
+             : index;
+}
+
 // Fills `request`'s entries with rows [first, first + request size) of the
-// key space `prefix`.
+// key space `prefix`, their keys' indexes mapped by `key_index`, their
+// values from the rows' own indexes.
+template <typename KeyIndex>
 void FillBatch(v2::MutateRowsRequest& request, char prefix, uint64_t seed,
-               uint64_t first) {
+               uint64_t first, KeyIndex key_index) {
   for (int j = 0; j < request.entries_size(); ++j) {
     auto* entry = request.mutable_entries(j);
-    AssignLoadKey(entry->mutable_row_key(), prefix, seed, first + j);
+    AssignLoadKey(entry->mutable_row_key(), prefix, seed, key_index(first + j));
     AssignLoadValue(
         entry->mutable_mutations(0)->mutable_set_cell()->mutable_value(), seed,
         first + j);
@@ -317,7 +326,8 @@ Status LoadRows(const LoadConfig& config,
     const int size =
         static_cast<int>(std::min<int64_t>(batch, config.rows - first));
     v2::MutateRowsRequest request = BatchTemplate(config, size);
-    FillBatch(request, 'r', config.seed, first);
+    FillBatch(request, 'r', config.seed, first,
+              [](uint64_t index) { return index; });
     std::string error = MutateRowsOnce(*stub, request);
     if (!error.empty()) {
       return Status(StatusCode::kUnknown,
@@ -341,7 +351,8 @@ Result<WorkloadResult> RunWorkload(std::string_view workload, int threads,
           request->set_app_profile_id(c.app_profile);
           FillSetCell(*request->add_mutations()->mutable_set_cell(), kColumn);
           return [&c, stub, request](int64_t index) {
-            request->set_row_key(LoadKey('m', c.seed, index));
+            request->set_row_key(LoadKey(
+                'm', c.seed, WriteKeyIndex(c, static_cast<uint64_t>(index))));
             request->mutable_mutations(0)->mutable_set_cell()->set_value(
                 LoadValue(c.seed, index));
             grpc::ClientContext context;
@@ -361,7 +372,8 @@ Result<WorkloadResult> RunWorkload(std::string_view workload, int threads,
               std::make_shared<v2::MutateRowsRequest>(BatchTemplate(c, batch));
           return [&c, stub, request, batch](int64_t index) {
             FillBatch(*request, 'w', c.seed,
-                      static_cast<uint64_t>(index) * batch);
+                      static_cast<uint64_t>(index) * batch,
+                      [&c](uint64_t row) { return WriteKeyIndex(c, row); });
             return OpOutcome{batch, MutateRowsOnce(*stub, *request)};
           };
         });

@@ -51,7 +51,11 @@ struct LoadConfig {
   // 0: closed loop.
   double rate = 0;
   int64_t rows = 0;  // rows LoadRows writes and the readers use
-  int batch = 100;   // MutateRows entries per request
+  // > 0: mutate_row and mutate_rows write rows among this many keys (the
+  // request's row index modulo write_keys), overwriting them; 0: a new row
+  // for every row written.
+  int64_t write_keys = 0;
+  int batch = 100;  // MutateRows entries per request
   uint64_t seed = 1;
 };
 

@@ -92,6 +92,20 @@ assert 0.37 <= r["seconds"] <= 1.5, r
 assert 25 <= r["rate"] <= 106, r
 EOF
 
+# --write-keys: the writers overwrite 7 rows each (mutate_row's and
+# mutate_rows' key spaces differ), so a scan finds exactly 14.
+"$BTSIM" load --target "$TARGET" --workload mutate_row --ops 40 --write-keys 7 \
+  --keep-table --table bounded >"$WORK/out" 2>"$WORK/err" ||
+  fail "mutate_row --write-keys exited $?: $(cat "$WORK/err")"
+"$BTSIM" load --target "$TARGET" --workload mutate_rows --ops 2 --batch 50 \
+  --write-keys 7 --keep-table --table bounded >"$WORK/out" 2>"$WORK/err" ||
+  fail "mutate_rows --write-keys exited $?: $(cat "$WORK/err")"
+"$BTSIM" load --target "$TARGET" --workload scan --ops 1 --rows 14 --skip-load \
+  --keep-table --table bounded --json >"$WORK/json" 2>"$WORK/err" ||
+  fail "scan after --write-keys exited $?: $(cat "$WORK/err")"
+grep -q '"items":14,' "$WORK/json" ||
+  fail "--write-keys 7 did not leave 14 rows: $(cat "$WORK/json")"
+
 # A duration instead of a count.
 "$BTSIM" load --target "$TARGET" --workload rmw_hot --duration 200ms >"$WORK/out" 2>"$WORK/err" ||
   fail "btsim load --duration 200ms exited $?: $(cat "$WORK/err")"
