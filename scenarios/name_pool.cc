@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "sim/fingerprint.h"
+
 namespace btsim::scenarios {
 namespace {
 
@@ -44,6 +46,11 @@ std::string NamePool::Text(Tag tag) const {
 }
 
 Tag NamePool::MakeTag(std::string_view text) {
+  if (text.size() > kMaxTagText) {
+    sim::Fingerprint hash;
+    hash.Add(text);
+    return Tag(Store("#" + hash.Hex()));
+  }
   std::string_view client;
   uint64_t n = 0;
   if (!ParseTag(text, &client, &n)) return Tag(Store(text));

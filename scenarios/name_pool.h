@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/check.h"
 
 namespace btsim::scenarios {
 
@@ -116,7 +117,11 @@ class Tag {
  private:
   friend class NamePool;
   explicit Tag(int64_t bits) : bits_(bits) {}
-  explicit Tag(Name name) : bits_(std::bit_cast<int64_t>(name)) {}
+  // A text's address has bit 63 clear (user space on the 64-bit machines
+  // btsim builds for), which leaves that bit to mark compact tags.
+  explicit Tag(Name name) : bits_(std::bit_cast<int64_t>(name)) {
+    BTSIM_CHECK(bits_ >= 0);
+  }
   static Tag Compact(uint32_t client, uint64_t n) {
     return Tag(static_cast<int64_t>((uint64_t{1} << 63) |
                                     (static_cast<uint64_t>(client) << 40) | n));
@@ -159,7 +164,11 @@ class NamePool {
   // The distinct interned texts (stored ones are not counted).
   size_t size() const { return interned_.size(); }
 
-  // The tag with this text (see Tag).
+  // The tag with this text (see Tag). A text longer than kMaxTagText bytes
+  // (a real client's value, in `serve --scenario`) is kept as "#" and 32
+  // hex digits of a 128-bit hash of it: equal values keep equal tags, and a
+  // long value costs no more than a short one.
+  static constexpr size_t kMaxTagText = 64;
   Tag MakeTag(std::string_view text);
   // The text of a tag of this pool.
   std::string Text(Tag tag) const;

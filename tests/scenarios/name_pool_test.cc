@@ -87,6 +87,25 @@ TEST(NamePoolTest, StoringKeepsACopyOfEveryTextOfAnyLength) {
   EXPECT_EQ(pool.Store("").view().data(), nullptr);
 }
 
+TEST(NamePoolTest, ALongTagIsAHashOfItsText) {
+  NamePool pool;
+  const std::string at_limit(NamePool::kMaxTagText, 'a');
+  EXPECT_EQ(pool.Text(pool.MakeTag(at_limit)), at_limit);
+
+  const std::string big(1 << 20, 'x');
+  std::string other = big;
+  other.back() = 'y';
+  const Tag tag = pool.MakeTag(big);
+  const std::string text = pool.Text(tag);
+  ASSERT_EQ(text.size(), 33u) << text;
+  EXPECT_EQ(text[0], '#');
+  EXPECT_EQ(text.find_first_not_of("0123456789abcdef", 1), std::string::npos);
+  EXPECT_TRUE(pool.MakeTag(big) == tag);     // equal values, equal tags
+  EXPECT_FALSE(pool.MakeTag(other) == tag);  // one byte differs
+  EXPECT_EQ(pool.MakeTag(text), pool.MakeTag(text));  // a reloaded history
+  EXPECT_EQ(pool.Text(pool.MakeTag(text)), text);
+}
+
 TEST(NamePoolTest, EqualSourcesAreOneSource) {
   NamePool pool;
   const OpSource* a = pool.Source("writer-1", "writer", "default", "t");
