@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/check.h"
 #include "cluster/version.h"
 #include "scenarios/row_reader.h"
 #include "scenarios/scenario_fields.h"
@@ -14,6 +15,61 @@
 namespace btsim::scenarios {
 
 namespace {
+
+// Puts `ops` in invoke order (equal invokes keep their order), numbering
+// each operation's id by its new position; returns the new id of each of
+// `ids` (old ids, ascending and unique). Recorded operations are added when
+// they complete, so the log is out of invoke order only within about the
+// longest latency: a merge through a heap that holds the operations a later
+// one may still precede, never a whole index of the log.
+std::vector<uint64_t> SortByInvoke(OperationLog& ops,
+                                   const std::vector<uint64_t>& ids) {
+  constexpr size_t kBlock = size_t{1} << 14;
+  // later_min[b]: the earliest invoke of blocks b and after.
+  std::vector<sim::Duration> later_min((ops.size() + kBlock - 1) / kBlock + 1,
+                                       sim::Duration::max());
+  for (auto it = ops.begin(); it != ops.end(); ++it) {
+    BTSIM_CHECK(it->id == it.index());
+    sim::Duration& earliest = later_min[it.index() / kBlock];
+    earliest = std::min(earliest, it->invoke);
+  }
+  for (size_t b = later_min.size() - 1; b-- > 0;) {
+    later_min[b] = std::min(later_min[b], later_min[b + 1]);
+  }
+  // A min-heap on (invoke, old id).
+  auto later = [](const Operation& a, const Operation& b) {
+    return a.invoke != b.invoke ? a.invoke > b.invoke : a.id > b.id;
+  };
+  std::vector<Operation> pending;
+  std::vector<uint64_t> new_ids(ids.size());
+  OperationLog sorted;
+  sorted.EnableSpilling();
+  auto emit = [&] {
+    std::pop_heap(pending.begin(), pending.end(), later);
+    Operation& op = sorted.emplace_back();
+    op = pending.back();
+    pending.pop_back();
+    const uint32_t id = static_cast<uint32_t>(sorted.size() - 1);
+    auto wanted = std::lower_bound(ids.begin(), ids.end(), op.id);
+    if (wanted != ids.end() && *wanted == op.id) {
+      new_ids[static_cast<size_t>(wanted - ids.begin())] = id;
+    }
+    op.id = id;
+    sorted.Settle(sorted.size());
+  };
+  for (auto it = ops.begin(); it != ops.end(); ++it) {
+    if (it.index() % kBlock == 0) {
+      // Every later operation has a larger id and invokes no earlier.
+      const sim::Duration earliest = later_min[it.index() / kBlock];
+      while (!pending.empty() && pending.front().invoke <= earliest) emit();
+    }
+    pending.push_back(*it);
+    std::push_heap(pending.begin(), pending.end(), later);
+  }
+  while (!pending.empty()) emit();
+  ops = std::move(sorted);
+  return new_ids;
+}
 
 using std::chrono::seconds;
 
@@ -157,31 +213,28 @@ RunOutcome LiveSession::Finish() {
   Settled();
   FinishRun(steps_);
   // Recorded operations were added when they completed: put every
-  // operation in invoke order, renumbering the ids events refer to.
-  OperationLog& ops = history_.operations;
-  std::vector<std::pair<sim::Duration, uint32_t>> order;  // (invoke, id)
-  order.reserve(ops.size());
-  for (const Operation& op : ops) order.emplace_back(op.invoke, op.id);
-  std::stable_sort(
-      order.begin(), order.end(),
-      [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<uint64_t> new_id(ops.size());
-  OperationLog sorted;
-  sorted.EnableSpilling();
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    new_id[order[i].second] = i;
-    Operation& op = sorted.emplace_back();
-    op = ops.Get(order[i].second);
-    op.id = i;
-    sorted.Settle(sorted.size());
+  // operation in invoke order, renumbering the ids events and appends
+  // refer to.
+  std::vector<uint64_t> ids;
+  for (const Event& event : history_.events) {
+    if (!event.unreplicated_ops) continue;
+    ids.insert(ids.end(), event.unreplicated_ops->begin(),
+               event.unreplicated_ops->end());
   }
-  ops = std::move(sorted);
+  for (const Append& append : history_.appends) ids.push_back(append.op);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const std::vector<uint64_t> new_ids = SortByInvoke(history_.operations, ids);
+  auto new_id = [&](uint64_t id) {
+    return new_ids[static_cast<size_t>(
+        std::lower_bound(ids.begin(), ids.end(), id) - ids.begin())];
+  };
   for (Event& event : history_.events) {
     if (!event.unreplicated_ops) continue;
-    for (uint64_t& id : *event.unreplicated_ops) id = new_id[id];
+    for (uint64_t& id : *event.unreplicated_ops) id = new_id(id);
   }
   for (Append& append : history_.appends) {
-    append.op = static_cast<uint32_t>(new_id[append.op]);
+    append.op = static_cast<uint32_t>(new_id(append.op));
   }
   std::sort(history_.appends.begin(), history_.appends.end(),
             [](const Append& a, const Append& b) { return a.op < b.op; });

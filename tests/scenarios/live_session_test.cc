@@ -148,6 +148,42 @@ TEST_F(LiveSessionTest, RecordsCallsOnlyBetweenStartAndTheEnd) {
   EXPECT_EQ(out.history.start, kRunEpoch + seconds(1));
 }
 
+TEST_F(LiveSessionTest, SortsALongRecordByInvokeKeepingEqualInvokesInOrder) {
+  session_->Start();
+  Advance(seconds(5));
+  // Calls answered 1 ms apart, most within 0 to 2 ms, every seventh after
+  // 3 s: invokes repeat (a call of 1 ms after one of 0 ms) and a slow call
+  // precedes thousands recorded before it.
+  constexpr int kCalls = 40'000;
+  struct Call {
+    sim::Duration invoke;
+    int index;
+  };
+  std::vector<Call> calls;
+  for (int i = 0; i < kCalls; ++i) {
+    Advance(milliseconds(1));
+    const sim::Duration latency =
+        i % 7 == 0 ? milliseconds(3000) : milliseconds(i % 3);
+    const std::string key = std::to_string(i);
+    instance::RowOutcome row;
+    row.key = key;  // a view
+    Report("app-1", "MutateRow", {row}, StatusCode::kOk, latency);
+    calls.push_back({scheduler_.Now() - kRunEpoch - latency, i});
+  }
+  std::stable_sort(
+      calls.begin(), calls.end(),
+      [](const Call& a, const Call& b) { return a.invoke < b.invoke; });
+  RunOutcome out = Finish();
+  ASSERT_EQ(out.history.operations.size(), static_cast<size_t>(kCalls));
+  size_t i = 0;
+  for (const Operation& op : out.history.operations) {
+    ASSERT_EQ(op.id, i);
+    ASSERT_EQ(op.row, std::to_string(calls[i].index)) << "at " << i;
+    ASSERT_EQ(op.invoke, calls[i].invoke) << "at " << i;
+    ++i;
+  }
+}
+
 TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
   session_->Start();
   Advance(seconds(1));
