@@ -267,13 +267,31 @@ std::vector<Failback> FindFailbacks(const History& history,
     bool homed = false;  // a success before the fault
     Name home;           // the cluster of the last one
     // The invoke of the first success at or after the fault served by
-    // another cluster, and the completion of the first one served by home
-    // invoked at or after the repair.
+    // another cluster (while it matters: before the repair), and the
+    // completion of the first one served by home invoked at or after the
+    // repair.
     std::optional<Duration> other_invoke, back_complete;
   };
+  // The faults by time: a client's successes reach them in this order.
+  std::vector<size_t> by_time(faults.size());
+  for (size_t f = 0; f < faults.size(); ++f) by_time[f] = f;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
+    return faults[a].at < faults[b].at;
+  });
   struct ClientOps {
     Duration last_invoke = Duration::min();  // of any selected operation
     std::vector<Watch> watches;              // per fault
+    bool homed = false;                      // a success so far
+    Name home;                               // the cluster of the last one
+    size_t reached = 0;        // faults (by_time) at or before the last success
+    std::vector<size_t> open;  // reached faults whose watch may still change
+  };
+  // Fault f's watch starts from the client's successes before it.
+  auto reach = [&](ClientOps& client, size_t f) {
+    Watch& w = client.watches[f];
+    w.homed = client.homed;
+    w.home = client.home;
+    if (w.homed) client.open.push_back(f);
   };
   std::map<std::string, ClientOps> clients;  // iterated in name order
   ClientIndex<ClientOps> client_of(&clients);
@@ -283,18 +301,33 @@ std::vector<Failback> FindFailbacks(const History& history,
     client.last_invoke = std::max(client.last_invoke, op.invoke);
     if (!op.ok()) continue;
     if (client.watches.empty()) client.watches.resize(faults.size());
-    for (size_t f = 0; f < faults.size(); ++f) {
+    for (; client.reached < faults.size() &&
+           faults[by_time[client.reached]].at <= op.invoke;
+         ++client.reached) {
+      reach(client, by_time[client.reached]);
+    }
+    for (size_t i = 0; i < client.open.size();) {
+      const size_t f = client.open[i];
       Watch& w = client.watches[f];
-      if (op.invoke < faults[f].at) {
-        w.homed = true;
-        w.home = op.cluster;
-        continue;
+      const bool repaired = op.invoke >= faults[f].repaired;
+      if (!w.other_invoke && !repaired && op.cluster != w.home) {
+        w.other_invoke = op.invoke;
       }
-      if (!w.other_invoke && op.cluster != w.home) w.other_invoke = op.invoke;
-      if (!w.back_complete && op.invoke >= faults[f].repaired &&
-          op.cluster == w.home) {
-        w.back_complete = op.complete;
+      if (repaired && op.cluster == w.home) w.back_complete = op.complete;
+      if (w.back_complete) {  // nothing later changes this watch
+        client.open[i] = client.open.back();
+        client.open.pop_back();
+      } else {
+        ++i;
       }
+    }
+    client.homed = true;
+    client.home = op.cluster;
+  }
+  for (auto& [name, client] : clients) {
+    if (client.watches.empty()) continue;
+    for (; client.reached < faults.size(); ++client.reached) {
+      reach(client, by_time[client.reached]);
     }
   }
 
