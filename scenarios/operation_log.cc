@@ -26,7 +26,7 @@ class OperationLog::SpillFile {
     const char* dir = std::getenv("TMPDIR");
     std::string path = std::string(dir != nullptr && *dir ? dir : "/tmp") +
                        "/btsim-history-XXXXXX";
-    fd_ = mkstemp(path.data());
+    fd_ = mkostemp(path.data(), O_CLOEXEC);
     BTSIM_CHECK_MSG(fd_ >= 0, "cannot create the history's spill file " + path +
                                   ": " + std::strerror(errno));
     unlink(path.c_str());
@@ -93,8 +93,7 @@ OperationLog& OperationLog::operator=(const OperationLog& other) {
     Chunk& chunk = chunks_.emplace_back();
     chunk.offset = other.chunks_[c].offset;
     if (other.chunks_[c].operations != nullptr) {
-      chunk.operations =
-          std::make_unique_for_overwrite<Operation[]>(chunk_operations_);
+      chunk.operations = std::make_unique<Operation[]>(chunk_operations_);
       std::copy_n(other.chunks_[c].operations.get(), ChunkSize(c),
                   chunk.operations.get());
     }
@@ -128,8 +127,10 @@ size_t OperationLog::ChunkSize(size_t c) const {
 
 Operation& OperationLog::emplace_back() {
   if ((size_ & (chunk_operations_ - 1)) == 0) {
+    // Zeroed (padding included: chunks are written to the spill file as
+    // bytes, and uninitialised bytes would make its contents vary).
     chunks_.emplace_back().operations =
-        std::make_unique_for_overwrite<Operation[]>(chunk_operations_);
+        std::make_unique<Operation[]>(chunk_operations_);
   }
   Operation& op = chunks_.back().operations[size_ & (chunk_operations_ - 1)];
   op = Operation();
