@@ -134,6 +134,7 @@ grpc::Status DoMutateRow(InstanceRegistry& registry,
   }
   return ToGrpc(Execute(instance, report, appprofile::RequestKind::kSingleRow,
                         request->row_key(), [&](cluster::Cluster& c) {
+                          const cluster::Version before = c.last_version();
                           Status s = c.MutateRow(
                               name->table_id, request->row_key(), *mutations,
                               IdempotencyFromProto(request->idempotency()));
@@ -141,7 +142,11 @@ grpc::Status DoMutateRow(InstanceRegistry& registry,
                             Charge(instance, report, name->table_id,
                                    request->row_key(), cluster::OpKind::kWrite);
                             report.AddModifiedRows(1);
-                            if (recorded) report.Committed(c, *recorded);
+                            // A replay of a token this cluster has seen is
+                            // acknowledged without a commit.
+                            if (recorded && c.last_version() != before) {
+                              report.Committed(c, *recorded);
+                            }
                           }
                           return s;
                         }));

@@ -114,6 +114,16 @@ ValueChange ChangeOf(std::span<const cluster::Mutation> mutations,
   return change;
 }
 
+// Whether a row's mutations only add to aggregate cells (AddToCell or
+// MergeToCell): an add_to_cell operation of the history.
+bool IsAdd(std::span<const cluster::Mutation> mutations) {
+  return !mutations.empty() &&
+         std::all_of(mutations.begin(), mutations.end(),
+                     [](const cluster::Mutation& m) {
+                       return std::holds_alternative<cluster::AddToCell>(m);
+                     });
+}
+
 }  // namespace
 
 LiveSession::LiveSession(const LoadedScenario& scenario,
@@ -349,6 +359,15 @@ void LiveSession::Record(const instance::RequestReport& r) {
       }
       case OpType::kWrite:
       case OpType::kCheckAndMutate: {
+        if (base == OpType::kWrite && IsAdd(row.mutations)) {
+          // Applied once when it committed; a call the server answered
+          // without applying (an idempotency token it had seen) or that
+          // failed applied nothing. Retries are calls of their own: the
+          // server cannot tell them apart.
+          add(OpType::kAddToCell, row.key, &row)
+              .set_applied(row.version != 0 ? 1 : 0);
+          break;
+        }
         const ValueChange change =
             family.empty() ? ValueChange() : ChangeOf(row.mutations, family);
         const cluster::SetCell* set = change.set;

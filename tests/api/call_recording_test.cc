@@ -126,6 +126,26 @@ TEST_F(CallRecordingTest, TheHeaderNamesTheCallerElseThePeer) {
   EXPECT_THAT(Only().client, StartsWith("ipv4:127.0.0.1:"));
 }
 
+TEST_F(CallRecordingTest, AReplayOfAnIdempotencyTokenRecordsNoCommit) {
+  v2::MutateRowRequest request;
+  request.set_table_name(TableName("t"));
+  request.set_row_key("r1");
+  *request.add_mutations() = SetCellMutation("cf", "v", "w1");
+  request.mutable_idempotency()->set_token("replay-once");
+  for (int i = 0; i < 2; ++i) {
+    grpc::ClientContext context;
+    v2::MutateRowResponse response;
+    ASSERT_GRPC_OK(data_->MutateRow(&context, request, &response));
+  }
+  std::vector<Call> calls = recorder_->Take();
+  ASSERT_EQ(calls.size(), 2u);
+  ASSERT_EQ(calls[0].rows.size(), 1u);
+  ASSERT_EQ(calls[1].rows.size(), 1u);
+  EXPECT_NE(calls[0].rows[0].version, 0u);  // applied
+  EXPECT_EQ(calls[1].rows[0].code, StatusCode::kOk);
+  EXPECT_EQ(calls[1].rows[0].version, 0u);  // acknowledged, not applied
+}
+
 TEST_F(CallRecordingTest, MutateRowsRecordsEachEntryWithItsOutcome) {
   v2::MutateRowsRequest request;
   request.set_table_name(TableName("t"));

@@ -184,6 +184,31 @@ TEST_F(LiveSessionTest, SortsALongRecordByInvokeKeepingEqualInvokesInOrder) {
   }
 }
 
+TEST_F(LiveSessionTest, RecordsAnAddAppliedOnceWhenItCommitted) {
+  session_->Start();
+  Advance(seconds(1));
+  const std::vector<cluster::Mutation> add{
+      cluster::AddToCell{"cf", "n", cluster::kServerTimestamp,
+                         std::string("\0\0\0\0\0\0\0\1", 8)}};
+  instance::RowOutcome committed;
+  committed.key = "sum";
+  committed.mutations = add;
+  committed.version = instance_->replicas().Find("c1")->last_version() + 1;
+  instance::RowOutcome replay = committed;  // acknowledged, not applied
+  replay.version = 0;
+  Report("app-1", "MutateRow", {committed});
+  Report("app-1", "MutateRow", {replay});
+  Report("app-1", "MutateRow", {replay}, StatusCode::kUnavailable);
+  RunOutcome out = Finish();
+  const OperationLog& ops = out.history.operations;
+  ASSERT_EQ(ops.size(), 3u);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(ops[i].type, OpType::kAddToCell) << i;
+    EXPECT_EQ(ops[i].row, "sum");
+    EXPECT_EQ(ops[i].applied(), i == 0 ? 1 : 0) << i;
+  }
+}
+
 TEST_F(LiveSessionTest, MapsEachCallToOperationsInInvokeOrder) {
   session_->Start();
   Advance(seconds(1));
