@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
 #include "scenarios/checks_analysis.h"
 #include "scenarios/json_printer.h"
 
@@ -272,28 +273,80 @@ constexpr int kInvocation = 2;
 // The completion of an operation that completed the instant it was
 // invoked: after its invocation.
 constexpr int kInstantCompletion = 3;
-std::vector<Line> Lines(const History& history,
-                        const std::function<bool(const Operation&)>& selected) {
-  std::vector<Line> lines;
-  for (const Operation& op : history.operations) {
-    if (!selected(op)) continue;
-    lines.push_back({op.invoke, kInvocation, op.id});
-    lines.push_back({op.complete,
-                     op.complete > op.invoke ? kCompletion : kInstantCompletion,
-                     op.id});
-  }
+bool operator<(const Line& a, const Line& b) {
+  if (a.at != b.at) return a.at < b.at;
+  if (a.rank != b.rank) return a.rank < b.rank;
+  return a.index < b.index;
+}
+
+// Calls visit(line, op, slot) for the lines of the operations `selected`
+// (op: the operation) and of the faults (op: null), in Line order. `slot`
+// is an integer of the operation's own: what the call for its invocation
+// leaves there, the call for its completion finds. Operations come in
+// invoke order (History), so only those in flight are held, with their
+// completions in a heap: memory follows the concurrency, not the history.
+template <typename Visit>
+void ForEachLine(const History& history,
+                 const std::function<bool(const Operation&)>& selected,
+                 Visit&& visit) {
+  std::vector<Line> faults;
   for (uint32_t i = 0; i < history.events.size(); ++i) {
     if (FaultOf(history.events[i]) != nullptr) {
-      lines.push_back({history.events[i].at, kFault, i});
+      faults.push_back({history.events[i].at, kFault, i});
     }
   }
-  std::stable_sort(lines.begin(), lines.end(),
-                   [](const Line& a, const Line& b) {
-                     if (a.at != b.at) return a.at < b.at;
-                     if (a.rank != b.rank) return a.rank < b.rank;
-                     return a.index < b.index;
-                   });
-  return lines;
+  std::sort(faults.begin(), faults.end());
+  struct Completion {
+    Line line;
+    int64_t slot;
+    Operation op;
+  };
+  std::vector<Completion> completions;  // a min-heap on line
+  auto later = [](const Completion& a, const Completion& b) {
+    return b.line < a.line;
+  };
+  size_t fault = 0;
+  int64_t no_slot = 0;
+  // Visits the faults and completions before `bound` (all when null).
+  auto visit_before = [&](const Line* bound) {
+    for (;;) {
+      const bool have_fault = fault < faults.size();
+      const bool have_completion = !completions.empty();
+      if (!have_fault && !have_completion) return;
+      const bool fault_first =
+          have_fault &&
+          (!have_completion || faults[fault] < completions.front().line);
+      const Line& next = fault_first ? faults[fault] : completions.front().line;
+      if (bound != nullptr && !(next < *bound)) return;
+      if (fault_first) {
+        visit(faults[fault++], static_cast<const Operation*>(nullptr), no_slot);
+        continue;
+      }
+      std::pop_heap(completions.begin(), completions.end(), later);
+      Completion done = std::move(completions.back());
+      completions.pop_back();
+      visit(done.line, &done.op, done.slot);
+    }
+  };
+  sim::Duration last_invoke = sim::Duration::min();
+  for (const Operation& op : history.operations) {
+    BTSIM_CHECK(op.invoke >= last_invoke && op.complete >= op.invoke);
+    last_invoke = op.invoke;
+    if (!selected(op)) continue;
+    const Line invocation{op.invoke, kInvocation, op.id};
+    visit_before(&invocation);
+    int64_t slot = 0;
+    visit(invocation, &op, slot);
+    // After its invocation: later in time, or at the same time with a
+    // larger rank.
+    completions.push_back(
+        {{op.complete,
+          op.complete > op.invoke ? kCompletion : kInstantCompletion, op.id},
+         slot,
+         op});
+    std::push_heap(completions.begin(), completions.end(), later);
+  }
+  visit_before(nullptr);
 }
 bool IsCompletion(const Line& line) {
   return line.rank == kCompletion || line.rank == kInstantCompletion;
@@ -346,39 +399,40 @@ void WriteRecords(const History& history,
                   const std::function<bool(const Operation&)>& selected,
                   bool edn, Describe&& describe, std::ostream& out) {
   Processes processes;
-  std::vector<int64_t> process(history.operations.size());
   int64_t index = 0;
   std::string line;
-  for (const Line& l : Lines(history, selected)) {
-    Value record;
-    if (l.rank == kFault) {
-      record = NemesisRecord(history.events[l.index]);
-    } else {
-      const Operation op = history.operations.Get(l.index);
-      const bool done = IsCompletion(l);
-      const Outcome outcome = OutcomeOf(op);
-      Described d = describe(op, done, outcome);
-      record = OperationRecord(done ? OutcomeName(outcome) : "invoke", d.f,
-                               std::move(d.value));
-      if (done) {
-        processes.Release(op.client(), process[op.id],
-                          outcome != Outcome::kInfo);
-      } else {
-        process[op.id] = processes.Acquire(op.client());
-      }
-      record.Add("time", Value::Int((done ? op.complete : op.invoke).count()))
-          .Add("process", Value::Int(process[op.id]));
-      if (done && outcome != Outcome::kOk) AddError(op, record);
-      if (d.extras) {
-        record.Add("cluster", Value::String(op.cluster))
-            .Add("profile", Value::String(op.profile()));
-      }
-    }
-    record.Add("index", Value::Int(index++));
-    line.clear();
-    Print(record, edn, line);
-    out << line << '\n';
-  }
+  ForEachLine(
+      history, selected,
+      [&](const Line& l, const Operation* op, int64_t& process) {
+        Value record;
+        if (op == nullptr) {
+          record = NemesisRecord(history.events[l.index]);
+        } else {
+          const bool done = IsCompletion(l);
+          const Outcome outcome = OutcomeOf(*op);
+          Described d = describe(*op, done, outcome);
+          record = OperationRecord(done ? OutcomeName(outcome) : "invoke", d.f,
+                                   std::move(d.value));
+          if (done) {
+            processes.Release(op->client(), process, outcome != Outcome::kInfo);
+          } else {
+            process = processes.Acquire(op->client());
+          }
+          record
+              .Add("time",
+                   Value::Int((done ? op->complete : op->invoke).count()))
+              .Add("process", Value::Int(process));
+          if (done && outcome != Outcome::kOk) AddError(*op, record);
+          if (d.extras) {
+            record.Add("cluster", Value::String(op->cluster))
+                .Add("profile", Value::String(op->profile()));
+          }
+        }
+        record.Add("index", Value::Int(index++));
+        line.clear();
+        Print(record, edn, line);
+        out << line << '\n';
+      });
 }
 
 // Jepsen's generic records: `f` is the operation's type, `value` a map of
@@ -531,40 +585,47 @@ void WritePorcupine(const History& history, std::ostream& out) {
            (outcome == Outcome::kOk ||
             (outcome == Outcome::kInfo && IsRegisterWrite(op)));
   };
+  // One JSON object, printed as it goes: {"operations":[...],
+  // "annotations":[...]}.
   Processes clients;
-  std::vector<int64_t> client(history.operations.size());
-  std::vector<Value> operations;
-  for (const Line& l : Lines(history, kept)) {
-    if (l.rank == kFault) continue;
-    const Operation op = history.operations.Get(l.index);
-    const Outcome outcome = OutcomeOf(op);
-    if (!IsCompletion(l)) {
-      client[op.id] = clients.Acquire(op.client());
-      continue;
-    }
-    clients.Release(op.client(), client[op.id], outcome == Outcome::kOk);
-    const bool write = IsRegisterWrite(op);
-    Value input = Value::Map();
-    input.Add("Op", Value::String(write ? "put" : "get"))
-        .Add("Key", Value::String(KeyOf(op)));
-    if (write) {
-      input.Add("Value", Value::String(history.names->Text(op.written())));
-    }
-    Value output = Value::Map();
-    output.Add("Value",
-               Value::String(write ? "" : history.names->Text(op.read())));
-    // A write that may have taken effect may have done so at any time
-    // until the end.
-    const sim::Duration returned =
-        outcome == Outcome::kOk ? op.complete : history.ended;
-    Value record = Value::Map();
-    record.Add("ClientId", Value::Int(client[op.id]))
-        .Add("Input", std::move(input))
-        .Add("Call", Value::Int(op.invoke.count()))
-        .Add("Output", std::move(output))
-        .Add("Return", Value::Int(std::max(returned, op.invoke).count()));
-    operations.push_back(std::move(record));
-  }
+  std::string text = "{\"operations\":[";
+  bool first = true;
+  ForEachLine(
+      history, kept, [&](const Line& l, const Operation* op, int64_t& client) {
+        if (op == nullptr) return;  // faults are annotations
+        const Outcome outcome = OutcomeOf(*op);
+        if (!IsCompletion(l)) {
+          client = clients.Acquire(op->client());
+          return;
+        }
+        clients.Release(op->client(), client, outcome == Outcome::kOk);
+        const bool write = IsRegisterWrite(*op);
+        Value input = Value::Map();
+        input.Add("Op", Value::String(write ? "put" : "get"))
+            .Add("Key", Value::String(KeyOf(*op)));
+        if (write) {
+          input.Add("Value", Value::String(history.names->Text(op->written())));
+        }
+        Value output = Value::Map();
+        output.Add("Value",
+                   Value::String(write ? "" : history.names->Text(op->read())));
+        // A write that may have taken effect may have done so at any time
+        // until the end.
+        const sim::Duration returned =
+            outcome == Outcome::kOk ? op->complete : history.ended;
+        Value record = Value::Map();
+        record.Add("ClientId", Value::Int(client))
+            .Add("Input", std::move(input))
+            .Add("Call", Value::Int(op->invoke.count()))
+            .Add("Output", std::move(output))
+            .Add("Return", Value::Int(std::max(returned, op->invoke).count()));
+        if (!first) text += ',';
+        first = false;
+        Print(record, /*edn=*/false, text);
+        out << text;
+        text.clear();
+      });
+  text += "],\"annotations\":";
   std::vector<Value> annotations;
   for (size_t i = 0; i < history.events.size(); ++i) {
     const Event& event = history.events[i];
@@ -588,12 +649,8 @@ void WritePorcupine(const History& history, std::ostream& out) {
                            event.label));
     annotations.push_back(std::move(annotation));
   }
-  Value all = Value::Map();
-  all.Add("operations", Value::Vector(std::move(operations)))
-      .Add("annotations", Value::Vector(std::move(annotations)));
-  std::string text;
-  Print(all, /*edn=*/false, text);
-  out << text << '\n';
+  Print(Value::Vector(std::move(annotations)), /*edn=*/false, text);
+  out << text << "}\n";
 }
 
 }  // namespace

@@ -346,6 +346,7 @@ class HistoryReader {
   std::string bytes_;  // reused by PoolText
   // The strings of an operation's source.
   std::string client_, group_, profile_, table_;
+  sim::Duration last_invoke_ = sim::Duration::min();  // of the last operation
 };
 
 // A time of an operation: exact when `nanos` is there, else from the
@@ -390,6 +391,15 @@ Status HistoryReader::AddOperation(const v1::Operation& in) {
   op.invoke = OpTime(in.has_invoke_nanos(), in.invoke_nanos(), in.invoke());
   op.complete =
       OpTime(in.has_complete_nanos(), in.complete_nanos(), in.complete());
+  if (op.invoke < last_invoke_) {
+    return Error("operation.invoke",
+                 "before the previous operation's (operations come in invoke "
+                 "order)");
+  }
+  if (op.complete < op.invoke) {
+    return Error("operation.complete", "before its invoke");
+  }
+  last_invoke_ = op.invoke;
   op.committed =
       OpTime(in.has_committed_nanos(), in.committed_nanos(), in.committed());
   op.version = in.version();

@@ -284,6 +284,14 @@ TEST(HistoryFileTest, BadLinesAreRefusedNamingTheLineAndField) {
       {Wrapped(
            R"({"operation":{"id":0,"op":"write","status":"OK","append_token":"a"}})"),
        "h.jsonl:2: operation.append_token: only an append has one"},
+      {Wrapped(
+           R"({"operation":{"id":0,"op":"write","status":"OK","invoke_nanos":"5","complete_nanos":"4"}})"),
+       "h.jsonl:2: operation.complete: before its invoke"},
+      {Wrapped(
+           R"({"operation":{"id":0,"op":"write","status":"OK","invoke_nanos":"5","complete_nanos":"6"}})"
+           "\n"
+           R"({"operation":{"id":1,"op":"write","status":"OK","invoke_nanos":"4","complete_nanos":"6"}})"),
+       "h.jsonl:3: operation.invoke: before the previous operation's"},
       {Wrapped(R"({"event":{"kind":"explode"}})"),
        "h.jsonl:2: event.kind: unknown kind 'explode'"},
       {Wrapped(R"({"cluster":{"id":"c1","same_as":0}})"),
