@@ -1,5 +1,6 @@
 #include "api/bigtable_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -170,6 +171,7 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
   // For a recorded call: the commit the engine made of `rows` (one version
   // for the batch).
   RequestReporter::RecordedRow commit;
+  std::vector<bool> applied;  // per entry of `rows`, from the serving cluster
   int64_t total = 0;
   for (int i = 0; i < request->entries_size(); ++i) {
     const auto& entry = request->entries(i);
@@ -202,7 +204,7 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
         instance, report, appprofile::RequestKind::kMultiRow, "",
         [&](cluster::Cluster& c) {
           if (rows.empty()) return c.GetTable(name->table_id).status();
-          auto result = c.MutateRows(name->table_id, rows);
+          auto result = c.MutateRows(name->table_id, rows, &applied);
           if (!result.ok()) return result.status();
           std::vector<std::string_view> written;
           written.reserve(rows.size());
@@ -218,7 +220,10 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
           instance.ChargeRows(report.cluster(), name->table_id, written,
                               cluster::OpKind::kWrite);
           report.AddModifiedRows(static_cast<int64_t>(written.size()));
-          if (recording && !written.empty()) report.Committed(c, commit);
+          if (recording && std::find(applied.begin(), applied.end(), true) !=
+                               applied.end()) {
+            report.Committed(c, commit);
+          }
           return OkStatus();
         });
     if (recording) {
@@ -229,8 +234,12 @@ grpc::Status DoMutateRows(InstanceRegistry& registry,
             report.AddRow(request->entries(i).row_key());
         row.status = statuses[i];
         if (k < rows.size() && row_index[k] == i) {
+          // A replay of a token the cluster has seen is acknowledged
+          // without a commit.
+          const bool committed =
+              routed.ok() && k < applied.size() && applied[k];
           row.mutations = rows[k++].mutations;
-          if (routed.ok() && row.status.ok()) {
+          if (committed) {
             row.version = commit.version;
             row.log_position = commit.log_position;
           }

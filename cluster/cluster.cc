@@ -396,7 +396,8 @@ Status Cluster::MutateRow(std::string_view table, std::string_view key,
 }
 
 Result<std::vector<Status>> Cluster::MutateRows(
-    std::string_view table, std::span<const RowMutations> rows) {
+    std::string_view table, std::span<const RowMutations> rows,
+    std::vector<bool>* applied) {
   BTSIM_ASSIGN_OR_RETURN(Table * t, GetTable(table));
   if (rows.empty()) {
     return InvalidArgument("entries: at least one entry is required");
@@ -424,18 +425,29 @@ Result<std::vector<Status>> Cluster::MutateRows(
   }
   // One commit for the whole batch: entries for the same row still apply
   // in order (see CommitContext).
-  if (!any_skipped) return t->MutateRows(rows, Commit());
-  std::vector<RowMutations> applied;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!skip[i]) applied.push_back(rows[i]);
-  }
   std::vector<Status> results;
-  if (!applied.empty()) results = t->MutateRows(applied, Commit());
-  size_t k = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (!skip[i]) early[i] = std::move(results[k++]);
+  if (!any_skipped) {
+    results = t->MutateRows(rows, Commit());
+  } else {
+    std::vector<RowMutations> to_apply;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!skip[i]) to_apply.push_back(rows[i]);
+    }
+    std::vector<Status> applied_results;
+    if (!to_apply.empty()) applied_results = t->MutateRows(to_apply, Commit());
+    size_t k = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!skip[i]) early[i] = std::move(applied_results[k++]);
+    }
+    results = std::move(early);
   }
-  return early;
+  if (applied != nullptr) {
+    applied->assign(rows.size(), false);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      (*applied)[i] = !skip[i] && results[i].ok();
+    }
+  }
+  return results;
 }
 
 Result<bool> Cluster::CheckAndMutateRow(std::string_view table,

@@ -70,9 +70,12 @@ class Cluster {
                    const Idempotency& idempotency = {});
   // A table-level error (NOT_FOUND, a request over the mutation limit) fails
   // the whole call; otherwise one Status per entry, in order. Entries'
-  // idempotency as for MutateRow.
+  // idempotency as for MutateRow. With `applied`, also sets (*applied)[i]
+  // to whether entry i was applied (not refused, nor acknowledged as a
+  // replay).
   Result<std::vector<Status>> MutateRows(std::string_view table,
-                                         std::span<const RowMutations> rows);
+                                         std::span<const RowMutations> rows,
+                                         std::vector<bool>* applied = nullptr);
   Result<bool> CheckAndMutateRow(std::string_view table, std::string_view key,
                                  const Filter* predicate,
                                  std::span<const Mutation> if_true,

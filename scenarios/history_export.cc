@@ -392,7 +392,7 @@ struct Described {
 };
 
 // The records of the operations `selected` (invocation and completion, in
-// Lines' order) and of the faults, one per line: `describe(op, done,
+// ForEachLine's order) and of the faults, one per line: `describe(op, done,
 // outcome)` gives each operation's f and value.
 template <typename Describe>
 void WriteRecords(const History& history,

@@ -21,7 +21,8 @@ namespace {
 // `ids` (old ids, ascending and unique). Recorded operations are added when
 // they complete, so the log is out of invoke order only within about the
 // longest latency: a merge through a heap that holds the operations a later
-// one may still precede, never a whole index of the log.
+// one may still precede (those recorded while the longest call was open:
+// the calls of a deadline's length at the request rate, not the session's).
 std::vector<uint64_t> SortByInvoke(OperationLog& ops,
                                    const std::vector<uint64_t>& ids) {
   constexpr size_t kBlock = size_t{1} << 14;
@@ -236,8 +237,10 @@ RunOutcome LiveSession::Finish() {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   const std::vector<uint64_t> new_ids = SortByInvoke(history_.operations, ids);
   auto new_id = [&](uint64_t id) {
-    return new_ids[static_cast<size_t>(
-        std::lower_bound(ids.begin(), ids.end(), id) - ids.begin())];
+    const auto it = std::lower_bound(ids.begin(), ids.end(), id);
+    BTSIM_CHECK(it != ids.end() && *it == id &&
+                id < history_.operations.size());
+    return new_ids[static_cast<size_t>(it - ids.begin())];
   };
   for (Event& event : history_.events) {
     if (!event.unreplicated_ops) continue;
@@ -364,8 +367,9 @@ void LiveSession::Record(const instance::RequestReport& r) {
           // without applying (an idempotency token it had seen) or that
           // failed applied nothing. Retries are calls of their own: the
           // server cannot tell them apart.
-          add(OpType::kAddToCell, row.key, &row)
-              .set_applied(row.version != 0 ? 1 : 0);
+          Operation& op = add(OpType::kAddToCell, row.key, &row);
+          op.set_applied(row.version != 0 ? 1 : 0);
+          op.timestamp = cluster::Timestamp{};  // as for simulated adds
           break;
         }
         const ValueChange change =
@@ -384,7 +388,11 @@ void LiveSession::Record(const instance::RequestReport& r) {
                              ? cluster::Timestamp::max()
                              : cells->end - std::chrono::microseconds(1);
         }
-        if (set != nullptr) {
+        // A call acknowledged without a commit (a replay of an idempotency
+        // token the cluster has seen) wrote nothing itself: no tag, so
+        // that no check waits for its value.
+        const bool replay = op.ok() && op.version == 0;
+        if (set != nullptr && !replay) {
           op.set_written(names.MakeTag(TagOf(set->value)));
           if (set->timestamp != cluster::kServerTimestamp) {
             op.timestamp = set->timestamp;

@@ -46,25 +46,24 @@ std::string NamePool::Text(Tag tag) const {
 }
 
 Tag NamePool::MakeTag(std::string_view text) {
-  if (text.size() > kMaxTagText) {
-    sim::Fingerprint hash;
-    hash.Add(text);
-    return Tag(Store("#" + hash.Hex()));
-  }
   std::string_view client;
   uint64_t n = 0;
-  if (!ParseTag(text, &client, &n)) return Tag(Store(text));
-  auto it = tag_client_index_.find(client);
-  if (it == tag_client_index_.end()) {
-    // Keyed on the pool's copy, which outlives `text`.
-    const Name name = Intern(client);
-    it = tag_client_index_
-             .emplace(name.view(), static_cast<uint32_t>(tag_clients_.size()))
-             .first;
-    tag_clients_.push_back(name);
+  if (ParseTag(text, &client, &n) && client.size() <= kMaxTagText) {
+    auto it = tag_client_index_.find(client);
+    if (it == tag_client_index_.end()) {
+      // Keyed on the pool's copy, which outlives `text`.
+      const Name name = Intern(client);
+      it = tag_client_index_
+               .emplace(name.view(), static_cast<uint32_t>(tag_clients_.size()))
+               .first;
+      tag_clients_.push_back(name);
+    }
+    if (it->second < Tag::kMaxClients) return Tag::Compact(it->second, n);
   }
-  if (it->second >= Tag::kMaxClients) return Tag(Store(text));
-  return Tag::Compact(it->second, n);
+  if (text.size() <= kMaxTagText) return Tag(Store(text));
+  sim::Fingerprint hash;
+  hash.Add(text);
+  return Tag(Store("#" + hash.Hex()));
 }
 
 Name NamePool::Store(std::string_view text) {

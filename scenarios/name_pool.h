@@ -164,10 +164,10 @@ class NamePool {
   // The distinct interned texts (stored ones are not counted).
   size_t size() const { return interned_.size(); }
 
-  // The tag with this text (see Tag). A text longer than kMaxTagText bytes
-  // (a real client's value, in `serve --scenario`) is kept as "#" and 32
-  // hex digits of a 128-bit hash of it: equal values keep equal tags, and a
-  // long value costs no more than a short one.
+  // The tag with this text (see Tag). Any other text longer than
+  // kMaxTagText bytes (a real client's value, in `serve --scenario`) is
+  // kept as "#" and 32 hex digits of a 128-bit hash of it: equal values
+  // keep equal tags, and a long value costs no more than a short one.
   static constexpr size_t kMaxTagText = 64;
   Tag MakeTag(std::string_view text);
   // The text of a tag of this pool.

@@ -31,7 +31,7 @@ enum class OpType : uint8_t {
   kDeleteFamily,  // DeleteFromFamily of the table's first family
   kDeleteCells,   // DeleteFromColumn of the value column, a time range
   kAppend,        // ReadModifyWriteRow appending to another column
-  kAddToCell,     // MutateRow adding 1 to the counter of a Sum family
+  kAddToCell,     // AddToCell (simulated clients: 1 to a Sum counter)
 };
 std::string_view OpTypeName(OpType type);  // "read_row", "scan", ...
 // The type OpTypeName names `name`, if any.
@@ -109,7 +109,9 @@ struct Operation {
   // kAddToCell: how many of its attempts a cluster applied (0 or 1 when
   // the increment counted once at most; each one beyond the first counted
   // it again), and whether it carried an idempotency token (a cluster that
-  // has the original then acknowledges a retry without applying it).
+  // has the original then acknowledges a retry without applying it). A
+  // recorded call (`serve --scenario`) is one attempt: applied 1 when it
+  // committed; whether it carried a token is not recorded (false).
   int64_t applied() const {
     return type == OpType::kAddToCell ? slot_ & kAppliedMask : 0;
   }

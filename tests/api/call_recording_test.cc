@@ -146,6 +146,48 @@ TEST_F(CallRecordingTest, AReplayOfAnIdempotencyTokenRecordsNoCommit) {
   EXPECT_EQ(calls[1].rows[0].version, 0u);  // acknowledged, not applied
 }
 
+TEST_F(CallRecordingTest, MutateRowsRecordsAReplayedEntryWithoutACommit) {
+  v2::MutateRowsRequest request;
+  request.set_table_name(TableName("t"));
+  auto* once = request.add_entries();
+  once->set_row_key("r1");
+  *once->add_mutations() = SetCellMutation("cf", "v", "w1");
+  once->mutable_idempotency()->set_token("replay-entry");
+  for (int i = 0; i < 2; ++i) {
+    if (i == 1) {  // the replay, and an entry of its own
+      auto* fresh = request.add_entries();
+      fresh->set_row_key("r2");
+      *fresh->add_mutations() = SetCellMutation("cf", "v", "w2");
+    }
+    grpc::ClientContext context;
+    auto reader = data_->MutateRows(&context, request);
+    v2::MutateRowsResponse response;
+    while (reader->Read(&response)) {
+    }
+    ASSERT_GRPC_OK(reader->Finish());
+  }
+  // All replays: no commit at all.
+  request.mutable_entries()->DeleteSubrange(1, 1);
+  {
+    grpc::ClientContext context;
+    auto reader = data_->MutateRows(&context, request);
+    v2::MutateRowsResponse response;
+    while (reader->Read(&response)) {
+    }
+    ASSERT_GRPC_OK(reader->Finish());
+  }
+  std::vector<Call> calls = recorder_->Take();
+  ASSERT_EQ(calls.size(), 3u);
+  ASSERT_EQ(calls[0].rows.size(), 1u);
+  EXPECT_NE(calls[0].rows[0].version, 0u);
+  ASSERT_EQ(calls[1].rows.size(), 2u);
+  EXPECT_EQ(calls[1].rows[0].code, StatusCode::kOk);
+  EXPECT_EQ(calls[1].rows[0].version, 0u);  // acknowledged, not applied
+  EXPECT_NE(calls[1].rows[1].version, 0u);
+  ASSERT_EQ(calls[2].rows.size(), 1u);
+  EXPECT_EQ(calls[2].rows[0].version, 0u);
+}
+
 TEST_F(CallRecordingTest, MutateRowsRecordsEachEntryWithItsOutcome) {
   v2::MutateRowsRequest request;
   request.set_table_name(TableName("t"));

@@ -687,8 +687,8 @@ TEST(FailbackTest, TimeFromRepairToFirstSuccessOnHome) {
        StatusCode::kUnavailable);
   b.Read("b-0", "r", "", 15'000, 15'010, "c2");
   b.Read("a-0", "r", "", 20'000, 20'100, "c2");  // invoked at the repair
-  b.Read("a-0", "r", "", 20'200, 20'500, "c1");  // back: 0.5 s
   b.Read("s-0", "r", "", 20'100, 20'300, "c1");  // back: 0.3 s
+  b.Read("a-0", "r", "", 20'200, 20'500, "c1");  // back: 0.5 s
   b.Read("n-0", "r", "", 25'000, 25'010, "c1");
   const std::vector<Failback> failbacks = ComputeFailbacks(b.history());
   ASSERT_EQ(failbacks.size(), 2u);

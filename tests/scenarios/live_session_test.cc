@@ -306,6 +306,28 @@ TEST_F(LiveSessionTest, JudgesConsistencyFromTheValuesRecorded) {
   EXPECT_EQ(checks["converged"], 1);
 }
 
+TEST_F(LiveSessionTest, AReplayAcknowledgedWithoutACommitIsNoWriteOfItsValue) {
+  session_->Start();
+  Write("app-1", "r1", {Set("cf", "v", "w1")});
+  Advance(seconds(1));
+  // The same call again, with its idempotency token: acknowledged, not
+  // committed (no version), a second after the original.
+  const std::vector<cluster::Mutation> again{Set("cf", "v", "w1")};
+  instance::RowOutcome replay;
+  replay.key = "r1";
+  replay.mutations = again;
+  Report("app-1", "MutateRow", {replay});
+  RunOutcome out = Finish();
+  const OperationLog& ops = out.history.operations;
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(out.history.names->Text(ops[0].written()), "w1");
+  EXPECT_EQ(ops[1].type, OpType::kWrite);
+  EXPECT_TRUE(ops[1].written().empty());
+  std::map<std::string, double> checks;
+  for (const CheckValue& c : out.checks) checks[c.name] = c.value;
+  EXPECT_EQ(checks["lost_writes"], 0);
+}
+
 TEST_F(LiveSessionTest, SettlesOnceEveryClusterHasEverything) {
   session_->Start();
   // The link to c2 is cut before a write can reach it.

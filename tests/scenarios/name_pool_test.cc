@@ -104,6 +104,13 @@ TEST(NamePoolTest, ALongTagIsAHashOfItsText) {
   EXPECT_FALSE(pool.MakeTag(other) == tag);  // one byte differs
   EXPECT_EQ(pool.MakeTag(text), pool.MakeTag(text));  // a reloaded history
   EXPECT_EQ(pool.Text(pool.MakeTag(text)), text);
+
+  // A long text of the simulated clients' form: compact while its client
+  // name is short, else hashed (the client is not kept).
+  const std::string long_tag = std::string(200, 'c') + "/7";
+  EXPECT_EQ(pool.Text(pool.MakeTag(long_tag)).size(), 33u);
+  const std::string compact = "writer-1/" + std::string(9, '9');
+  EXPECT_TRUE(pool.MakeTag(compact).compact());
 }
 
 TEST(NamePoolTest, EqualSourcesAreOneSource) {
