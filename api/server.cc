@@ -1,5 +1,10 @@
 #include "api/server.h"
 
+#include <memory>
+#include <vector>
+
+#include <grpcpp/support/server_interceptor.h>
+
 #include "api/bigtable_service.h"
 #include "api/control_service.h"
 #include "api/instance_admin_service.h"
@@ -14,6 +19,44 @@ namespace btsim::api {
 namespace {
 // Responses: large enough for any row the engine stores (256 MiB).
 constexpr int kMaxMessageBytes = 512 << 20;
+}  // namespace
+
+namespace {
+
+// Calls `before_reply` before each response message and final status.
+class BeforeReply : public grpc::experimental::Interceptor {
+ public:
+  explicit BeforeReply(const std::function<void()>* hook) : hook_(hook) {}
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_MESSAGE) ||
+        methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_STATUS)) {
+      (*hook_)();
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::function<void()>* hook_;
+};
+
+class BeforeReplyFactory
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit BeforeReplyFactory(const std::function<void()>* hook)
+      : hook_(hook) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo*) override {
+    return new BeforeReply(hook_);
+  }
+
+ private:
+  const std::function<void()>* hook_;
+};
+
 }  // namespace
 
 struct Server::State {
@@ -70,6 +113,14 @@ Result<int> Server::Start() {
   builder.RegisterService(&state_->operations);
   builder.RegisterService(&state_->control);
   builder.RegisterCallbackGenericService(&state_->unimplemented);
+  if (options_.before_reply) {
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        creators;
+    creators.push_back(
+        std::make_unique<BeforeReplyFactory>(&options_.before_reply));
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  }
   state_->server = builder.BuildAndStart();
   if (!state_->server || port == 0) {
     state_->server.reset();
@@ -92,6 +143,10 @@ void Server::CompactionLoop() {
     state_->registry.CompactAll();
     lock.lock();
   }
+}
+
+void Server::AdvanceClockTo(sim::Time floor) {
+  state_->scheduler.AdvanceClockTo(floor);
 }
 
 void Server::CompactNow() { state_->registry.CompactAll(); }

@@ -20,6 +20,7 @@
 #include "api/instance_registry.h"
 #include "base/result.h"
 #include "instance/instance.h"
+#include "sim/time.h"
 
 namespace btsim::api {
 
@@ -50,6 +51,11 @@ struct ServerOptions {
   // FinishScenario do (null: they answer FAILED_PRECONDITION). Must
   // outlive the server.
   ScenarioControl* scenario = nullptr;
+  // Runs (and may block) before every response message and every final
+  // status goes out, on the thread sending it: `btsim serve --data-dir`
+  // waits there until what was journaled is on disk, so no call is
+  // answered before the changes it made or saw are durable. Empty: none.
+  std::function<void()> before_reply;
 };
 
 class Server {
@@ -68,6 +74,10 @@ class Server {
 
   // A channel to this server that skips the network (for tests).
   std::shared_ptr<grpc::Channel> InProcessChannel();
+
+  // The server's clock never reads less than `floor` from now on (after a
+  // restart from persisted state: see sim::WallClock::AdvanceTo).
+  void AdvanceClockTo(sim::Time floor);
 
   // Runs one compaction pass now (for tests and the control plane).
   void CompactNow();

@@ -77,7 +77,10 @@ void Replicas::ResetShipper(Shipper& shipper) {
 void Replicas::Ship(uint32_t origin, uint32_t peer) {
   Member* from = ByOrigin(origin);
   Member* to = ByOrigin(peer);
-  if (from == nullptr || to == nullptr || from->down || from->stalled) return;
+  if (replaying_ || from == nullptr || to == nullptr || from->down ||
+      from->stalled) {
+    return;
+  }
   auto it = from->shippers.find(peer);
   if (it == from->shippers.end()) return;
   Shipper& shipper = it->second;
@@ -262,6 +265,7 @@ void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
     });
     applied = last;
     in.queued = std::max(in.queued, in.applied);
+    if (journal_) journal_->OnApplied(origin, peer, last);
   }
   SendAck(*m, *from, sent_at);
 }
