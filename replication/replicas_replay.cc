@@ -86,12 +86,7 @@ Status Replicas::ReplayApplied(uint32_t origin, uint32_t peer,
   }
   for (uint64_t p = in.applied + 1; p <= position; ++p) {
     const LogEntry& entry = from->log.At(p);
-    if (entry.source_position != 0) {
-      uint64_t& retired = m->retired[entry.source_origin];
-      if (entry.source_position <= retired) continue;
-      retired = entry.source_position;
-    }
-    m->cluster->ApplyReplicated(entry.record);
+    if (m->Takes(entry)) m->cluster->ApplyReplicated(entry.record);
   }
   in.applied = in.queued = position;
   if (auto it = from->shippers.find(peer); it != from->shippers.end()) {

@@ -244,12 +244,7 @@ void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
     positions_.clear();
     for (uint64_t position = in.applied + 1; position <= last; ++position) {
       const LogEntry& entry = from->log.At(position);
-      if (entry.source_position != 0) {
-        // Relayed for a removed cluster: once only.
-        uint64_t& retired = m->retired[entry.source_origin];
-        if (entry.source_position <= retired) continue;
-        retired = entry.source_position;
-      }
+      if (!m->Takes(entry)) continue;  // relayed, applied already
       prefetch_records_.push_back(&entry.record);
       positions_.push_back(position);
     }

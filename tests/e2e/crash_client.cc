@@ -24,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -46,13 +47,23 @@ namespace v2 = google::bigtable::v2;
 constexpr char kInstance[] = "projects/p/instances/i";
 constexpr char kTable[] = "projects/p/instances/i/tables/t";
 
+// Reconnects within 100 ms of the server's restart (gRPC's default backoff
+// grows to minutes).
 std::shared_ptr<grpc::Channel> Connect(const std::string& target) {
-  return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                   args);
 }
 
+// Calls wait for the server to be back (up to their deadline) rather than
+// fail at once while it restarts.
 void Deadline(grpc::ClientContext* context, int seconds) {
   context->set_deadline(std::chrono::system_clock::now() +
                         std::chrono::seconds(seconds));
+  context->set_wait_for_ready(true);
 }
 
 int Setup(const std::string& target) {
@@ -104,10 +115,15 @@ int Write(const std::string& target, const std::string& ack_path,
           v2::MutateRowResponse response;
           grpc::ClientContext context;
           Deadline(&context, 3);
-          if (stub->MutateRow(&context, request, &response).ok()) {
+          grpc::Status s = stub->MutateRow(&context, request, &response);
+          if (s.ok()) {
             log("M " + key);
             ++acked;
           } else {
+            if (std::getenv("CRASH_CLIENT_VERBOSE")) {
+              std::fprintf(stderr, "MutateRow: %d %s\n", s.error_code(),
+                           s.error_message().c_str());
+            }
             ++failed;
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
           }

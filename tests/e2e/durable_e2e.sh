@@ -43,20 +43,6 @@ cbt_() {
 ctl() { timeout 20 "$BTSIM" ctl --target "127.0.0.1:$PORT" "$@" 2>&1; }
 
 FAILS=0 CHECKS=0
-check() {  # check DESCRIPTION OUTPUT ERE [!]
-  local desc=$1 out=$2 ere=$3 negate=${4:-}
-  CHECKS=$((CHECKS + 1))
-  local hit=0
-  grep -Eq -- "$ere" <<<"$out" && hit=1
-  [[ $negate == '!' ]] && hit=$((1 - hit))
-  if ((hit)); then
-    echo "  ok    $desc"
-  else
-    echo "  FAIL  $desc"
-    sed 's/^/        | /' <<<"$out"
-    FAILS=$((FAILS + 1))
-  fi
-}
 
 serve
 check "createtable t" "$(cbt_ createtable t families=cf,keep)" 'rpc error' '!'
