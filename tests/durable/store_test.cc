@@ -176,6 +176,53 @@ TEST(StoreTest, RecoversDataSchemaProfilesPositionsAndDrainsTheBacklog) {
   EXPECT_EQ(third.Get().replicas().Backlog("c2", "c1"), 0u);
 }
 
+TEST(StoreTest, ReplaysClustersAddedResizedAndRemoved) {
+  const std::string dir = TempDir();
+  std::map<std::string, std::string> contents;
+  std::map<std::string, uint64_t> positions;
+  {
+    Process first(TwoClusters(), 1000);
+    ASSERT_TRUE(first.Open(dir).ok());
+    Populate(first);  // c2 down, 5 entries of c1 it lacks
+    Instance& i = first.Get();
+    // c3 is seeded from c1 (the first live cluster) while c2 is down.
+    ASSERT_TRUE(i.AddCluster({"c3", "europe-west1-d", 2}).ok());
+    ASSERT_TRUE(i.SetNodes("c1", 3).ok());
+    ASSERT_TRUE(Write(i, "c3", "on-c3", "x").ok());
+    first.scheduler.RunFor(std::chrono::seconds(2));
+    // c2 comes back, writes, and is removed before all of it replicates:
+    // what c1 or c3 applied of it is relayed to the other.
+    ASSERT_TRUE(i.replicas().SetDown("c2", false).ok());
+    ASSERT_TRUE(Write(i, "c2", "from-c2", "y").ok());
+    first.scheduler.RunFor(std::chrono::milliseconds(150));
+    ASSERT_TRUE(i.RemoveCluster("c2").ok());
+    ASSERT_TRUE(Write(i, "c1", "after-removal", "z").ok());
+    for (const std::string c : {"c1", "c3"}) {
+      contents[c] = Contents(i, c);
+      positions[c] = i.replicas().LogPosition(c);
+    }
+    positions["c1->c3"] = i.replicas().Applied("c1", "c3");
+    positions["c3->c1"] = i.replicas().Applied("c3", "c1");
+    first.store->Sync();
+  }
+  Process second(TwoClusters(), 2000);
+  auto r = second.Open(dir);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Instance& i = second.Get();
+  ASSERT_EQ(i.Clusters().size(), 2u);
+  EXPECT_EQ(i.Clusters()[0].nodes, 3);
+  EXPECT_EQ(i.Clusters()[1].id, "c3");
+  EXPECT_EQ(i.Clusters()[1].nodes, 2);
+  for (const std::string c : {"c1", "c3"}) {
+    EXPECT_EQ(Contents(i, c), contents[c]) << c;
+    EXPECT_EQ(i.replicas().LogPosition(c), positions[c]) << c;
+  }
+  EXPECT_EQ(i.replicas().Applied("c1", "c3"), positions["c1->c3"]);
+  EXPECT_EQ(i.replicas().Applied("c3", "c1"), positions["c3->c1"]);
+  second.scheduler.RunFor(std::chrono::seconds(2));
+  EXPECT_EQ(Contents(i, "c1"), Contents(i, "c3"));
+}
+
 TEST(StoreTest, TornTailIsDroppedCorruptionStops) {
   const std::string dir = TempDir();
   std::string c1;
@@ -220,7 +267,8 @@ TEST(StoreTest, TornTailIsDroppedCorruptionStops) {
   Process fourth(TwoClusters(), 4000);
   auto r = fourth.Open(dir);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(path), std::string::npos)
+      << r.status().ToString();
   EXPECT_NE(r.status().message().find("offset"), std::string::npos);
 }
 
