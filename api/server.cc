@@ -23,10 +23,14 @@ constexpr int kMaxMessageBytes = 512 << 20;
 
 namespace {
 
-// Calls `before_reply` before each response message and final status.
+using BeforeReplyHook = std::function<void(std::function<void()>)>;
+
+// Holds each response message and final status until `before_reply`
+// releases it (ServerOptions::before_reply); gRPC lets an interceptor
+// proceed later, from another thread.
 class BeforeReply : public grpc::experimental::Interceptor {
  public:
-  explicit BeforeReply(const std::function<void()>* hook) : hook_(hook) {}
+  explicit BeforeReply(const BeforeReplyHook* hook) : hook_(hook) {}
   void Intercept(
       grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
@@ -34,27 +38,27 @@ class BeforeReply : public grpc::experimental::Interceptor {
             InterceptionHookPoints::PRE_SEND_MESSAGE) ||
         methods->QueryInterceptionHookPoint(
             InterceptionHookPoints::PRE_SEND_STATUS)) {
-      (*hook_)();
+      (*hook_)([methods] { methods->Proceed(); });
+      return;
     }
     methods->Proceed();
   }
 
  private:
-  const std::function<void()>* hook_;
+  const BeforeReplyHook* hook_;
 };
 
 class BeforeReplyFactory
     : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit BeforeReplyFactory(const std::function<void()>* hook)
-      : hook_(hook) {}
+  explicit BeforeReplyFactory(const BeforeReplyHook* hook) : hook_(hook) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo*) override {
     return new BeforeReply(hook_);
   }
 
  private:
-  const std::function<void()>* hook_;
+  const BeforeReplyHook* hook_;
 };
 
 }  // namespace
@@ -86,7 +90,15 @@ struct Server::State {
 };
 
 Server::Server(ServerOptions options)
-    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {}
+    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {
+  // Replies that wait for a journal: the state is kept on disk, where
+  // backups are not (docs/durability.md).
+  if (options_.before_reply) {
+    state_->table_admin.RefuseBackups(
+        "backups are not kept on disk: btsim serve --data-dir does not "
+        "create, copy or restore them");
+  }
+}
 
 Server::~Server() { Shutdown(); }
 

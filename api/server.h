@@ -51,11 +51,13 @@ struct ServerOptions {
   // FinishScenario do (null: they answer FAILED_PRECONDITION). Must
   // outlive the server.
   ScenarioControl* scenario = nullptr;
-  // Runs (and may block) before every response message and every final
-  // status goes out, on the thread sending it: `btsim serve --data-dir`
-  // waits there until what was journaled is on disk, so no call is
-  // answered before the changes it made or saw are durable. Empty: none.
-  std::function<void()> before_reply;
+  // Called before every response message and every final status goes
+  // out, with `release`, which lets it go: at once, or later from another
+  // thread (exactly once). `btsim serve --data-dir` releases it once what
+  // was journaled is on disk, so no call is answered before the changes
+  // it made or saw are durable, and no gRPC thread waits meanwhile.
+  // Empty: none.
+  std::function<void(std::function<void()> release)> before_reply;
 };
 
 class Server {

@@ -29,23 +29,29 @@ one() {
   "$BTSIM" serve --port 0 "${args[@]}" >"$WORK/server.log" 2>&1 &
   PID=$!
   local port=""
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do
     port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/server.log")
     [[ -n $port ]] && break
     sleep 0.1
   done
+  if [[ -z $port ]]; then
+    echo "durable-cost.sh: btsim serve did not start:" >&2
+    cat "$WORK/server.log" >&2
+    exit 1
+  fi
   "$BTSIM" load --target "127.0.0.1:$port" --workload "$workload" \
     --threads "$threads" --duration "$DURATION" --csv >"$WORK/load.csv"
   kill -TERM "$PID" && wait "$PID" || true
   PID=""
-  # The CSV's rate column (requests per second).
-  awk -F, 'NR==1 { for (i = 1; i <= NF; i++) if ($i == "rate") c = i }
-           NR==2 { print $c }' "$WORK/load.csv"
+  # The CSV's rate (requests per second) and p50 (µs) columns.
+  awk -F, 'NR==1 { for (i = 1; i <= NF; i++) { if ($i == "rate") r = i; if ($i == "p50_us") p = i } }
+           NR==2 { print $r, $p }' "$WORK/load.csv"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
 
-printf '%-12s %8s %14s %14s %8s\n' workload threads memory data-dir ratio
+printf '%-12s %7s %12s %12s %6s %12s %12s\n' workload threads \
+  "memory req/s" "data-dir" ratio "memory p50" "data-dir p50"
 for workload in mutate_row mutate_rows; do
   for threads in 1 8; do
     : >"$WORK/mem" && : >"$WORK/dur"
@@ -53,10 +59,13 @@ for workload in mutate_row mutate_rows; do
       one memory "$workload" "$threads" >>"$WORK/mem"
       one durable "$workload" "$threads" >>"$WORK/dur"
     done
-    m=$(median <"$WORK/mem")
-    d=$(median <"$WORK/dur")
-    echo "  runs $workload/$threads: memory $(tr '\n' ' ' <"$WORK/mem")| data-dir $(tr '\n' ' ' <"$WORK/dur")" >&2
-    printf '%-12s %8s %14.0f %14.0f %8.2f\n' "$workload" "$threads" "$m" "$d" \
-      "$(awk -v a="$d" -v b="$m" 'BEGIN { print a / b }')"
+    m=$(cut -d' ' -f1 "$WORK/mem" | median)
+    d=$(cut -d' ' -f1 "$WORK/dur" | median)
+    mp=$(cut -d' ' -f2 "$WORK/mem" | median)
+    dp=$(cut -d' ' -f2 "$WORK/dur" | median)
+    echo "  runs $workload/$threads: memory $(cut -d' ' -f1 "$WORK/mem" | tr '\n' ' ')| data-dir $(cut -d' ' -f1 "$WORK/dur" | tr '\n' ' ')" >&2
+    printf '%-12s %7s %12.0f %12.0f %6.2f %9.0f µs %9.0f µs\n' "$workload" \
+      "$threads" "$m" "$d" "$(awk -v a="$d" -v b="$m" 'BEGIN { print a / b }')" \
+      "$mp" "$dp"
   done
 done

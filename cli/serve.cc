@@ -294,7 +294,9 @@ int RunServe(api::ServerOptions options, int metrics_port,
   }
   if (store != nullptr) {
     durable::Store* journal = store.get();
-    options.before_reply = [journal] { journal->Sync(); };
+    options.before_reply = [journal](std::function<void()> release) {
+      journal->AfterSync(std::move(release));
+    };
     options.on_instance_created =
         [journal, previous = std::move(options.on_instance_created)](
             instance::Instance& instance) {

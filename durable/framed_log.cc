@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace btsim::durable {
 
@@ -212,6 +213,17 @@ void LogWriter::Sync() {
   WaitDurable(end);
 }
 
+void LogWriter::AfterSync(std::function<void()> done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (durable_ < appended_) {
+      waiting_.emplace_back(appended_, std::move(done));
+      return;
+    }
+  }
+  done();
+}
+
 uint64_t LogWriter::appended_end() const {
   std::lock_guard<std::mutex> lock(mu_);
   return appended_;
@@ -260,12 +272,18 @@ void LogWriter::FlushLoop() {
     }
     if (::fdatasync(fd_) != 0) Fail("fdatasync");
     batch.clear();
+    std::vector<std::function<void()>> released;
     {
       std::lock_guard<std::mutex> lock(mu_);
       durable_ = end;
       ++syncs_;
+      while (!waiting_.empty() && waiting_.front().first <= end) {
+        released.push_back(std::move(waiting_.front().second));
+        waiting_.pop_front();
+      }
     }
     durable_cv_.notify_all();
+    for (auto& done : released) done();
   }
 }
 

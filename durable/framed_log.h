@@ -8,11 +8,14 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -72,6 +75,10 @@ class LogWriter {
   void WaitDurable(uint64_t end);
   // Blocks until everything appended before the call is on disk.
   void Sync();
+  // Calls `done` once everything appended before the call is on disk: at
+  // once (on this thread) when it is, else on the flusher's thread right
+  // after the sync. `done` must not wait for the writer.
+  void AfterSync(std::function<void()> done);
   uint64_t appended_end() const;
   uint64_t durable_end() const;
   uint64_t syncs() const;  // fdatasyncs done
@@ -91,6 +98,8 @@ class LogWriter {
   uint64_t durable_ = 0;                // guarded by mu_
   uint64_t syncs_ = 0;                  // guarded by mu_
   bool stopping_ = false;               // guarded by mu_
+  // AfterSync's callbacks with the end each waits for, oldest first.
+  std::deque<std::pair<uint64_t, std::function<void()>>> waiting_;
   std::thread flusher_;
 };
 

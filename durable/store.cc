@@ -186,6 +186,14 @@ void Store::Sync() {
   if (writer_ != nullptr) writer_->Sync();
 }
 
+void Store::AfterSync(std::function<void()> done) {
+  if (writer_ == nullptr) {
+    done();
+    return;
+  }
+  writer_->AfterSync(std::move(done));
+}
+
 void Store::Attach(instance::Instance& instance,
                    std::optional<uint32_t> number) {
   std::unique_ptr<InstanceLog> log;

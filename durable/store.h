@@ -62,6 +62,9 @@ class Store {
   void OnInstanceCreated(instance::Instance& instance);
   // Blocks until everything journaled so far is on disk.
   void Sync();
+  // Calls `done` once everything journaled so far is on disk (at once, or
+  // on the journal's flusher thread): what the server's replies wait for.
+  void AfterSync(std::function<void()> done);
 
   const std::string& journal_path() const { return journal_path_; }
   uint64_t syncs() const;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,7 +79,8 @@ TEST(FramedLogTest, TornTailIsDroppedAtEveryTruncationPoint) {
   for (uint64_t cut = last_start + 1; cut < whole.size(); ++cut) {
     WriteAll(path, whole.substr(0, cut));
     auto scan = ScanLog(path);
-    ASSERT_TRUE(scan.ok()) << "cut at " << cut << ": " << scan.status().ToString();
+    ASSERT_TRUE(scan.ok()) << "cut at " << cut << ": "
+                           << scan.status().ToString();
     EXPECT_TRUE(scan->torn_tail) << cut;
     EXPECT_EQ(scan->end, last_start) << cut;
     EXPECT_EQ(scan->frames.size(), Payloads().size() - 1) << cut;
@@ -171,6 +173,30 @@ TEST(FramedLogTest, GroupCommitAcknowledgesOnlyAfterTheSync) {
   auto scan = ScanLog(path);
   ASSERT_TRUE(scan.ok());
   EXPECT_EQ(scan->frames.size(), static_cast<size_t>(kThreads * kEach + 200));
+}
+
+TEST(FramedLogTest, AfterSyncReleasesOnlyOnceSynced) {
+  const std::string path = TempDir() + "/journal.log";
+  auto writer = LogWriter::Open(path, 0);
+  ASSERT_TRUE(writer.ok());
+  LogWriter& log = **writer;
+  // Nothing pending: released at once.
+  bool at_once = false;
+  log.AfterSync([&] { at_once = true; });
+  EXPECT_TRUE(at_once);
+  std::mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> seen;  // (wanted, durable)
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t end = log.Append(1, "record " + std::to_string(i));
+    log.AfterSync([&, end] {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.emplace_back(end, log.durable_end());
+    });
+  }
+  log.Sync();
+  writer->reset();  // every callback has run
+  ASSERT_EQ(seen.size(), 100u);
+  for (const auto& [wanted, durable] : seen) EXPECT_GE(durable, wanted);
 }
 
 }  // namespace
