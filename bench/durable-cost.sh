@@ -3,8 +3,9 @@
 # `btsim load --workload mutate_row` (and mutate_rows, 100 per batch)
 # against `btsim serve` without and with --data-dir (a fresh directory under
 # $TMPDIR each run), alternating, RUNS (5) times each, with 1 and with 8
-# client threads; prints each run's throughput and the medians side by
-# side. Run by hand (docs/durability.md has the figures); never by ctest.
+# client threads; prints each run's throughput (btsim load's rate: writes
+# per second for mutate_row, rows per second for mutate_rows) and the
+# medians of throughput and p50 latency side by side. Run by hand (docs/durability.md has the figures); never by ctest.
 set -euo pipefail
 
 BTSIM=${1:-build/btsim}
@@ -43,7 +44,7 @@ one() {
     --threads "$threads" --duration "$DURATION" --csv >"$WORK/load.csv"
   kill -TERM "$PID" && wait "$PID" || true
   PID=""
-  # The CSV's rate (requests per second) and p50 (µs) columns.
+  # The CSV's rate (units per second) and p50 (µs) columns.
   awk -F, 'NR==1 { for (i = 1; i <= NF; i++) { if ($i == "rate") r = i; if ($i == "p50_us") p = i } }
            NR==2 { print $r, $p }' "$WORK/load.csv"
 }
@@ -51,7 +52,7 @@ one() {
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }'; }
 
 printf '%-12s %7s %12s %12s %6s %12s %12s\n' workload threads \
-  "memory req/s" "data-dir" ratio "memory p50" "data-dir p50"
+  "memory /s" "data-dir /s" ratio "memory p50" "data-dir p50"
 for workload in mutate_row mutate_rows; do
   for threads in 1 8; do
     : >"$WORK/mem" && : >"$WORK/dur"
