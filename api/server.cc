@@ -1,5 +1,10 @@
 #include "api/server.h"
 
+#include <memory>
+#include <vector>
+
+#include <grpcpp/support/server_interceptor.h>
+
 #include "api/bigtable_service.h"
 #include "api/control_service.h"
 #include "api/instance_admin_service.h"
@@ -14,6 +19,48 @@ namespace btsim::api {
 namespace {
 // Responses: large enough for any row the engine stores (256 MiB).
 constexpr int kMaxMessageBytes = 512 << 20;
+}  // namespace
+
+namespace {
+
+using BeforeReplyHook = std::function<void(std::function<void()>)>;
+
+// Holds each response message and final status until `before_reply`
+// releases it (ServerOptions::before_reply); gRPC lets an interceptor
+// proceed later, from another thread.
+class BeforeReply : public grpc::experimental::Interceptor {
+ public:
+  explicit BeforeReply(const BeforeReplyHook* hook) : hook_(hook) {}
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
+    using grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_MESSAGE) ||
+        methods->QueryInterceptionHookPoint(
+            InterceptionHookPoints::PRE_SEND_STATUS)) {
+      (*hook_)([methods] { methods->Proceed(); });
+      return;
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const BeforeReplyHook* hook_;
+};
+
+class BeforeReplyFactory
+    : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  explicit BeforeReplyFactory(const BeforeReplyHook* hook) : hook_(hook) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo*) override {
+    return new BeforeReply(hook_);
+  }
+
+ private:
+  const BeforeReplyHook* hook_;
+};
+
 }  // namespace
 
 struct Server::State {
@@ -43,7 +90,15 @@ struct Server::State {
 };
 
 Server::Server(ServerOptions options)
-    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {}
+    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {
+  // Replies that wait for a journal: the state is kept on disk, where
+  // backups are not (docs/durability.md).
+  if (options_.before_reply) {
+    state_->table_admin.RefuseBackups(
+        "backups are not kept on disk: btsim serve --data-dir does not "
+        "create, copy or restore them");
+  }
+}
 
 Server::~Server() { Shutdown(); }
 
@@ -70,6 +125,14 @@ Result<int> Server::Start() {
   builder.RegisterService(&state_->operations);
   builder.RegisterService(&state_->control);
   builder.RegisterCallbackGenericService(&state_->unimplemented);
+  if (options_.before_reply) {
+    std::vector<
+        std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+        creators;
+    creators.push_back(
+        std::make_unique<BeforeReplyFactory>(&options_.before_reply));
+    builder.experimental().SetInterceptorCreators(std::move(creators));
+  }
   state_->server = builder.BuildAndStart();
   if (!state_->server || port == 0) {
     state_->server.reset();
@@ -92,6 +155,10 @@ void Server::CompactionLoop() {
     state_->registry.CompactAll();
     lock.lock();
   }
+}
+
+void Server::AdvanceClockTo(sim::Time floor) {
+  state_->scheduler.AdvanceClockTo(floor);
 }
 
 void Server::CompactNow() { state_->registry.CompactAll(); }

@@ -20,6 +20,7 @@
 #include "api/instance_registry.h"
 #include "base/result.h"
 #include "instance/instance.h"
+#include "sim/time.h"
 
 namespace btsim::api {
 
@@ -50,6 +51,13 @@ struct ServerOptions {
   // FinishScenario do (null: they answer FAILED_PRECONDITION). Must
   // outlive the server.
   ScenarioControl* scenario = nullptr;
+  // Called before every response message and every final status goes
+  // out, with `release`, which lets it go: at once, or later from another
+  // thread (exactly once). `btsim serve --data-dir` releases it once what
+  // was journaled is on disk, so no call is answered before the changes
+  // it made or saw are durable, and no gRPC thread waits meanwhile.
+  // Empty: none.
+  std::function<void(std::function<void()> release)> before_reply;
 };
 
 class Server {
@@ -68,6 +76,10 @@ class Server {
 
   // A channel to this server that skips the network (for tests).
   std::shared_ptr<grpc::Channel> InProcessChannel();
+
+  // The server's clock never reads less than `floor` from now on (after a
+  // restart from persisted state: see sim::WallClock::AdvanceTo).
+  void AdvanceClockTo(sim::Time floor);
 
   // Runs one compaction pass now (for tests and the control plane).
   void CompactNow();

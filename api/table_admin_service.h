@@ -7,6 +7,9 @@
 #ifndef BTSIM_API_TABLE_ADMIN_SERVICE_H_
 #define BTSIM_API_TABLE_ADMIN_SERVICE_H_
 
+#include <string>
+#include <utility>
+
 #include "api/instance_registry.h"
 #include "api/operations_service.h"
 #include "google/bigtable/admin/v2/bigtable_table_admin.grpc.pb.h"
@@ -29,6 +32,12 @@ class TableAdminService final : public table_admin_internal::Base {
   // `registry` and `operations` must outlive the service.
   TableAdminService(InstanceRegistry& registry, OperationsService& operations)
       : registry_(registry), operations_(operations) {}
+  // From now on CreateBackup, CopyBackup and RestoreTable answer
+  // FAILED_PRECONDITION with `reason` (a server that keeps its state on
+  // disk, where backups are not kept). Before serving.
+  void RefuseBackups(std::string reason) {
+    backups_refused_ = std::move(reason);
+  }
 
   grpc::ServerUnaryReactor* CreateTable(grpc::CallbackServerContext* context,
                                         const grpc::ByteBuffer* request,
@@ -98,6 +107,7 @@ class TableAdminService final : public table_admin_internal::Base {
       google::longrunning::Operation* response) override;
 
  private:
+  std::string backups_refused_;  // empty: backups are served
   Status DoCreateTable(
       const google::bigtable::admin::v2::CreateTableRequest* request,
       google::bigtable::admin::v2::Table* response);

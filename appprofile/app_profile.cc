@@ -132,6 +132,7 @@ Result<AppProfile> ProfileSet::Create(AppProfile profile,
   profile.etag = NextEtag();
   auto [it, inserted] = profiles_.emplace(profile.id, std::move(profile));
   BTSIM_CHECK(inserted);
+  if (on_change_) on_change_();
   return it->second;
 }
 
@@ -163,6 +164,7 @@ Result<AppProfile> ProfileSet::Update(const ProfileUpdate& update,
   if (!warnings.empty() && !ignore_warnings) return WarningsStatus(warnings);
   after.etag = NextEtag();
   it->second = std::move(after);
+  if (on_change_) on_change_();
   return it->second;
 }
 
@@ -174,7 +176,18 @@ Status ProfileSet::Delete(std::string_view id, bool ignore_warnings) {
                            " may break applications that use it"});
   }
   profiles_.erase(it);
+  if (on_change_) on_change_();
   return OkStatus();
+}
+
+void ProfileSet::Restore(std::vector<AppProfile> profiles,
+                         uint64_t etag_counter) {
+  profiles_.clear();
+  for (AppProfile& profile : profiles) {
+    std::string id = profile.id;
+    profiles_.insert_or_assign(std::move(id), std::move(profile));
+  }
+  etag_counter_ = etag_counter;
 }
 
 Result<AppProfile> ProfileSet::Get(std::string_view id) const {

@@ -5,6 +5,7 @@
 #define BTSIM_APPPROFILE_APP_PROFILE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -81,6 +82,18 @@ class ProfileSet {
   const AppProfile* Find(std::string_view id) const;
   std::vector<AppProfile> List() const;  // sorted by id
 
+  // Called after every successful Create, Update and Delete (not after
+  // Restore or SetClusters). Empty: nothing is called.
+  void set_on_change(std::function<void()> on_change) {
+    on_change_ = std::move(on_change);
+  }
+  // The counter behind the etags, for Restore.
+  uint64_t etag_counter() const { return etag_counter_; }
+  // Replaces every profile (the default one included) with `profiles`,
+  // etags as given, and the etag counter (recovery of a served instance;
+  // nothing is checked).
+  void Restore(std::vector<AppProfile> profiles, uint64_t etag_counter);
+
  private:
   std::vector<std::string> Warnings(const AppProfile* before,
                                     const AppProfile& after) const;
@@ -90,6 +103,7 @@ class ProfileSet {
   std::vector<std::string> clusters_;
   std::map<std::string, AppProfile, std::less<>> profiles_;
   uint64_t etag_counter_ = 0;
+  std::function<void()> on_change_;
 };
 
 }  // namespace btsim::appprofile

@@ -106,6 +106,14 @@ int main(int argc, char** argv) {
   serve->add_option("--client-zone", serve_options.instance.client_zone,
                     "Zone that external clients are assumed to be in "
                     "(default: the first cluster's zone)");
+  std::string data_dir;
+  serve->add_option(
+      "--data-dir", data_dir,
+      "Keep the served state (tables, data, app profiles, clusters, "
+      "replication positions) in the existing directory DIR: it survives a "
+      "restart, and every call is answered only once what it changed is "
+      "on disk (docs/durability.md). Restart with the same --config or "
+      "--clusters");
   std::string config_path;
   serve->add_option(
       "--config", config_path,
@@ -200,6 +208,12 @@ int main(int argc, char** argv) {
                      "--clusters (the scenario describes the instance)\n");
         return kServeUsageError;
       }
+      if (!data_dir.empty()) {
+        std::fprintf(stderr,
+                     "--data-dir cannot be combined with --scenario (a "
+                     "scenario's run starts from its own description)\n");
+        return kServeUsageError;
+      }
       auto loaded = btsim::cli::LoadServeScenario(scenario_args);
       if (!loaded.ok()) {
         std::fprintf(stderr, "btsim serve: %s\n",
@@ -279,7 +293,7 @@ int main(int argc, char** argv) {
     }
     return btsim::cli::RunServe(serve_options, metrics_port, scenario_args,
                                 scenario ? &*scenario : nullptr, std::cout,
-                                std::cerr);
+                                std::cerr, data_dir);
   }
   return 0;
 }

@@ -17,6 +17,7 @@
 #include "api/instance_registry.h"
 #include "cli/run_outputs.h"
 #include "cli/serve_metrics.h"
+#include "durable/store.h"
 #include "scenarios/live_session.h"
 #include "scenarios/report.h"
 #include "scenarios/scenario_fields.h"
@@ -250,10 +251,36 @@ Result<scenarios::LoadedScenario> LoadServeScenario(
                                  scenarios::ScenarioUse::kServe);
 }
 
+// The served instances, each under its lock, for the store's recovery.
+class RegistryAccess : public durable::InstanceAccess {
+ public:
+  explicit RegistryAccess(api::InstanceRegistry& registry)
+      : registry_(registry) {}
+  Status With(const std::string& name,
+              const std::function<Status(instance::Instance&)>& fn) override {
+    BTSIM_ASSIGN_OR_RETURN(api::InstanceRegistry::Locked locked,
+                           registry_.Lock(name));
+    return fn(*locked.instance);
+  }
+
+ private:
+  api::InstanceRegistry& registry_;
+};
+
 int RunServe(api::ServerOptions options, int metrics_port,
              const ServeScenarioArgs& args,
              const scenarios::LoadedScenario* scenario, std::ostream& out,
-             std::ostream& err) {
+             std::ostream& err, const std::string& data_dir) {
+  // Declared before the server, which keeps pointers to its journals.
+  std::unique_ptr<durable::Store> store;
+  if (!data_dir.empty()) {
+    auto opened = durable::Store::Open(data_dir);
+    if (!opened.ok()) {
+      err << "btsim serve: " << opened.status().message() << "\n";
+      return kServeUsageError;
+    }
+    store = std::move(opened).value();
+  }
   Stops stops;
   if (scenario != nullptr) options.scenario = &stops;
   // Declared before the server: the instances keep pointers to its
@@ -265,7 +292,36 @@ int RunServe(api::ServerOptions options, int metrics_port,
           live_metrics.OnInstanceCreated(instance);
         };
   }
+  if (store != nullptr) {
+    durable::Store* journal = store.get();
+    options.before_reply = [journal](std::function<void()> release) {
+      journal->AfterSync(std::move(release));
+    };
+    options.on_instance_created =
+        [journal, previous = std::move(options.on_instance_created)](
+            instance::Instance& instance) {
+          if (previous) previous(instance);
+          journal->OnInstanceCreated(instance);
+        };
+  }
   api::Server server(options);
+  if (store != nullptr) {
+    RegistryAccess access(server.registry());
+    auto recovered = store->Recover(access);
+    if (!recovered.ok()) {
+      err << "btsim serve: --data-dir " << data_dir << ": "
+          << recovered.status().message() << "\n";
+      return kServeFailed;
+    }
+    // New commits order after every persisted one.
+    server.AdvanceClockTo(recovered->high_water + std::chrono::microseconds(1));
+    spdlog::info(
+        "btsim serve: --data-dir {}: replayed {} records of {} instance(s){}",
+        data_dir, recovered->records, recovered->instances,
+        recovered->torn_tail ? " (dropped a torn final record at offset " +
+                                   std::to_string(recovered->torn_offset) + ")"
+                             : std::string());
+  }
   if (metrics_port >= 0) {
     auto bound =
         live_metrics.Start(options.host, metrics_port, server.registry());

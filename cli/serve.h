@@ -48,11 +48,14 @@ Result<scenarios::LoadedScenario> LoadServeScenario(
 // Serves until a stop signal, or plays `scenario` (null: none; its
 // instance description must be options.instance) to its end; returns the
 // exit code. With `metrics_port` >= 0 (0: a free port), also serves
-// Prometheus metrics at http://HOST:PORT/metrics.
+// Prometheus metrics at http://HOST:PORT/metrics. With a `data_dir`, the
+// served state is recovered from it and kept there (durable/store.h):
+// exit 2 naming it when it cannot be used, 1 when its journal cannot be
+// replayed.
 int RunServe(api::ServerOptions options, int metrics_port,
              const ServeScenarioArgs& args,
              const scenarios::LoadedScenario* scenario, std::ostream& out,
-             std::ostream& err);
+             std::ostream& err, const std::string& data_dir = {});
 
 }  // namespace btsim::cli
 

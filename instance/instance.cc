@@ -152,6 +152,7 @@ Instance::Instance(std::string name, sim::Scheduler& scheduler, sim::Rng rng,
         return QueueReplicated(peer_number, peer, records);
       });
   backups_ = std::make_unique<Backups>(*replicas_, scheduler_);
+  profiles_.set_on_change([this] { MetadataChanged(); });
 }
 
 Instance::~Instance() {
@@ -337,11 +338,19 @@ Status Instance::Execute(std::string_view app_profile_id,
 
 void Instance::SetDeletionProtection(std::string_view table, bool protect) {
   if (protect) {
-    protected_tables_.emplace(table);
+    if (!protected_tables_.emplace(table).second) return;
   } else if (auto it = protected_tables_.find(table);
              it != protected_tables_.end()) {
     protected_tables_.erase(it);
+  } else {
+    return;
   }
+  MetadataChanged();
+}
+
+void Instance::set_journal(InstanceJournal* journal) {
+  journal_ = journal;
+  replicas_->set_journal(journal);
 }
 
 Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {
@@ -382,6 +391,7 @@ Status Instance::AddCluster(const ClusterConfig& config) {
   route_candidates_version_ = kStale;
   capacity_.try_emplace(config.id, storage_, config.nodes);
   profiles_.SetClusters(IdsOf(clusters_));
+  MetadataChanged();
   return OkStatus();
 }
 
@@ -395,6 +405,7 @@ Status Instance::RemoveCluster(std::string_view id) {
   for (auto& [zone, health] : front_ends_) health.Forget(id);
   faults_.Forget(id);
   backups_->DropCluster(id);
+  MetadataChanged();
   return OkStatus();
 }
 
@@ -408,6 +419,7 @@ Status Instance::SetNodes(std::string_view id, int nodes) {
       if (auto it = capacity_.find(id); it != capacity_.end()) {
         it->second.model.SetNodes(nodes);
       }
+      MetadataChanged();
       return OkStatus();
     }
   }

@@ -32,6 +32,7 @@
 #include "cluster/node_model.h"
 #include "instance/backups.h"
 #include "instance/cluster_faults.h"
+#include "instance/journal.h"
 #include "instance/request_report.h"
 #include "instance/tablet_units.h"
 #include "replication/replicas.h"
@@ -143,6 +144,7 @@ class Instance {
   replication::Replicas& replicas() { return *replicas_; }
   const replication::Replicas& replicas() const { return *replicas_; }
   appprofile::ProfileSet& profiles() { return profiles_; }
+  const appprofile::ProfileSet& profiles() const { return profiles_; }
   sim::Transport& transport() { return *transport_; }
   // The time of the instance's scheduler.
   sim::Time Now() const { return scheduler_.Now(); }
@@ -255,6 +257,13 @@ class Instance {
   bool DeletionProtected(std::string_view table) const {
     return protected_tables_.contains(table);
   }
+  std::vector<std::string> ProtectedTables() const {  // sorted
+    return {protected_tables_.begin(), protected_tables_.end()};
+  }
+
+  // Reports every commit, apply and metadata change to `journal` (null:
+  // none, the default). It must outlive the instance or be unset first.
+  void set_journal(InstanceJournal* journal);
 
   // The clusters' backups (a removed cluster's go with it).
   Backups& backups() { return *backups_; }
@@ -393,6 +402,10 @@ class Instance {
   // Per table: the log positions right after its last DropRowRange.
   std::map<std::string, std::map<std::string, uint64_t>, std::less<>> drops_;
   std::set<std::string, std::less<>> protected_tables_;
+  InstanceJournal* journal_ = nullptr;
+  void MetadataChanged() {
+    if (journal_ != nullptr) journal_->OnMetadataChanged(*this);
+  }
 
   // ---- Routing front ends ----
   // `client_zone`, or the instance's client zone when it is empty.

@@ -164,7 +164,10 @@ void Replicas::RelayRemovedEntries(const Member& removed) {
   // the lowest acknowledgement, which is at most what a peer applied).
   BTSIM_CHECK(lowest >= removed.log.truncated_through());
   // Every survivor that applied more relays it: whichever of them stays
-  // up and reachable delivers it.
+  // up and reachable delivers it. The journal hears nothing of it:
+  // replaying the removal relays the same entries again.
+  ReplicationJournal* const journal = journal_;
+  journal_ = nullptr;
   for (auto& [origin, relay] : members_) {
     if (origin == removed.origin) continue;
     const uint64_t highest = applied_by(*relay);
@@ -190,6 +193,7 @@ void Replicas::RelayRemovedEntries(const Member& removed) {
     }
     relay->relayed.push_back({relay->log.last_position(), oldest});
   }
+  journal_ = journal;
 }
 
 std::vector<std::string> Replicas::ClusterIds() const {
@@ -340,7 +344,8 @@ bool Replicas::IsDown(std::string_view id) const {
 
 bool Replicas::WantsRecords(uint32_t origin) const {
   const Member* m = ByOrigin(origin);
-  return m != nullptr && (!m->shippers.empty() || m->log.size() != 0);
+  return m != nullptr &&
+         (journal_ != nullptr || !m->shippers.empty() || m->log.size() != 0);
 }
 
 void Replicas::SkipLocalCommit(uint32_t origin) {
@@ -376,6 +381,7 @@ void Replicas::OnLocalCommit(uint32_t origin, CommitRecord&& record) {
   BTSIM_CHECK(m != nullptr);
   if (CommitRecord* slot = NewLogRecord(*m)) {
     *slot = std::move(record);
+    if (journal_) journal_->OnCommit(origin, m->log.last_position(), *slot);
     ShipNewRecord(*m);
   }
 }
@@ -385,6 +391,7 @@ void Replicas::OnLocalRowCommit(uint32_t origin, cluster::RowCommit&& commit) {
   BTSIM_CHECK(m != nullptr);
   if (CommitRecord* slot = NewLogRecord(*m)) {
     cluster::FillRowRecord(commit, slot);
+    if (journal_) journal_->OnCommit(origin, m->log.last_position(), *slot);
     ShipNewRecord(*m);
   }
 }

@@ -58,6 +58,7 @@
 #include "cluster/commit_record.h"
 #include "cluster/row_sharing.h"
 #include "cluster/version.h"
+#include "replication/journal.h"
 #include "replication/log.h"
 #include "sim/scheduler.h"
 #include "sim/transport.h"
@@ -212,6 +213,29 @@ class Replicas {
       std::span<const cluster::CommitRecord* const> records)>;
   void set_apply_queue(ApplyQueue queue) { apply_queue_ = std::move(queue); }
 
+  // Reports every local commit and every apply to `journal` (null: none;
+  // the default). While one is set, every commit keeps its record, even in
+  // a cluster with no peer. Must outlive its use.
+  void set_journal(ReplicationJournal* journal) { journal_ = journal; }
+
+  // ---- Recovery (replication/replicas_replay.cc) ----
+  // Between BeginReplay and EndReplay nothing ships; ReplayCommit and
+  // ReplayApplied repeat, in their order, the calls a journal received.
+  // EndReplay then ships every backlog from the replayed positions.
+  void BeginReplay();
+  void EndReplay();
+  // Commits `record` at cluster `origin` again: applies it there (and, for
+  // a table or column-family change, everywhere at once, as the admin API
+  // does) and appends it to its log. FAILED_PRECONDITION when `origin` is
+  // unknown or `position` is not the next position of its log.
+  Status ReplayCommit(uint32_t origin, uint64_t position,
+                      const cluster::CommitRecord& record);
+  // `peer` applies `origin`'s entries through `position` again.
+  // FAILED_PRECONDITION when either is unknown or the entries are gone.
+  Status ReplayApplied(uint32_t origin, uint32_t peer, uint64_t position);
+  // The origin number of cluster `id` (nullopt when unknown).
+  std::optional<uint32_t> OriginOf(std::string_view id) const;
+
   // Compacts every cluster, dropping only tombstones no pending entry can
   // still need. Replicas holding one shared row version share its
   // compacted form too (cluster/row_sharing.h).
@@ -291,6 +315,8 @@ class Replicas {
   cluster::CompactionShares compaction_shares_;
   ApplyHook apply_hook_;
   ApplyQueue apply_queue_;
+  ReplicationJournal* journal_ = nullptr;
+  bool replaying_ = false;  // between BeginReplay and EndReplay
 };
 
 }  // namespace btsim::replication

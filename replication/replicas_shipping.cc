@@ -77,7 +77,10 @@ void Replicas::ResetShipper(Shipper& shipper) {
 void Replicas::Ship(uint32_t origin, uint32_t peer) {
   Member* from = ByOrigin(origin);
   Member* to = ByOrigin(peer);
-  if (from == nullptr || to == nullptr || from->down || from->stalled) return;
+  if (replaying_ || from == nullptr || to == nullptr || from->down ||
+      from->stalled) {
+    return;
+  }
   auto it = from->shippers.find(peer);
   if (it == from->shippers.end()) return;
   Shipper& shipper = it->second;
@@ -241,12 +244,7 @@ void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
     positions_.clear();
     for (uint64_t position = in.applied + 1; position <= last; ++position) {
       const LogEntry& entry = from->log.At(position);
-      if (entry.source_position != 0) {
-        // Relayed for a removed cluster: once only.
-        uint64_t& retired = m->retired[entry.source_origin];
-        if (entry.source_position <= retired) continue;
-        retired = entry.source_position;
-      }
+      if (!m->Takes(entry)) continue;  // relayed, applied already
       prefetch_records_.push_back(&entry.record);
       positions_.push_back(position);
     }
@@ -262,6 +260,7 @@ void Replicas::ApplyQueued(uint32_t peer, uint32_t origin, uint64_t last,
     });
     applied = last;
     in.queued = std::max(in.queued, in.applied);
+    if (journal_) journal_->OnApplied(origin, peer, last);
   }
   SendAck(*m, *from, sent_at);
 }

@@ -14,7 +14,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc
   libre2-dev libspdlog-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev prometheus-cpp-dev libmimalloc-dev
+  libboost-dev prometheus-cpp-dev libmimalloc-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(prometheus chromium slurm-wlm munge)

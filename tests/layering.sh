@@ -4,7 +4,7 @@
 # Fails when a project #include goes up the layer order of DESIGN.md:
 #
 #   base < sim < cluster < replication < appprofile < instance < scenarios
-#        < api < metrics < cli
+#        < durable < api < metrics < cli
 #
 # A file in one of these folders may include only its own folder and the
 # folders before it. Three more rules:
@@ -19,7 +19,7 @@
 # plants violations in a scratch tree and checks that each is caught.
 set -u -o pipefail
 
-layers=(base sim cluster replication appprofile instance scenarios api metrics cli)
+layers=(base sim cluster replication appprofile instance scenarios durable api metrics cli)
 
 rank() {  # rank FOLDER: its place in `layers`, or nothing
   local i

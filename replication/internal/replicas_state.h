@@ -110,6 +110,17 @@ struct Replicas::Member {
   // before it are not applied again (a tombstone that covered them may
   // have been compacted away since).
   std::map<uint32_t, uint64_t> retired;
+
+  // Whether this member is to apply `entry` of a peer's log: false for one
+  // relayed for a removed cluster that it applied already (`retired`,
+  // which this advances past it otherwise).
+  bool Takes(const LogEntry& entry) {
+    if (entry.source_position == 0) return true;
+    uint64_t& done = retired[entry.source_origin];
+    if (entry.source_position <= done) return false;
+    done = entry.source_position;
+    return true;
+  }
 };
 
 }  // namespace btsim::replication

@@ -69,6 +69,8 @@ class AsioScheduler : public Scheduler {
 
   // See the threading contract above.
   void Shutdown();
+  // Now() never returns less than `floor` from now on (WallClock::AdvanceTo).
+  void AdvanceClockTo(Time floor) { clock_.AdvanceTo(floor); }
 
   // Number of tasks waiting to run (not counting a running one).
   size_t pending() const;

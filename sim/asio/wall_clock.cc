@@ -15,4 +15,12 @@ Time WallClock::Now() const {
   return Time(Duration(now > last ? now : last));
 }
 
+void WallClock::AdvanceTo(Time floor) {
+  const int64_t target = floor.time_since_epoch().count();
+  int64_t last = last_.load(std::memory_order_relaxed);
+  while (target > last && !last_.compare_exchange_weak(
+                              last, target, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace btsim::sim

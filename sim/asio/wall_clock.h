@@ -13,6 +13,10 @@ namespace btsim::sim {
 class WallClock : public Clock {
  public:
   Time Now() const override;
+  // Now() never returns less than `floor` from now on: after a restart
+  // from persisted state, the clock does not go back behind the times it
+  // stamped before (it stands still until the system clock passes them).
+  void AdvanceTo(Time floor);
 
  private:
   mutable std::atomic<int64_t> last_{0};

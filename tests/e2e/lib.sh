@@ -86,3 +86,20 @@ start_cbtemulator() {
   cat "$log" >&2
   return 1
 }
+
+# check DESCRIPTION OUTPUT ERE [!]: OUTPUT must (or, with !, must not) match
+# ERE; counts CHECKS and FAILS (set both to 0 first) and prints the verdict.
+check() {
+  local desc=$1 out=$2 ere=$3 negate=${4:-}
+  CHECKS=$((CHECKS + 1))
+  local hit=0
+  grep -Eq -- "$ere" <<<"$out" && hit=1
+  [[ $negate == '!' ]] && hit=$((1 - hit))
+  if ((hit)); then
+    echo "  ok    $desc"
+  else
+    echo "  FAIL  $desc"
+    sed 's/^/        | /' <<<"$out"
+    FAILS=$((FAILS + 1))
+  fi
+}

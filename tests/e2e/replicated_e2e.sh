@@ -16,6 +16,7 @@
 set -u -o pipefail
 
 BTSIM=${1:?usage: replicated_e2e.sh BTSIM_BINARY}
+source "$(dirname "$0")/lib.sh"
 CBT=${CBT:-$(command -v cbt || true)}
 if [[ -z $CBT ]]; then
   echo "SKIP: cbt not found (it comes with the Google Cloud SDK)"
@@ -53,21 +54,6 @@ cbt_() {
 ctl() { timeout 20 "$BTSIM" ctl --target "127.0.0.1:$PORT" "$@" 2>&1; }
 
 FAILS=0 CHECKS=0
-# check DESCRIPTION OUTPUT ERE [!]: OUTPUT must (or, with !, must not) match.
-check() {
-  local desc=$1 out=$2 ere=$3 negate=${4:-}
-  CHECKS=$((CHECKS + 1))
-  local hit=0
-  grep -Eq -- "$ere" <<<"$out" && hit=1
-  [[ $negate == '!' ]] && hit=$((1 - hit))
-  if ((hit)); then
-    echo "  ok    $desc"
-  else
-    echo "  FAIL  $desc"
-    sed 's/^/        | /' <<<"$out"
-    FAILS=$((FAILS + 1))
-  fi
-}
 
 out=$(cbt_ listclusters)
 check "cbt listclusters shows c1, c2 and c3" \

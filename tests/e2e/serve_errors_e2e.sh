@@ -32,3 +32,19 @@ expect_error missing-scenario "nope.textproto" --scenario "$work/nope.textproto"
 expect_error out-without-scenario "need --scenario" --out "$work/out"
 expect_error unknown-export "--export: unknown history format" \
   --scenario "$work/nope.textproto" --out "$work/out" --export nope
+# --data-dir: an existing directory that no other btsim holds.
+expect_error data-dir-missing "--data-dir $work/absent: No such file" \
+  --data-dir "$work/absent"
+expect_error data-dir-not-a-directory "--data-dir $work/instance.textproto: not a directory" \
+  --data-dir "$work/instance.textproto"
+mkdir "$work/data"
+touch "$work/data/LOCK"
+flock "$work/data/LOCK" sleep 30 &
+holder=$!
+sleep 0.2
+expect_error data-dir-locked "--data-dir $work/data: locked by another running btsim" \
+  --data-dir "$work/data"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+expect_error data-dir-and-scenario "--data-dir cannot be combined with --scenario" \
+  --data-dir "$work/data" --scenario "$work/nope.textproto"

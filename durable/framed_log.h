@@ -1,0 +1,111 @@
+// The journal file of `btsim serve --data-dir` (docs/durability.md): an
+// 8-byte magic, then frames [length:4][crc:4][type:1][payload:length], the
+// integers little-endian, the CRC zlib's CRC-32 of the type byte and the
+// payload. LogWriter appends frames with group commit; ScanLog reads them
+// back and tells a torn final frame (dropped) from corruption (an error).
+#ifndef BTSIM_DURABLE_FRAMED_LOG_H_
+#define BTSIM_DURABLE_FRAMED_LOG_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+
+namespace btsim::durable {
+
+inline constexpr std::string_view kLogMagic = "BTSIMJ1\n";
+inline constexpr size_t kFrameHeader = 9;
+// Frames claiming more are corrupt (a record is at most a row's 256 MiB
+// plus its keys).
+inline constexpr uint32_t kMaxFrame = 512u << 20;
+
+// The frame for `payload` of `type`, header included.
+std::string EncodeFrame(uint8_t type, std::string_view payload);
+
+struct Frame {
+  uint64_t offset = 0;  // of its header in the file
+  uint8_t type = 0;
+  std::string payload;
+};
+
+struct Scan {
+  std::vector<Frame> frames;
+  // Where the valid frames end: the next frame goes there.
+  uint64_t end = 0;
+  // A torn final frame was found at `end` and is to be dropped: it was
+  // incomplete, or its checksum failed and it reached the end of the file.
+  bool torn_tail = false;
+  uint64_t file_size = 0;
+};
+
+// Reads the journal at `path` (absent: no frames, end 0). DATA_LOSS
+// "PATH: corrupt record at offset N (...)" for a bad frame that is not the
+// last one or a bad magic.
+Result<Scan> ScanLog(const std::string& path);
+
+// Appends frames to one file with group commit: Append queues a frame in
+// memory, one flusher thread writes what is queued and fdatasyncs it, and
+// WaitDurable blocks until a frame is on disk. A write or sync failure
+// cannot be recovered from (what was acknowledged would no longer be
+// promised): it prints an error naming the file and ends the process
+// (exit code 1). Thread-safe.
+class LogWriter {
+ public:
+  // Opens `path`, creating it with the magic when `end` is 0, and
+  // truncates it to `end` (dropping a torn tail). The new file and the
+  // directory entry are fsynced before it returns.
+  static Result<std::unique_ptr<LogWriter>> Open(const std::string& path,
+                                                 uint64_t end);
+  ~LogWriter();  // writes and syncs what is queued, stops the flusher
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Queues a frame; returns where it ends in the file (its sequence).
+  uint64_t Append(uint8_t type, std::string_view payload);
+  // Blocks until every byte before `end` is on disk.
+  void WaitDurable(uint64_t end);
+  // Blocks until everything appended before the call is on disk.
+  void Sync();
+  // Calls `done` once everything appended before the call is on disk: at
+  // once (on this thread) when it is, else on the flusher's thread right
+  // after the sync. `done` must not wait for the writer.
+  void AfterSync(std::function<void()> done);
+  uint64_t appended_end() const;
+  uint64_t durable_end() const;
+  uint64_t syncs() const;  // fdatasyncs done
+
+ private:
+  LogWriter(int fd, std::string path, uint64_t end);
+  void FlushLoop();
+  [[noreturn]] void Fail(const char* what);
+
+  const int fd_;
+  const std::string path_;
+  mutable std::mutex mu_;
+  std::condition_variable queued_cv_;   // the flusher waits for work
+  std::condition_variable durable_cv_;  // writers wait for their sync
+  std::string pending_;                 // guarded by mu_
+  uint64_t appended_ = 0;               // guarded by mu_
+  uint64_t durable_ = 0;                // guarded by mu_
+  uint64_t syncs_ = 0;                  // guarded by mu_
+  bool stopping_ = false;               // guarded by mu_
+  // AfterSync's callbacks with the end each waits for, oldest first.
+  std::deque<std::pair<uint64_t, std::function<void()>>> waiting_;
+  std::thread flusher_;
+};
+
+// fsyncs the directory `dir` (after creating or renaming a file in it).
+Status SyncDirectory(const std::string& dir);
+
+}  // namespace btsim::durable
+
+#endif  // BTSIM_DURABLE_FRAMED_LOG_H_

@@ -1,0 +1,100 @@
+// Recovery of a Replicas from its journal (replication/journal.h): the
+// journaled commits and applies, repeated in their order.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "replication/internal/replicas_state.h"
+#include "replication/replicas.h"
+
+namespace btsim::replication {
+
+using cluster::CommitRecord;
+
+void Replicas::BeginReplay() { replaying_ = true; }
+
+void Replicas::EndReplay() {
+  replaying_ = false;
+  // Nothing is in flight: every link starts again from what its peer has
+  // applied, so a backlog left at the end of the journal ships now.
+  for (auto& [origin, m] : members_) {
+    for (auto& [peer, shipper] : m->shippers) {
+      if (const Member* to = ByOrigin(peer)) {
+        auto in = to->inbound.find(origin);
+        if (in != to->inbound.end()) shipper.acked = in->second.applied;
+      }
+      ResetShipper(shipper);
+    }
+    Truncate(*m);
+  }
+  for (auto& [origin, m] : members_) {
+    for (auto& [peer, shipper] : m->shippers) Ship(origin, peer);
+  }
+}
+
+std::optional<uint32_t> Replicas::OriginOf(std::string_view id) const {
+  const Member* m = FindMember(id);
+  if (m == nullptr) return std::nullopt;
+  return m->origin;
+}
+
+Status Replicas::ReplayCommit(uint32_t origin, uint64_t position,
+                              const CommitRecord& record) {
+  Member* m = ByOrigin(origin);
+  if (m == nullptr) {
+    return FailedPrecondition("commit of unknown cluster number " +
+                              std::to_string(origin));
+  }
+  if (position != m->log.last_position() + 1) {
+    return FailedPrecondition("commit at position " + std::to_string(position) +
+                              " of cluster '" + m->spec.id +
+                              "', whose log ends at " +
+                              std::to_string(m->log.last_position()));
+  }
+  m->cluster->ApplyReplicated(record);
+  m->cluster->Observe(record.version);
+  const bool schema = record.kind == CommitRecord::Kind::kCreateTable ||
+                      record.kind == CommitRecord::Kind::kDeleteTable ||
+                      record.kind == CommitRecord::Kind::kModifyFamilies;
+  if (schema) {
+    for (auto& [other_origin, other] : members_) {
+      if (other_origin != origin) other->cluster->ApplyReplicated(record);
+    }
+  }
+  CommitRecord copy = record;
+  m->log.Append(std::move(copy));
+  if (m->shippers.empty()) Truncate(*m);
+  return OkStatus();
+}
+
+Status Replicas::ReplayApplied(uint32_t origin, uint32_t peer,
+                               uint64_t position) {
+  Member* m = ByOrigin(peer);
+  Member* from = ByOrigin(origin);
+  if (m == nullptr || from == nullptr || origin == peer) {
+    return FailedPrecondition("apply between unknown cluster numbers " +
+                              std::to_string(origin) + " -> " +
+                              std::to_string(peer));
+  }
+  Inbound& in = m->inbound[origin];
+  if (position <= in.applied) return OkStatus();
+  if (in.applied < from->log.truncated_through() ||
+      position > from->log.last_position()) {
+    return FailedPrecondition("cluster '" + m->spec.id + "' applied position " +
+                              std::to_string(position) + " of cluster '" +
+                              from->spec.id + "', which the log does not hold");
+  }
+  for (uint64_t p = in.applied + 1; p <= position; ++p) {
+    const LogEntry& entry = from->log.At(p);
+    if (m->Takes(entry)) m->cluster->ApplyReplicated(entry.record);
+  }
+  in.applied = in.queued = position;
+  if (auto it = from->shippers.find(peer); it != from->shippers.end()) {
+    it->second.acked = std::max(it->second.acked, position);
+    it->second.sent = std::max(it->second.sent, it->second.acked);
+  }
+  Truncate(*from);
+  return OkStatus();
+}
+
+}  // namespace btsim::replication
