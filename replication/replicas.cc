@@ -471,6 +471,15 @@ Version Replicas::SafeHorizon(const Member& member) const {
   // member has not applied bounds what its tombstones must keep covering.
   Version horizon =
       cluster::MakeVersion(cluster::TimestampOf(scheduler_.Now()), 0);
+  // Its own next commits come after its newest and no earlier than its
+  // clock, which may run behind the scheduler's (clock skew): GC judged up
+  // to a later version would not be final, since a change it commits next
+  // (a tombstone, or a GC rule change, even one the admin layer orders
+  // after everything) may still fall before it.
+  horizon = std::min(
+      horizon, std::max(member.cluster->last_version(),
+                        cluster::MakeVersion(
+                            cluster::TimestampOf(member.clock.Now()), 0)));
   for (const auto& [origin, other] : members_) {
     if (origin == member.origin) continue;
     // Its next commits are no older than its clock, which never goes back

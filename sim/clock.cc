@@ -12,7 +12,8 @@ void ManualClock::Set(Time t) {
 }
 
 Time OffsetClock::Now() const {
-  if (offset_ == Duration(0) && last_ == Time::min()) return base_.Now();
+  // Every reading is recorded, at offset 0 too: an offset set back later
+  // must not take the clock below any time it showed.
   last_ = std::max(last_, base_.Now() + offset_);
   return last_;
 }

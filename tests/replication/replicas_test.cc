@@ -746,6 +746,44 @@ TEST_F(ReplicasTest, CompactAllKeepsTombstonesNewerThanASkewedClock) {
   ExpectConverged();
 }
 
+// Found by fuzzing (tests/fuzz/corpus/replication/
+// regression-gc-rule-change-with-skew): a cluster whose clock runs behind
+// judged GC up to the scheduler's time, past its own next commit. A cell
+// older than the max age at that time was collected there; the rule was
+// then relaxed (everywhere at once, as the admin layer does), at a version
+// from the cluster's own clock, when the cell was not yet that old, so the
+// other cluster kept it: the clusters never converged.
+TEST_F(ReplicasTest, CompactAllJudgesNoFurtherThanTheClustersOwnClock) {
+  SetLatency(milliseconds(100));
+  Add("c1", kEastB);
+  Add("c2", kEurope);
+  CreateTable("c1");
+  RunUntilIdle();
+  auto set_rule_everywhere = [&](GcRule rule) {
+    const std::vector<FamilyModification> mods = {
+        {"cf", FamilyModification::Kind::kUpdate, std::move(rule)}};
+    replicas_->OrderAfterEverything("c1");
+    ASSERT_TRUE(C("c1").ModifyColumnFamilies("t", mods).ok());
+    replicas_->ApplyNewestEverywhere("c1");
+  };
+  set_rule_everywhere(GcRule::MaxAge(seconds(1)));
+  // c1 commits at most 2 s behind the scheduler's time from here on.
+  ASSERT_TRUE(replicas_->SetClockOffset("c1", -seconds(2)).ok());
+  Write("c1", "r", "v");
+  RunFor(milliseconds(1500));
+  // By the scheduler's time the cell is older than 1 s, but c1 may still
+  // commit changes from before then.
+  replicas_->CompactAll();
+  set_rule_everywhere(GcRule::MaxAge(std::chrono::hours(1)));
+  ASSERT_TRUE(replicas_->SetClockOffset("c1", Duration(0)).ok());
+  RunUntilIdle();
+  replicas_->CompactAll();
+  // The cell was never 1 s old under the first rule.
+  EXPECT_EQ(Get("c1", "r"), "v");
+  EXPECT_EQ(Get("c2", "r"), "v");
+  ExpectConverged();
+}
+
 // ---- Partitions, loss, down clusters ----
 
 TEST_F(ReplicasTest, PartitionBacksUpTheLogsAndHealDrainsThem) {

@@ -46,5 +46,47 @@ TEST(ManualClockDeathTest, MovingBackwardsAborts) {
   EXPECT_DEATH(clock.Advance(Duration(-1)), "ManualClock moved backwards");
 }
 
+TEST(OffsetClockTest, FollowsItsBaseWithTheOffset) {
+  ManualClock base(kStart);
+  OffsetClock clock(base);
+  EXPECT_EQ(clock.Now(), kStart);
+  clock.set_offset(seconds(3));
+  EXPECT_EQ(clock.Now(), kStart + seconds(3));
+  base.Advance(seconds(1));
+  EXPECT_EQ(clock.Now(), kStart + seconds(4));
+  EXPECT_EQ(clock.offset(), seconds(3));
+}
+
+TEST(OffsetClockTest, SetBackItStaysPutUntilItsBaseCatchesUp) {
+  ManualClock base(kStart);
+  OffsetClock clock(base);
+  clock.set_offset(seconds(2));
+  EXPECT_EQ(clock.Now(), kStart + seconds(2));
+  clock.set_offset(Duration(0));
+  EXPECT_EQ(clock.Now(), kStart + seconds(2));
+  base.Advance(seconds(1));
+  EXPECT_EQ(clock.Now(), kStart + seconds(2));
+  base.Advance(seconds(2));
+  EXPECT_EQ(clock.Now(), kStart + seconds(3));
+}
+
+// Found by fuzzing (tests/fuzz/corpus/replication/
+// regression-clock-set-back-unread): a clock whose offset had always been 0
+// did not record its readings, so setting it back moved it back, and
+// compaction, which counts on the clusters' clocks never going back,
+// dropped a DropRowRange that an older write arriving later still needed.
+TEST(OffsetClockTest, NeverGoesBackBelowAReadingAtOffsetZero) {
+  ManualClock base(kStart);
+  OffsetClock clock(base);
+  base.Advance(seconds(1));
+  EXPECT_EQ(clock.Now(), kStart + seconds(1));
+  clock.set_offset(-seconds(2));
+  EXPECT_EQ(clock.Now(), kStart + seconds(1));
+  base.Advance(seconds(2));
+  EXPECT_EQ(clock.Now(), kStart + seconds(1));
+  base.Advance(seconds(1));
+  EXPECT_EQ(clock.Now(), kStart + seconds(2));
+}
+
 }  // namespace
 }  // namespace btsim::sim
