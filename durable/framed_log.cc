@@ -239,6 +239,11 @@ uint64_t LogWriter::syncs() const {
   return syncs_;
 }
 
+// Fail-stop: after a failed write or fdatasync nothing appended since the
+// last sync can be promised (and retrying an fdatasync on Linux may report
+// success for pages it dropped), so no reply may go out and no destructor
+// may flush more: the process ends at once, with the exit code
+// docs/durability.md gives.
 void LogWriter::Fail(const char* what) {
   std::fprintf(stderr,
                "btsim: journal %s: %s failed: %s; stopping (writes not yet "
