@@ -1,6 +1,7 @@
 #include "cluster/row_codec.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -238,6 +239,123 @@ RowData DecodeRow(std::string_view encoded) {
   }
   BTSIM_CHECK_MSG(in.done(), "trailing bytes in row encoding");
   return row;
+}
+
+namespace {
+
+// Reads an encoding from outside the process: reads past the end or of a
+// malformed varint set failed() and return 0 or "" instead of aborting.
+class CheckedReader {
+ public:
+  explicit CheckedReader(std::string_view in) : in_(in) {}
+
+  // A varint as PutVarint writes it: at most 64 bits, shortest form.
+  uint64_t Varint() {
+    uint64_t result = 0;
+    for (int shift = 0; !failed_ && shift <= 63; shift += 7) {
+      if (pos_ >= in_.size()) break;
+      const uint8_t b = static_cast<uint8_t>(in_[pos_++]);
+      if (shift == 63 && b > 1) break;  // bits past the 64th
+      result |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (b < 0x80) {
+        if (b == 0 && shift > 0) break;  // a longer form than needed
+        return result;
+      }
+    }
+    failed_ = true;
+    return 0;
+  }
+  std::string_view Bytes(uint64_t n) {
+    if (failed_ || n > in_.size() - pos_) {
+      failed_ = true;
+      return {};
+    }
+    const std::string_view out = in_.substr(pos_, n);
+    pos_ += n;
+    return out;
+  }
+  bool failed() const { return failed_; }
+  bool done() const { return !failed_ && pos_ == in_.size(); }
+  size_t pos() const { return pos_; }
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+Status CheckRowEncoding(std::string_view encoded, uint32_t family_ids) {
+  CheckedReader in(encoded);
+  size_t at = 0;  // where the item being checked starts
+  auto bad = [&](const std::string& what) {
+    return InvalidArgument("row encoding: " + what + " at byte " +
+                           std::to_string(at));
+  };
+  auto truncated = [&] {
+    at = in.pos();
+    return bad("truncated or malformed varint or length");
+  };
+  in.Varint();  // row tombstone
+  const uint64_t families = in.Varint();
+  uint64_t last_id = 0;
+  for (uint64_t fi = 0; fi < families && !in.failed(); ++fi) {
+    at = in.pos();
+    const uint64_t id = in.Varint();
+    if (in.failed()) break;
+    if (id >= family_ids) {
+      return bad("family id " + std::to_string(id) + " is not below " +
+                 std::to_string(family_ids));
+    }
+    if (fi > 0 && id <= last_id) return bad("family ids not ascending");
+    last_id = id;
+    in.Varint();  // family tombstone
+    const uint64_t columns = in.Varint();
+    std::string_view last_qualifier;
+    for (uint64_t ci = 0; ci < columns && !in.failed(); ++ci) {
+      at = in.pos();
+      const std::string_view qualifier = in.Bytes(in.Varint());
+      if (in.failed()) break;
+      if (ci > 0 && qualifier <= last_qualifier) {
+        return bad("qualifiers not ascending");
+      }
+      last_qualifier = qualifier;
+      for (uint64_t t = in.Varint(); t > 0 && !in.failed(); --t) {
+        in.Varint();  // start, end and version of a column tombstone
+        in.Varint();
+        in.Varint();
+      }
+      const uint64_t cells = in.Varint();
+      uint64_t last_millis = 0;
+      uint64_t last_version = 0;
+      for (uint64_t k = 0; k < cells && !in.failed(); ++k) {
+        at = in.pos();
+        const uint64_t zigzag = in.Varint();
+        if (in.failed()) break;
+        // Not negative (odd zigzag) and in range once in microseconds.
+        const uint64_t millis = zigzag >> 1;
+        if ((zigzag & 1) != 0 ||
+            millis > static_cast<uint64_t>(INT64_MAX / 1000)) {
+          return bad("cell timestamp out of range");
+        }
+        const uint64_t version = in.Varint();
+        if (k > 0 && (millis > last_millis ||
+                      (millis == last_millis && version > last_version))) {
+          return bad("cells not by timestamp, then version, descending");
+        }
+        last_millis = millis;
+        last_version = version;
+        in.Bytes(in.Varint());  // value
+      }
+    }
+  }
+  if (in.failed()) return truncated();
+  if (!in.done()) {
+    at = in.pos();
+    return bad("trailing bytes");
+  }
+  return OkStatus();
 }
 
 bool MayNeedCompaction(const RowData& row) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/prefetch.h"
+#include "base/status.h"
 #include "cluster/timestamp.h"
 #include "cluster/version.h"
 
@@ -176,6 +177,17 @@ void EncodeRow(const RowData& row, std::string* out);
 size_t EncodedSize(const RowData& row);
 // Decodes `encoded` (produced by EncodeRow). Aborts on corrupt input.
 RowData DecodeRow(std::string_view encoded);
+// OK when `encoded` is what EncodeRow gives for a row keeping the
+// invariants every writer keeps: families by strictly ascending id, each
+// below `family_ids`; columns by strictly ascending qualifier; cells by
+// timestamp, then version, both descending, no timestamp negative (equal
+// timestamps are an aggregate family's contributions: which families have
+// an aggregate is not checked); varints in their shortest form; nothing
+// after the row. Then DecodeRow and every reader of
+// encodings accept it. Otherwise INVALID_ARGUMENT saying what does not fit
+// and at which byte. Never aborts: for encodings from outside the process
+// (cluster/image.h).
+Status CheckRowEncoding(std::string_view encoded, uint32_t family_ids);
 
 // False when compaction could only change the row through an age rule or a
 // dropped family: it has no tombstone and at most one cell per column
