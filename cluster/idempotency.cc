@@ -46,6 +46,15 @@ void IdempotencyMemory::Remember(std::string_view table, std::string_view key,
   by_expiry_.emplace(expires, it->first);
 }
 
+void IdempotencyMemory::ForEach(
+    const std::function<void(std::string_view, std::string_view,
+                             std::string_view, Timestamp)>& visit) const {
+  for (const auto& [key, expires] : expires_) {
+    visit(std::get<0>(key), std::get<1>(key), std::get<2>(key),
+          expires - kIdempotencyWindow);
+  }
+}
+
 void IdempotencyMemory::Forget(Timestamp now) {
   while (!by_expiry_.empty() && by_expiry_.begin()->first < now) {
     expires_.erase(by_expiry_.begin()->second);

@@ -8,6 +8,7 @@
 #define BTSIM_CLUSTER_IDEMPOTENCY_H_
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -34,6 +35,14 @@ class IdempotencyMemory {
   void Remember(std::string_view table, std::string_view key,
                 std::string_view token, Timestamp committed);
   size_t size() const { return expires_.size(); }
+  // Calls visit(table, key, token, committed) for every write remembered
+  // (some may have expired since: Seen forgets them), by (table, key,
+  // token): Remember with the same arguments, in any order, restores what
+  // this memory holds. Views are valid only during the call.
+  void ForEach(
+      const std::function<void(std::string_view table, std::string_view key,
+                               std::string_view token, Timestamp committed)>&
+          visit) const;
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;
