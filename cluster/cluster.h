@@ -20,6 +20,7 @@
 #include "base/result.h"
 #include "cluster/commit_record.h"
 #include "cluster/idempotency.h"
+#include "cluster/image.h"
 #include "cluster/table.h"
 #include "sim/clock.h"
 #include "sim/fingerprint.h"
@@ -135,6 +136,22 @@ class Cluster {
   // that share row versions). False for some clusters that read alike (see
   // Table::SameContents).
   bool SameContents(const Cluster& other) const;
+
+  // ---- Images (cluster/image.h; cluster_image.cc) ----
+  // Writes this cluster's complete state to `out`: ClusterImage, then each
+  // table (id order) and its stored rows (key order).
+  void WriteImage(ImageWriter& out) const;
+  // Replaces this cluster's state by an image's: LoadImage (drops every
+  // table), then LoadTable for each table, each followed by LoadRow for
+  // its rows in key order. INVALID_ARGUMENT naming what does not fit: an
+  // unknown table, a key not after the previous one, a row encoding that
+  // does not decode, a family id out of range (a call refused changes
+  // nothing). Loaded tables take this cluster's TableOptions; nothing is
+  // reported to the commit observer.
+  Status LoadImage(const ClusterImage& image);
+  Status LoadTable(const TableImage& image);
+  Status LoadRow(std::string_view table, std::string_view key,
+                 std::string_view encoded);
 
   const sim::Clock& clock() const { return clock_; }
   // The newest version this cluster committed: its replication log position.

@@ -21,6 +21,7 @@
 #include "cluster/commit_record.h"
 #include "cluster/filter.h"
 #include "cluster/gc_rule.h"
+#include "cluster/image.h"
 #include "cluster/mutation.h"
 #include "cluster/row_set.h"
 #include "cluster/row_sharing.h"
@@ -212,6 +213,27 @@ class Table {
   void Compact(Timestamp now, Version tombstone_horizon,
                CompactionShares* shares = nullptr);
 
+  // ---- Images (cluster/image.h; table_image.cc) ----
+  // Everything Clone copies but the rows.
+  TableImage Image() const;
+  // Calls visit(key, encoded) for every stored row, in key order (rows
+  // holding only tombstones too). Views are valid only during the call.
+  void ForEachStoredRow(
+      const std::function<void(std::string_view key, std::string_view encoded)>&
+          visit) const;
+  // A table with `image`'s state and no rows yet (see LoadRow), as a Clone
+  // is: every row due for compaction, no commit hook. INVALID_ARGUMENT
+  // naming what does not fit (ids, names, rules, tablet starts).
+  static Result<std::unique_ptr<Table>> FromImage(const TableImage& image,
+                                                  TableOptions options);
+  // Stores a row as ForEachStoredRow gave it, into the tablet covering it,
+  // without the row size limit and reporting nothing to the commit hook.
+  // INVALID_ARGUMENT when `key` is empty, over 4 KiB, stored already or
+  // not after the previous key LoadRow stored, or when `encoded` fails
+  // CheckRowEncoding for the family ids this table has handed out (then
+  // nothing changes).
+  Status LoadRow(std::string_view key, std::string_view encoded);
+
   // ---- Statistics ----
   TableStats Stats() const;
   // True when both tables hold the same id, families (names, ids and GC
@@ -394,6 +416,8 @@ class Table {
   // The tablet of the last write: a hint for TabletStartOf (the node model
   // charges each write right after it).
   size_t written_tablet_ = 0;
+  // The key of the last row LoadRow stored ("": none yet).
+  std::string last_loaded_;
 };
 
 }  // namespace btsim::cluster
