@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <functional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "cluster/cluster.h"
 #include "cluster/image.h"
 #include "cluster/row_codec.h"
+#include "cluster/row_set.h"
 #include "sim/fingerprint.h"
 #include "tests/cluster/engine_test_util.h"
 
@@ -219,7 +222,9 @@ class ImageTest : public ::testing::Test {
     Cluster& c = original_;
     Ok(c.CreateTable("t1",
                      std::vector{CreateFamily("cf", GcRule::MaxVersions(3)),
-                                 CreateFamily("gone"), SumFamily("sum")},
+                                 CreateFamily("gone"), SumFamily("sum"),
+                                 CreateFamily("hist", GcRule::MaxVersions(1)),
+                                 CreateFamily("one", GcRule::MaxVersions(1))},
                      {"m"}));
     Ok(c.CreateTable("t2", std::vector{CreateFamily("cf")}, {"b", "d", "f"}));
     Ok(c.CreateTable("doomed", std::vector{CreateFamily("cf")}, {}));
@@ -296,6 +301,45 @@ class ImageTest : public ::testing::Test {
                                  {Set("cf", "q", 1000, "once")},
                                  "token-there"));
     Tick();
+    // Cells written while their family's rule was stricter: the past rule
+    // decides what compaction keeps of them.
+    for (int i = 1; i <= 3; ++i) {
+      Ok(c.MutateRow(
+          "t1", "h",
+          std::vector{Set("hist", "q", i * kMillis, std::to_string(i))}));
+      Tick(1);
+    }
+    Ok(c.ModifyColumnFamilies(
+        "t1", std::vector{UpdateFamily("hist", GcRule::MaxVersions(5))}));
+    Tick();
+    // A cell that lost to a newer version of its timestamp (superseded):
+    // it counted for GC from its own version on, so compaction up to a
+    // horizon between the two versions removes the older cell.
+    Ok(c.MutateRow("t1", "g", std::vector{Set("one", "q", 1000, "old")}));
+    Tick(10);
+    Ok(c.MutateRow("t1", "g", std::vector{Set("one", "q", 7000, "winner")}));
+    between_ = MakeVersion(
+        TimestampOf(clock_.Now()) - std::chrono::milliseconds(2), 0);
+    c.ApplyReplicated(Replicated(OtherVersion(/*back_millis=*/5), "t1", "g",
+                                 {Set("one", "q", 7000, "loser")}));
+    Tick();
+  }
+
+  // The values of the cells of row `key` of table "t1".
+  std::vector<std::string> Values(Cluster& c, const std::string& key) {
+    std::vector<std::string> values;
+    RowSet rows;
+    rows.AddKey(key);
+    ReadOptions options;
+    options.rows = &rows;
+    Ok(c.ReadRows("t1", options,
+                  [&](std::string_view, std::span<const CellView> cells) {
+                    for (const CellView& cell : cells) {
+                      values.emplace_back(cell.value);
+                    }
+                    return true;
+                  }));
+    return values;
   }
 
   // Checks that the built state holds what the tests claim to cover.
@@ -306,12 +350,14 @@ class ImageTest : public ::testing::Test {
     const TableImage& t1 = image.tables[0].table;
     EXPECT_EQ(t1.id, "t1");
     EXPECT_GT(t1.tablets.size(), 3u);  // the split at "m" and auto-splits
-    EXPECT_EQ(t1.family_ids, 3u);
+    EXPECT_EQ(t1.family_ids, 5u);
     EXPECT_TRUE(t1.has_aggregates);
     EXPECT_THAT(t1.dropped_families, ElementsAre(::testing::Key("gone")));
-    ASSERT_EQ(t1.families.size(), 2u);
+    ASSERT_EQ(t1.families.size(), 4u);
     EXPECT_EQ(t1.families[0].name, "cf");
     EXPECT_EQ(t1.families[0].past_rules.size(), 2u);
+    EXPECT_EQ(t1.families[1].name, "hist");
+    EXPECT_EQ(t1.families[1].past_rules.size(), 1u);
     EXPECT_FALSE(t1.superseded.empty());
     EXPECT_EQ(t1.range_tombstones.size(), 1u);
     EXPECT_EQ(image.tables[1].table.tablets.size(), 4u);
@@ -321,6 +367,7 @@ class ImageTest : public ::testing::Test {
   Cluster original_;
   Cluster loaded_;
   Timestamp drop_time_;
+  Version between_ = 0;  // between the superseded cell's two versions
 };
 
 TEST_F(ImageTest, ALoadedImageIsTheSameCluster) {
@@ -382,6 +429,12 @@ TEST_F(ImageTest, ALoadedClusterHasTheSameFuture) {
                      return true;
                    }));
     EXPECT_THAT(values, ElementsAre("a", "e", "g", "once", "once"));
+  }
+  both("compaction between a superseded cell's versions",
+       [&](Cluster& c) { c.Compact(between_); });
+  for (Cluster* c : {&original_, &loaded_}) {
+    EXPECT_THAT(Values(*c, "g"), ElementsAre("winner"));
+    EXPECT_THAT(Values(*c, "h"), ElementsAre("3"));
   }
   both("compaction with a horizon", [&](Cluster& c) {
     c.Compact(MakeVersion(
