@@ -139,7 +139,10 @@ class Cluster {
 
   // ---- Images (cluster/image.h; cluster_image.cc) ----
   // Writes this cluster's complete state to `out`: ClusterImage, then each
-  // table (id order) and its stored rows (key order).
+  // table (id order) and its stored rows (key order). Left out, as
+  // CopyDataFrom leaves them: the random source of sampling filters and
+  // compaction's bookkeeping (a loaded table's next compaction visits
+  // every row, as a Clone's does, to the same result).
   void WriteImage(ImageWriter& out) const;
   // Replaces this cluster's state by an image's: LoadImage (drops every
   // table), then LoadTable for each table, each followed by LoadRow for

@@ -130,7 +130,18 @@ Result<std::unique_ptr<Table>> Table::FromImage(const TableImage& image,
     });
     for (const auto& [since, rule] : f.past_rules) {
       BTSIM_RETURN_IF_ERROR(rule.Validate(table + field + ".past_rules"));
+      // Each rule until the next one's, the last until `changed`.
+      if (since >= f.changed || (!entry->past_rules.empty() &&
+                                 since <= entry->past_rules.back().since)) {
+        return InvalidArgument(table + field +
+                               ": past rules not in ascending order before "
+                               "the family's last change");
+      }
       entry->past_rules.push_back(FamilyEntry::PastRule{since, rule});
+    }
+    if (f.aggregate != Aggregate::kNone && !image.has_aggregates) {
+      return InvalidArgument(
+          table + field + ": an aggregate family, but has_aggregates is false");
     }
     out->families_by_id_[f.id] = entry.get();
     out->families_[f.name] = std::move(entry);

@@ -609,6 +609,15 @@ TEST_F(BadImageTest, TablesThatDoNotFit) {
   t = good;
   t.id = "bad id";
   refused(t, "table id");
+  t = good;
+  t.families[0].aggregate = Aggregate::kSum;
+  refused(t, "has_aggregates");
+  t = good;
+  t.families[0].past_rules = {{t.families[0].changed, GcRule::MaxVersions(1)}};
+  refused(t, "past rules");
+  t = good;
+  t.superseded.push_back(SupersededImage{.row_key = "a", .family_id = 2});
+  refused(t, "superseded");
   EXPECT_TRUE(fresh.ListTables().empty());
   Ok(fresh.LoadTable(good));
   refused(good, "loaded twice");
