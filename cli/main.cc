@@ -106,14 +106,21 @@ int main(int argc, char** argv) {
   serve->add_option("--client-zone", serve_options.instance.client_zone,
                     "Zone that external clients are assumed to be in "
                     "(default: the first cluster's zone)");
-  std::string data_dir;
+  btsim::cli::DataDirArgs data_dir;
   serve->add_option(
-      "--data-dir", data_dir,
+      "--data-dir", data_dir.dir,
       "Keep the served state (tables, data, app profiles, clusters, "
       "replication positions) in the existing directory DIR: it survives a "
       "restart, and every call is answered only once what it changed is "
       "on disk (docs/durability.md). Restart with the same --config or "
       "--clusters");
+  serve
+      ->add_option(
+          "--snapshot-journal-bytes", data_dir.store.snapshot_journal_bytes,
+          "With --data-dir: take a snapshot of the served state, and start "
+          "a new journal, once the journal holds more than this many bytes "
+          "and more than the last snapshot (0: never)")
+      ->capture_default_str();
   std::string config_path;
   serve->add_option(
       "--config", config_path,
@@ -208,7 +215,7 @@ int main(int argc, char** argv) {
                      "--clusters (the scenario describes the instance)\n");
         return kServeUsageError;
       }
-      if (!data_dir.empty()) {
+      if (!data_dir.dir.empty()) {
         std::fprintf(stderr,
                      "--data-dir cannot be combined with --scenario (a "
                      "scenario's run starts from its own description)\n");

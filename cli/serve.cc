@@ -222,8 +222,8 @@ int PlayScenario(api::Server& server, Stops& stops,
   scenarios::PrintSummary(scenario, outcome, out);
   int code = outcome.passed ? 0 : kServeFailed;
   if (!args.out_dir.empty()) {
-    Status s =
-        WriteRunOutputs(scenario, outcome, &metrics, args.out_dir, args.formats);
+    Status s = WriteRunOutputs(scenario, outcome, &metrics, args.out_dir,
+                               args.formats);
     if (!s.ok()) {
       err << "btsim serve: " << s.message() << "\n";
       code = kServeUsageError;
@@ -262,6 +262,18 @@ class RegistryAccess : public durable::InstanceAccess {
                            registry_.Lock(name));
     return fn(*locked.instance);
   }
+  Status WithAll(
+      const std::function<Status(const std::vector<instance::Instance*>&)>& fn)
+      override {
+    std::vector<api::ServedInstance*> served = registry_.All();  // by name
+    std::vector<std::unique_lock<std::mutex>> locks;
+    std::vector<instance::Instance*> instances;
+    for (api::ServedInstance* s : served) {
+      locks.emplace_back(s->mu);
+      instances.push_back(s->instance.get());
+    }
+    return fn(instances);
+  }
 
  private:
   api::InstanceRegistry& registry_;
@@ -270,11 +282,12 @@ class RegistryAccess : public durable::InstanceAccess {
 int RunServe(api::ServerOptions options, int metrics_port,
              const ServeScenarioArgs& args,
              const scenarios::LoadedScenario* scenario, std::ostream& out,
-             std::ostream& err, const std::string& data_dir) {
+             std::ostream& err, const DataDirArgs& data) {
+  const std::string& data_dir = data.dir;
   // Declared before the server, which keeps pointers to its journals.
   std::unique_ptr<durable::Store> store;
   if (!data_dir.empty()) {
-    auto opened = durable::Store::Open(data_dir);
+    auto opened = durable::Store::Open(data_dir, data.store);
     if (!opened.ok()) {
       err << "btsim serve: " << opened.status().message() << "\n";
       return kServeUsageError;
@@ -305,8 +318,15 @@ int RunServe(api::ServerOptions options, int metrics_port,
         };
   }
   api::Server server(options);
+  RegistryAccess access(server.registry());
+  // Snapshots stop before `access` and the server go (declared after them).
+  struct StopSnapshots {
+    durable::Store* store;
+    ~StopSnapshots() {
+      if (store != nullptr) store->StopSnapshots();
+    }
+  } stop_snapshots{store.get()};
   if (store != nullptr) {
-    RegistryAccess access(server.registry());
     auto recovered = store->Recover(access);
     if (!recovered.ok()) {
       err << "btsim serve: --data-dir " << data_dir << ": "
@@ -316,8 +336,15 @@ int RunServe(api::ServerOptions options, int metrics_port,
     // New commits order after every persisted one.
     server.AdvanceClockTo(recovered->high_water + std::chrono::microseconds(1));
     spdlog::info(
-        "btsim serve: --data-dir {}: replayed {} records of {} instance(s){}",
-        data_dir, recovered->records, recovered->instances,
+        "btsim serve: --data-dir {}: {}replayed {} records of {} "
+        "instance(s){}",
+        data_dir,
+        recovered->generation == 0
+            ? std::string()
+            : "loaded snapshot " + std::to_string(recovered->generation) +
+                  " (" + std::to_string(recovered->snapshot_records) +
+                  " records), ",
+        recovered->records, recovered->instances,
         recovered->torn_tail ? " (dropped a torn final record at offset " +
                                    std::to_string(recovered->torn_offset) + ")"
                              : std::string());

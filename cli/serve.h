@@ -21,6 +21,7 @@
 
 #include "api/server.h"
 #include "base/result.h"
+#include "durable/store.h"
 #include "scenarios/history_export.h"
 #include "scenarios/loader.h"
 
@@ -45,17 +46,24 @@ struct ServeScenarioArgs {
 Result<scenarios::LoadedScenario> LoadServeScenario(
     const ServeScenarioArgs& args);
 
+// `btsim serve --data-dir`: where the served state is kept, and when it
+// takes snapshots (durable/store.h).
+struct DataDirArgs {
+  std::string dir;  // empty: in memory only
+  durable::StoreOptions store;
+};
+
 // Serves until a stop signal, or plays `scenario` (null: none; its
 // instance description must be options.instance) to its end; returns the
 // exit code. With `metrics_port` >= 0 (0: a free port), also serves
-// Prometheus metrics at http://HOST:PORT/metrics. With a `data_dir`, the
+// Prometheus metrics at http://HOST:PORT/metrics. With a `data.dir`, the
 // served state is recovered from it and kept there (durable/store.h):
-// exit 2 naming it when it cannot be used, 1 when its journal cannot be
-// replayed.
+// exit 2 naming it when it cannot be used, 1 when its files cannot be
+// loaded.
 int RunServe(api::ServerOptions options, int metrics_port,
              const ServeScenarioArgs& args,
              const scenarios::LoadedScenario* scenario, std::ostream& out,
-             std::ostream& err, const std::string& data_dir = {});
+             std::ostream& err, const DataDirArgs& data = {});
 
 }  // namespace btsim::cli
 

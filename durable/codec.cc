@@ -15,29 +15,6 @@ cluster::Timestamp At(int64_t micros) {
   return cluster::TimestampFromMicros(micros);
 }
 
-void EncodeGcRule(const cluster::GcRule& rule, v1::GcRule* out) {
-  out->set_kind(static_cast<int32_t>(rule.kind));
-  out->set_max_versions(rule.max_versions);
-  out->set_max_age_micros(rule.max_age.count());
-  for (const cluster::GcRule& r : rule.rules) EncodeGcRule(r, out->add_rules());
-}
-
-Result<cluster::GcRule> DecodeGcRule(const v1::GcRule& in) {
-  if (in.kind() < 0 ||
-      in.kind() > static_cast<int32_t>(cluster::GcRule::Kind::kUnion)) {
-    return InvalidArgument("GC rule kind " + std::to_string(in.kind()));
-  }
-  cluster::GcRule rule;
-  rule.kind = static_cast<cluster::GcRule::Kind>(in.kind());
-  rule.max_versions = in.max_versions();
-  rule.max_age = std::chrono::microseconds(in.max_age_micros());
-  for (const v1::GcRule& r : in.rules()) {
-    BTSIM_ASSIGN_OR_RETURN(cluster::GcRule sub, DecodeGcRule(r));
-    rule.rules.push_back(std::move(sub));
-  }
-  return rule;
-}
-
 void EncodeMutation(const Mutation& mutation, v1::Mutation* out) {
   out->set_type(static_cast<int32_t>(mutation.index()));
   std::visit(
@@ -89,6 +66,29 @@ Result<Mutation> DecodeMutation(const v1::Mutation& in) {
 }
 
 }  // namespace
+
+void EncodeGcRule(const cluster::GcRule& rule, v1::GcRule* out) {
+  out->set_kind(static_cast<int32_t>(rule.kind));
+  out->set_max_versions(rule.max_versions);
+  out->set_max_age_micros(rule.max_age.count());
+  for (const cluster::GcRule& r : rule.rules) EncodeGcRule(r, out->add_rules());
+}
+
+Result<cluster::GcRule> DecodeGcRule(const v1::GcRule& in) {
+  if (in.kind() < 0 ||
+      in.kind() > static_cast<int32_t>(cluster::GcRule::Kind::kUnion)) {
+    return InvalidArgument("GC rule kind " + std::to_string(in.kind()));
+  }
+  cluster::GcRule rule;
+  rule.kind = static_cast<cluster::GcRule::Kind>(in.kind());
+  rule.max_versions = in.max_versions();
+  rule.max_age = std::chrono::microseconds(in.max_age_micros());
+  for (const v1::GcRule& r : in.rules()) {
+    BTSIM_ASSIGN_OR_RETURN(cluster::GcRule sub, DecodeGcRule(r));
+    rule.rules.push_back(std::move(sub));
+  }
+  return rule;
+}
 
 void EncodeRecord(const CommitRecord& record, v1::CommitRecord* out) {
   out->set_kind(static_cast<int32_t>(record.kind));
@@ -151,6 +151,7 @@ void EncodeMetadata(const instance::Instance& instance, v1::Metadata* out) {
     cluster->set_id(c.id);
     cluster->set_zone(c.zone);
     cluster->set_nodes(c.nodes);
+    cluster->set_origin(instance.replicas().OriginOf(c.id).value_or(0));
   }
   for (const appprofile::AppProfile& p : instance.profiles().List()) {
     v1::AppProfile* profile = out->add_profiles();

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/check.h"
+
 namespace btsim::durable {
 
 namespace {
@@ -67,71 +69,209 @@ std::string EncodeFrame(uint8_t type, std::string_view payload) {
   return frame;
 }
 
-Result<Scan> ScanLog(const std::string& path) {
-  Scan scan;
+Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& path,
+                                                   std::string_view magic) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return scan;
+    if (errno == ENOENT) return NotFound(Errno(path));
     return Unavailable(Errno(path));
   }
-  std::string data;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status s = Unavailable(Errno(path));
+    ::close(fd);
+    return s;
+  }
+  auto reader = std::unique_ptr<LogReader>(
+      new LogReader(fd, path, static_cast<uint64_t>(st.st_size)));
+  BTSIM_ASSIGN_OR_RETURN(size_t have, reader->Fill(magic.size()));
+  const std::string_view head(reader->buffer_.data(), have);
+  if (have < magic.size()) {
+    // Torn while being created (the magic is synced before any frame).
+    if (magic.substr(0, have) != head) {
+      return Corrupt(path, 0, "not a btsim file of this kind");
+    }
+    reader->torn_tail_ = have > 0;
+    reader->done_ = true;
+    return reader;
+  }
+  if (head != magic) return Corrupt(path, 0, "not a btsim file of this kind");
+  reader->offset_ = magic.size();
+  return reader;
+}
+
+LogReader::LogReader(int fd, std::string path, uint64_t file_size)
+    : fd_(fd), path_(std::move(path)), file_size_(file_size) {}
+
+LogReader::~LogReader() { ::close(fd_); }
+
+Result<size_t> LogReader::Fill(size_t n) {
+  const uint64_t have_end = buffer_start_ + buffer_.size();
+  if (offset_ < buffer_start_ || offset_ > have_end) {
+    buffer_.clear();
+    buffer_start_ = offset_;
+  } else if (offset_ > buffer_start_) {
+    buffer_.erase(0, offset_ - buffer_start_);
+    buffer_start_ = offset_;
+  }
+  const uint64_t left = file_size_ > offset_ ? file_size_ - offset_ : 0;
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(n, left));
+  constexpr size_t kChunk = 1 << 20;
+  while (buffer_.size() < want) {
+    const size_t old_size = buffer_.size();
+    const size_t ask = std::max(want - old_size, kChunk);
+    buffer_.resize(old_size + ask);
+    const ssize_t got = ::pread(fd_, buffer_.data() + old_size, ask,
+                                static_cast<off_t>(buffer_start_ + old_size));
+    if (got < 0) {
+      buffer_.resize(old_size);
+      if (errno == EINTR) continue;
+      return Unavailable(Errno(path_));
+    }
+    buffer_.resize(old_size + static_cast<size_t>(got));
+    if (got == 0) break;  // the file shrank under us: read what is there
+  }
+  return std::min(want, buffer_.size());
+}
+
+Result<bool> LogReader::ValidFrameFrom(uint64_t from) {
+  std::string rest(file_size_ > from ? file_size_ - from : 0, '\0');
+  size_t have = 0;
+  while (have < rest.size()) {
+    const ssize_t n = ::pread(fd_, rest.data() + have, rest.size() - have,
+                              static_cast<off_t>(from + have));
     if (n < 0) {
       if (errno == EINTR) continue;
-      Status s = Unavailable(Errno(path));
-      ::close(fd);
-      return s;
+      return Unavailable(Errno(path_));
     }
     if (n == 0) break;
-    data.append(buffer, static_cast<size_t>(n));
+    have += static_cast<size_t>(n);
   }
-  ::close(fd);
-  scan.file_size = data.size();
-  if (data.size() < kLogMagic.size()) {
-    // Torn while being created (the magic is synced before any frame).
-    if (kLogMagic.substr(0, data.size()) != data) {
-      return Corrupt(path, 0, "not a btsim journal");
-    }
-    scan.torn_tail = !data.empty();
-    return scan;
+  rest.resize(have);
+  for (size_t p = 0; p + kFrameHeader <= rest.size(); ++p) {
+    const uint32_t length = GetU32(rest.data() + p);
+    if (length > rest.size() - p - kFrameHeader) continue;
+    const std::string_view payload(rest.data() + p + kFrameHeader, length);
+    const auto type = static_cast<uint8_t>(rest[p + 8]);
+    if (Checksum(type, payload) == GetU32(rest.data() + p + 4)) return true;
   }
-  if (std::string_view(data).substr(0, kLogMagic.size()) != kLogMagic) {
-    return Corrupt(path, 0, "not a btsim journal");
+  return false;
+}
+
+Result<bool> LogReader::EndAt(std::string_view why) {
+  // A crash while a write was under way leaves a prefix of it (or zeros)
+  // after the last complete frame, and nothing valid after that; a valid
+  // frame further on means the bad one is damage to acknowledged data.
+  BTSIM_ASSIGN_OR_RETURN(bool later, ValidFrameFrom(offset_ + 1));
+  if (later) return Corrupt(path_, offset_, std::string(why));
+  torn_tail_ = true;
+  done_ = true;
+  return false;
+}
+
+Result<bool> LogReader::Next(Frame* frame) {
+  if (done_ || offset_ >= file_size_) {
+    done_ = true;
+    return false;
   }
-  uint64_t offset = kLogMagic.size();
-  while (offset < data.size()) {
-    const uint64_t left = data.size() - offset;
-    if (left < kFrameHeader) {
-      scan.torn_tail = true;
-      break;
-    }
-    const char* p = data.data() + offset;
-    const uint32_t length = GetU32(p);
-    const uint32_t crc = GetU32(p + 4);
-    const uint8_t type = static_cast<uint8_t>(p[8]);
-    if (length > kMaxFrame) {
-      return Corrupt(path, offset,
-                     "length " + std::to_string(length) + " is too large");
-    }
-    if (left - kFrameHeader < length) {
-      scan.torn_tail = true;  // incomplete: the last frame, cut short
-      break;
-    }
-    std::string_view payload(p + kFrameHeader, length);
-    if (Checksum(type, payload) != crc) {
-      if (left - kFrameHeader == length) {
-        scan.torn_tail = true;  // the last frame, partly written
-        break;
-      }
-      return Corrupt(path, offset, "checksum mismatch");
-    }
-    scan.frames.push_back(Frame{offset, type, std::string(payload)});
-    offset += kFrameHeader + length;
+  const uint64_t left = file_size_ - offset_;
+  BTSIM_ASSIGN_OR_RETURN(size_t have, Fill(kFrameHeader));
+  if (have < kFrameHeader) {
+    torn_tail_ = true;  // not even a header: nothing can follow
+    done_ = true;
+    return false;
   }
-  scan.end = offset;
+  const char* p = buffer_.data();
+  const uint32_t length = GetU32(p);
+  const uint32_t crc = GetU32(p + 4);
+  const uint8_t type = static_cast<uint8_t>(p[8]);
+  if (length > kMaxFrame) {
+    return EndAt("length " + std::to_string(length) + " is too large");
+  }
+  if (left - kFrameHeader < length) {
+    return EndAt("length " + std::to_string(length) +
+                 " runs past the end of the file");
+  }
+  BTSIM_ASSIGN_OR_RETURN(have, Fill(kFrameHeader + length));
+  if (have < kFrameHeader + length) {
+    return EndAt("the file ends inside the record");
+  }
+  std::string_view payload(buffer_.data() + kFrameHeader, length);
+  if (Checksum(type, payload) != crc) return EndAt("checksum mismatch");
+  frame->offset = offset_;
+  frame->type = type;
+  frame->payload.assign(payload);
+  offset_ += kFrameHeader + length;
+  return true;
+}
+
+Result<Scan> ScanLog(const std::string& path) {
+  Scan scan;
+  auto reader = LogReader::Open(path, kLogMagic);
+  if (!reader.ok()) {
+    if (reader.status().code() == StatusCode::kNotFound) return scan;
+    return reader.status();
+  }
+  Frame frame;
+  while (true) {
+    BTSIM_ASSIGN_OR_RETURN(bool more, (*reader)->Next(&frame));
+    if (!more) break;
+    scan.frames.push_back(std::move(frame));
+  }
+  scan.end = (*reader)->end();
+  scan.torn_tail = (*reader)->torn_tail();
+  scan.file_size = (*reader)->file_size();
   return scan;
+}
+
+Result<std::unique_ptr<FrameFileWriter>> FrameFileWriter::Create(
+    const std::string& path, std::string_view magic) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Unavailable(Errno(path));
+  auto writer = std::unique_ptr<FrameFileWriter>(new FrameFileWriter(fd, path));
+  writer->buffer_.assign(magic);
+  return writer;
+}
+
+FrameFileWriter::FrameFileWriter(int fd, std::string path)
+    : fd_(fd), path_(std::move(path)) {}
+
+FrameFileWriter::~FrameFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status FrameFileWriter::Add(uint8_t type, std::string_view payload) {
+  if (fd_ < 0) return FailedPrecondition(path_ + ": already finished");
+  buffer_ += EncodeFrame(type, payload);
+  if (buffer_.size() >= (4u << 20)) return Flush();
+  return OkStatus();
+}
+
+Status FrameFileWriter::Flush() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    const ssize_t n =
+        ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Unavailable(Errno(path_ + ": write"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  written_ += buffer_.size();
+  buffer_.clear();
+  return OkStatus();
+}
+
+Status FrameFileWriter::Finish() {
+  if (fd_ < 0) return FailedPrecondition(path_ + ": already finished");
+  BTSIM_RETURN_IF_ERROR(Flush());
+  if (::fsync(fd_) != 0) return Unavailable(Errno(path_ + ": fsync"));
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) return Unavailable(Errno(path_ + ": close"));
+  return OkStatus();
 }
 
 Status SyncDirectory(const std::string& dir) {
@@ -143,8 +283,17 @@ Status SyncDirectory(const std::string& dir) {
   return s;
 }
 
-Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& path,
-                                                   uint64_t end) {
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+namespace {
+
+// Opens a journal file for appending at `*end`: created with the magic
+// when *end is 0 (then *end is the magic's size), else truncated to *end.
+// The file and its directory are synced. Returns the descriptor.
+Result<int> OpenJournalFile(const std::string& path, uint64_t* end) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Unavailable(Errno(path));
   auto fail = [&](const std::string& what) {
@@ -152,22 +301,52 @@ Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& path,
     ::close(fd);
     return s;
   };
-  if (end < kLogMagic.size()) {
+  if (*end < kLogMagic.size()) {
     if (::ftruncate(fd, 0) != 0) return fail("truncate");
     if (::pwrite(fd, kLogMagic.data(), kLogMagic.size(), 0) !=
         static_cast<ssize_t>(kLogMagic.size())) {
       return fail("write");
     }
-    end = kLogMagic.size();
-  } else if (::ftruncate(fd, static_cast<off_t>(end)) != 0) {
+    *end = kLogMagic.size();
+  } else if (::ftruncate(fd, static_cast<off_t>(*end)) != 0) {
     return fail("truncate");
   }
   if (::fsync(fd) != 0) return fail("fsync");
-  if (::lseek(fd, static_cast<off_t>(end), SEEK_SET) < 0) return fail("seek");
-  const size_t slash = path.rfind('/');
-  BTSIM_RETURN_IF_ERROR(
-      SyncDirectory(slash == std::string::npos ? "." : path.substr(0, slash)));
+  if (::lseek(fd, static_cast<off_t>(*end), SEEK_SET) < 0) {
+    return fail("seek");
+  }
+  Status synced = SyncDirectory(DirectoryOf(path));
+  if (!synced.ok()) {
+    ::close(fd);
+    return synced;
+  }
+  return fd;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LogWriter>> LogWriter::Open(const std::string& path,
+                                                   uint64_t end) {
+  BTSIM_ASSIGN_OR_RETURN(int fd, OpenJournalFile(path, &end));
   return std::unique_ptr<LogWriter>(new LogWriter(fd, path, end));
+}
+
+Status LogWriter::Switch(const std::string& path) {
+  uint64_t end = 0;
+  BTSIM_ASSIGN_OR_RETURN(int fd, OpenJournalFile(path, &end));
+  Sync();
+  int old_fd;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Nothing was appended since Sync (the caller's promise): the flusher
+    // is idle and picks up the new descriptor with its next batch.
+    BTSIM_CHECK(pending_.empty() && durable_ == appended_);
+    old_fd = fd_;
+    fd_ = fd;
+    path_ = path;
+  }
+  ::close(old_fd);
+  return OkStatus();
 }
 
 LogWriter::LogWriter(int fd, std::string path, uint64_t end)
@@ -257,6 +436,7 @@ void LogWriter::FlushLoop() {
   std::string batch;
   while (true) {
     uint64_t end;
+    int fd;
     {
       std::unique_lock<std::mutex> lock(mu_);
       queued_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
@@ -264,18 +444,19 @@ void LogWriter::FlushLoop() {
       batch.swap(pending_);
       pending_.clear();
       end = appended_;
+      fd = fd_;
     }
     // One write and one sync for everything queued meanwhile: the group.
     size_t done = 0;
     while (done < batch.size()) {
-      const ssize_t n = ::write(fd_, batch.data() + done, batch.size() - done);
+      const ssize_t n = ::write(fd, batch.data() + done, batch.size() - done);
       if (n < 0) {
         if (errno == EINTR) continue;
         Fail("write");
       }
       done += static_cast<size_t>(n);
     }
-    if (::fdatasync(fd_) != 0) Fail("fdatasync");
+    if (::fdatasync(fd) != 0) Fail("fdatasync");
     batch.clear();
     std::vector<std::function<void()>> released;
     {

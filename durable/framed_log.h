@@ -47,10 +47,80 @@ struct Scan {
   uint64_t file_size = 0;
 };
 
-// Reads the journal at `path` (absent: no frames, end 0). DATA_LOSS
-// "PATH: corrupt record at offset N (...)" for a bad frame that is not the
-// last one or a bad magic.
+// Reads a file of frames front to back, one frame at a time: the file is
+// never in memory as a whole. Not thread-safe.
+class LogReader {
+ public:
+  // Opens `path`, which must start with `magic` (a shorter file must be a
+  // prefix of it: torn while being created). NOT_FOUND when absent.
+  static Result<std::unique_ptr<LogReader>> Open(const std::string& path,
+                                                 std::string_view magic);
+  ~LogReader();
+  LogReader(const LogReader&) = delete;
+  LogReader& operator=(const LogReader&) = delete;
+
+  // The next frame into *frame: true; false once the valid frames end
+  // (then end() and torn_tail() say how). A bad frame (checksum mismatch,
+  // impossible length, cut short by the end of the file) ends the frames
+  // as a torn tail when no valid frame starts anywhere after it, since a
+  // crash during a write leaves only a prefix of it (or zeros); else it
+  // is DATA_LOSS "PATH: corrupt record at offset N (...)".
+  Result<bool> Next(Frame* frame);
+  uint64_t end() const { return offset_; }  // after the last valid frame
+  bool torn_tail() const { return torn_tail_; }
+  uint64_t file_size() const { return file_size_; }
+
+ private:
+  LogReader(int fd, std::string path, uint64_t file_size);
+  // Makes `n` bytes from offset_ available in buffer_ (fewer at the end of
+  // the file); returns how many are.
+  Result<size_t> Fill(size_t n);
+  // Whether a frame with a valid checksum starts at any byte from `from`
+  // on (reads the rest of the file: only once a frame is bad).
+  Result<bool> ValidFrameFrom(uint64_t from);
+  // The end of the frames at offset_, torn or corrupt (see Next).
+  Result<bool> EndAt(std::string_view why);
+
+  const int fd_;
+  const std::string path_;
+  const uint64_t file_size_;
+  uint64_t offset_ = 0;  // of the next frame
+  std::string buffer_;   // the file's bytes from buffer_start_ on
+  uint64_t buffer_start_ = 0;
+  bool torn_tail_ = false;
+  bool done_ = false;
+};
+
+// Reads the journal at `path` (absent: no frames, end 0) into memory: for
+// tests and tools; recovery streams with LogReader. Errors as
+// LogReader's.
 Result<Scan> ScanLog(const std::string& path);
+
+// Writes a new file of frames in one go (a snapshot), buffered. Not
+// thread-safe.
+class FrameFileWriter {
+ public:
+  // Creates (or truncates) `path` and writes `magic`.
+  static Result<std::unique_ptr<FrameFileWriter>> Create(
+      const std::string& path, std::string_view magic);
+  ~FrameFileWriter();  // closes the file (without syncing) if not Finished
+  FrameFileWriter(const FrameFileWriter&) = delete;
+  FrameFileWriter& operator=(const FrameFileWriter&) = delete;
+
+  Status Add(uint8_t type, std::string_view payload);
+  // Writes what is buffered, fsyncs and closes the file.
+  Status Finish();
+  uint64_t size() const { return written_ + buffer_.size(); }
+
+ private:
+  FrameFileWriter(int fd, std::string path);
+  Status Flush();
+
+  int fd_;
+  const std::string path_;
+  std::string buffer_;
+  uint64_t written_ = 0;
+};
 
 // Appends frames to one file with group commit: Append queues a frame in
 // memory, one flusher thread writes what is queued and fdatasyncs it, and
@@ -71,6 +141,11 @@ class LogWriter {
 
   // Queues a frame; returns where it ends in the file (its sequence).
   uint64_t Append(uint8_t type, std::string_view payload);
+  // Continues in a new file `path`: creates it with the magic, syncs it and
+  // its directory, waits until everything appended so far is on disk,
+  // then writes later frames there (sequences continue). The caller
+  // appends nothing while it runs. On an error nothing has changed.
+  Status Switch(const std::string& path);
   // Blocks until every byte before `end` is on disk.
   void WaitDurable(uint64_t end);
   // Blocks until everything appended before the call is on disk.
@@ -88,8 +163,8 @@ class LogWriter {
   void FlushLoop();
   [[noreturn]] void Fail(const char* what);
 
-  const int fd_;
-  const std::string path_;
+  int fd_;            // guarded by mu_ (Switch changes it)
+  std::string path_;  // guarded by mu_
   mutable std::mutex mu_;
   std::condition_variable queued_cv_;   // the flusher waits for work
   std::condition_variable durable_cv_;  // writers wait for their sync
@@ -105,6 +180,8 @@ class LogWriter {
 
 // fsyncs the directory `dir` (after creating or renaming a file in it).
 Status SyncDirectory(const std::string& dir);
+// The directory part of `path` ("." when it has none).
+std::string DirectoryOf(const std::string& path);
 
 }  // namespace btsim::durable
 

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <utility>
 #include <vector>
@@ -25,58 +27,59 @@ sim::Time TimeOf(cluster::Version version) {
   return sim::Time(cluster::VersionTime(version).time_since_epoch());
 }
 
-// Makes `instance`'s metadata what `meta` says. The first metadata of an
-// instance is the one it was created with: its clusters must be the ones
-// this configuration gives it.
-Status ApplyMetadata(instance::Instance& instance, const v1::Metadata& meta,
-                     bool first) {
-  std::vector<instance::ClusterConfig> now = instance.Clusters();
-  if (first) {
-    std::string want, have;
-    for (const v1::Cluster& c : meta.clusters()) {
-      want += (want.empty() ? "" : ",") + c.id() + "=" + c.zone();
+// The files of generation `g`: the snapshot it starts from (none for 0)
+// and the journal after it.
+std::string JournalPath(const std::string& dir, uint64_t g) {
+  return g == 0 ? dir + "/journal.log"
+                : dir + "/journal." + std::to_string(g) + ".log";
+}
+std::string SnapshotPath(const std::string& dir, uint64_t g) {
+  return dir + "/snapshot." + std::to_string(g);
+}
+std::string SnapshotTempPath(const std::string& dir) {
+  return dir + "/snapshot.tmp";
+}
+
+// The generation a file name belongs to, for "snapshot.G", "journal.log"
+// (0) and "journal.G.log"; nullopt for other names.
+std::optional<uint64_t> GenerationOf(const std::string& name,
+                                     bool* is_snapshot) {
+  auto number = [](std::string_view digits) -> std::optional<uint64_t> {
+    if (digits.empty() || digits.size() > 18) return std::nullopt;
+    uint64_t g = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      g = g * 10 + static_cast<uint64_t>(c - '0');
     }
-    for (const instance::ClusterConfig& c : now) {
-      have += (have.empty() ? "" : ",") + c.id + "=" + c.zone;
-    }
-    if (want != have) {
-      return FailedPrecondition(
-          "instance " + instance.name() + " was created with clusters " + want +
-          ", but this configuration gives it " + have +
-          "; start with the configuration the data was written with");
-    }
+    return g;
+  };
+  const std::string_view n(name);
+  *is_snapshot = n.starts_with("snapshot.");
+  if (*is_snapshot) return number(n.substr(9));
+  if (n == "journal.log") return 0;
+  if (n.starts_with("journal.") && n.ends_with(".log")) {
+    return number(n.substr(8, n.size() - 12));
   }
-  std::set<std::string> listed;
-  for (const v1::Cluster& c : meta.clusters()) listed.insert(c.id());
-  for (const instance::ClusterConfig& c : now) {
-    if (!listed.contains(c.id)) {
-      BTSIM_RETURN_IF_ERROR(instance.RemoveCluster(c.id));
-    }
+  return std::nullopt;
+}
+
+// The snapshots and journals in `dir`, by generation.
+struct Files {
+  std::set<uint64_t> snapshots;
+  std::set<uint64_t> journals;
+};
+
+Result<Files> ListFiles(const std::string& dir) {
+  Files files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    bool is_snapshot = false;
+    auto g = GenerationOf(entry.path().filename().string(), &is_snapshot);
+    if (!g) continue;
+    (is_snapshot ? files.snapshots : files.journals).insert(*g);
   }
-  for (const v1::Cluster& c : meta.clusters()) {
-    bool found = false;
-    for (const instance::ClusterConfig& have : instance.Clusters()) {
-      if (have.id != c.id()) continue;
-      found = true;
-      if (have.nodes != c.nodes()) {
-        BTSIM_RETURN_IF_ERROR(instance.SetNodes(c.id(), c.nodes()));
-      }
-    }
-    if (!found) {
-      BTSIM_RETURN_IF_ERROR(
-          instance.AddCluster({c.id(), c.zone(), std::max(1, c.nodes())}));
-    }
-  }
-  instance.profiles().Restore(DecodeProfiles(meta), meta.etag_counter());
-  std::set<std::string> protect(meta.protected_tables().begin(),
-                                meta.protected_tables().end());
-  for (const std::string& table : instance.ProtectedTables()) {
-    if (!protect.contains(table)) instance.SetDeletionProtection(table, false);
-  }
-  for (const std::string& table : protect) {
-    instance.SetDeletionProtection(table, true);
-  }
-  return OkStatus();
+  if (error) return Unavailable(dir + ": " + error.message());
+  return files;
 }
 
 }  // namespace
@@ -84,8 +87,13 @@ Status ApplyMetadata(instance::Instance& instance, const v1::Metadata& meta,
 // One instance's journal: its records, tagged with its number.
 class Store::InstanceLog : public instance::InstanceJournal {
  public:
-  InstanceLog(Store& store, uint32_t number) : store_(store), number_(number) {}
+  InstanceLog(Store& store, uint32_t number, v1::Metadata created_with)
+      : store_(store),
+        number_(number),
+        created_with_(std::move(created_with)) {}
   uint32_t number() const { return number_; }
+  // The clusters the instance was created with (snapshots keep them).
+  const v1::Metadata& created_with() const { return created_with_; }
 
   void OnCommit(uint32_t origin, uint64_t position,
                 const cluster::CommitRecord& record) override {
@@ -126,12 +134,14 @@ class Store::InstanceLog : public instance::InstanceJournal {
   }
   Store& store_;
   const uint32_t number_;
+  const v1::Metadata created_with_;
   // Scratch, reused (the instance's lock serialises the calls).
   v1::JournalRecord record_;
   std::string payload_;
 };
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
+Result<std::unique_ptr<Store>> Store::Open(const std::string& dir,
+                                           StoreOptions options) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
     return FailedPrecondition("--data-dir " + dir + ": " +
@@ -161,17 +171,31 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
              : std::string("cannot lock ") + lock_path + ": " +
                    std::strerror(error)));
   }
-  return std::unique_ptr<Store>(new Store(dir, fd));
+  return std::unique_ptr<Store>(new Store(dir, fd, options));
 }
 
-Store::Store(std::string dir, int lock_fd)
-    : dir_(std::move(dir)),
-      journal_path_(dir_ + "/journal.log"),
-      lock_fd_(lock_fd) {}
+Store::Store(std::string dir, int lock_fd, StoreOptions options)
+    : dir_(std::move(dir)), lock_fd_(lock_fd), options_(options) {}
 
 Store::~Store() {
+  StopSnapshots();
   writer_.reset();    // syncs what is queued
   ::close(lock_fd_);  // releases the lock
+}
+
+std::string Store::journal_path() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return JournalPath(dir_, generation_);
+}
+
+uint64_t Store::generation() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
+uint64_t Store::snapshots() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return snapshots_;
 }
 
 uint64_t Store::syncs() const {
@@ -179,7 +203,18 @@ uint64_t Store::syncs() const {
 }
 
 void Store::Append(const std::string& payload) {
-  writer_->Append(kRecordType, payload);
+  const uint64_t end = writer_->Append(kRecordType, payload);
+  if (options_.snapshot_journal_bytes == 0) return;
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t limit =
+        std::max(options_.snapshot_journal_bytes, snapshot_bytes_);
+    if (!snapshot_wanted_ && end - journal_start_ > limit) {
+      snapshot_wanted_ = wake = true;
+    }
+  }
+  if (wake) snapshot_cv_.notify_one();
 }
 
 void Store::Sync() {
@@ -194,14 +229,22 @@ void Store::AfterSync(std::function<void()> done) {
   writer_->AfterSync(std::move(done));
 }
 
-void Store::Attach(instance::Instance& instance,
-                   std::optional<uint32_t> number) {
+void Store::Attach(instance::Instance& instance, std::optional<uint32_t> number,
+                   const v1::Metadata* created_with) {
+  v1::Metadata clusters;
+  if (created_with != nullptr) {
+    *clusters.mutable_clusters() = created_with->clusters();
+  } else {
+    EncodeMetadata(instance, &clusters);
+    clusters.clear_profiles();
+    clusters.clear_protected_tables();
+  }
   std::unique_ptr<InstanceLog> log;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const uint32_t n = number.value_or(next_number_);
     next_number_ = std::max(next_number_, n + 1);
-    log = std::make_unique<InstanceLog>(*this, n);
+    log = std::make_unique<InstanceLog>(*this, n, std::move(clusters));
   }
   if (!number) {
     log->WriteName(instance.name());
@@ -213,11 +256,13 @@ void Store::Attach(instance::Instance& instance,
 }
 
 void Store::OnInstanceCreated(instance::Instance& instance) {
+  // Not while a snapshot is written: its record goes to the next journal.
+  std::lock_guard<std::mutex> snapshot(snapshot_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (recovering_ || writer_ == nullptr) return;
   }
-  Attach(instance, std::nullopt);
+  Attach(instance, std::nullopt, nullptr);
 }
 
 Result<Recovery> Store::Recover(InstanceAccess& access) {
@@ -225,15 +270,86 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
     std::lock_guard<std::mutex> lock(mu_);
     recovering_ = true;
   }
-  BTSIM_ASSIGN_OR_RETURN(Scan scan, ScanLog(journal_path_));
+  BTSIM_ASSIGN_OR_RETURN(Files files, ListFiles(dir_));
+  const uint64_t g = files.snapshots.empty() ? 0 : *files.snapshots.rbegin();
+  // A journal after the newest snapshot can only be one a snapshot was
+  // starting when the server stopped: empty. Records in it mean its
+  // snapshot went missing.
+  for (auto it = files.journals.upper_bound(g); it != files.journals.end();
+       ++it) {
+    const std::string path = JournalPath(dir_, *it);
+    BTSIM_ASSIGN_OR_RETURN(Scan scan, ScanLog(path));
+    if (!scan.frames.empty()) {
+      return Status(StatusCode::kDataLoss,
+                    path + " holds records, but its snapshot " +
+                        SnapshotPath(dir_, *it) + " is missing");
+    }
+  }
   Recovery recovery;
-  recovery.torn_tail = scan.torn_tail;
-  recovery.torn_offset = scan.end;
-  std::map<uint32_t, std::string> names;  // by number
-  std::set<uint32_t> with_metadata;
-  for (const Frame& frame : scan.frames) {
+  recovery.generation = g;
+  std::map<uint32_t, InstanceEntry> instances;
+  uint64_t snapshot_size = 0;
+  if (g > 0) {
+    const std::string path = SnapshotPath(dir_, g);
+    BTSIM_ASSIGN_OR_RETURN(LoadedSnapshot loaded, LoadSnapshot(path, access));
+    if (loaded.generation != g) {
+      return Status(StatusCode::kDataLoss,
+                    path + ": its header names generation " +
+                        std::to_string(loaded.generation));
+    }
+    instances = std::move(loaded.instances);
+    recovery.snapshot_records = loaded.records;
+    recovery.high_water = loaded.high_water;
+    snapshot_size = std::filesystem::file_size(path);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    generation_ = g;
+    snapshot_bytes_ = snapshot_size;
+  }
+  uint64_t end = 0;
+  BTSIM_RETURN_IF_ERROR(ReplayJournal(access, instances, recovery, &end));
+  recovery.instances = instances.size();
+  BTSIM_ASSIGN_OR_RETURN(writer_, LogWriter::Open(JournalPath(dir_, g), end));
+  for (const auto& [number, entry] : instances) {
+    Status s = access.With(entry.name, [&, n = number](instance::Instance& i) {
+      i.replicas().EndReplay();
+      Attach(i, n, &entry.created_with);
+      return OkStatus();
+    });
+    if (!s.ok()) return s;
+  }
+  RemoveOtherGenerations();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    recovering_ = false;
+    access_ = &access;
+  }
+  if (options_.snapshot_journal_bytes > 0) {
+    snapshotter_ = std::thread([this] { SnapshotLoop(); });
+  }
+  return recovery;
+}
+
+Status Store::ReplayJournal(InstanceAccess& access,
+                            std::map<uint32_t, InstanceEntry>& instances,
+                            Recovery& recovery, uint64_t* end) {
+  const std::string path = JournalPath(dir_, generation_);
+  auto opened = LogReader::Open(path, kLogMagic);
+  if (!opened.ok()) {
+    if (opened.status().code() == StatusCode::kNotFound) return OkStatus();
+    return opened.status();
+  }
+  LogReader& reader = **opened;
+  // Instances whose first metadata (the clusters they were created with)
+  // is yet to come: those the journal declares.
+  std::set<uint32_t> awaiting_metadata;
+  Frame frame;
+  while (true) {
+    BTSIM_ASSIGN_OR_RETURN(bool more, reader.Next(&frame));
+    if (!more) break;
     auto at = [&](StatusCode code, const std::string& why) {
-      return Status(code, journal_path_ + ": record at offset " +
+      return Status(code, path + ": record at offset " +
                               std::to_string(frame.offset) + ": " + why);
     };
     v1::JournalRecord record;
@@ -242,11 +358,11 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
     }
     const uint32_t number = record.instance();
     if (record.change_case() == v1::JournalRecord::kName) {
-      if (names.contains(number)) {
+      if (instances.contains(number)) {
         return at(StatusCode::kDataLoss, "instance number declared twice");
       }
-      names[number] = record.name();
-      ++recovery.instances;
+      instances[number].name = record.name();
+      awaiting_metadata.insert(number);
       Status s = access.With(record.name(), [](instance::Instance& i) {
         i.replicas().BeginReplay();
         return OkStatus();
@@ -254,50 +370,158 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
       if (!s.ok()) return at(s.code(), s.message());
       continue;
     }
-    auto name = names.find(number);
-    if (name == names.end()) {
+    auto entry = instances.find(number);
+    if (entry == instances.end()) {
       return at(StatusCode::kDataLoss,
                 "unknown instance number " + std::to_string(number));
     }
-    Status s = access.With(name->second, [&](instance::Instance& i) -> Status {
-      switch (record.change_case()) {
-        case v1::JournalRecord::kCommit: {
-          const v1::Commit& c = record.commit();
-          BTSIM_ASSIGN_OR_RETURN(cluster::CommitRecord r,
-                                 DecodeRecord(c.record()));
-          recovery.high_water =
-              std::max(recovery.high_water, TimeOf(r.version));
-          return i.replicas().ReplayCommit(c.origin(), c.position(), r);
-        }
-        case v1::JournalRecord::kApplied: {
-          const v1::Applied& a = record.applied();
-          return i.replicas().ReplayApplied(a.origin(), a.peer(), a.position());
-        }
-        case v1::JournalRecord::kMetadata: {
-          const bool first = with_metadata.insert(number).second;
-          return ApplyMetadata(i, record.metadata(), first);
-        }
-        default:
-          return Status(StatusCode::kDataLoss, "empty record");
-      }
-    });
+    Status s =
+        access.With(entry->second.name, [&](instance::Instance& i) -> Status {
+          switch (record.change_case()) {
+            case v1::JournalRecord::kCommit: {
+              const v1::Commit& c = record.commit();
+              BTSIM_ASSIGN_OR_RETURN(cluster::CommitRecord r,
+                                     DecodeRecord(c.record()));
+              recovery.high_water =
+                  std::max(recovery.high_water, TimeOf(r.version));
+              return i.replicas().ReplayCommit(c.origin(), c.position(), r);
+            }
+            case v1::JournalRecord::kApplied: {
+              const v1::Applied& a = record.applied();
+              return i.replicas().ReplayApplied(a.origin(), a.peer(),
+                                                a.position());
+            }
+            case v1::JournalRecord::kMetadata: {
+              if (awaiting_metadata.erase(number) > 0) {
+                *entry->second.created_with.mutable_clusters() =
+                    record.metadata().clusters();
+                return ApplyMetadata(i, record.metadata(),
+                                     &entry->second.created_with);
+              }
+              return ApplyMetadata(i, record.metadata(), nullptr);
+            }
+            default:
+              return Status(StatusCode::kDataLoss, "empty record");
+          }
+        });
     if (!s.ok()) return at(s.code(), s.message());
     ++recovery.records;
   }
-  BTSIM_ASSIGN_OR_RETURN(writer_, LogWriter::Open(journal_path_, scan.end));
-  for (const auto& [number, name] : names) {
-    Status s = access.With(name, [&, n = number](instance::Instance& i) {
-      i.replicas().EndReplay();
-      Attach(i, n);
-      return OkStatus();
-    });
-    if (!s.ok()) return s;
+  recovery.torn_tail = reader.torn_tail();
+  recovery.torn_offset = reader.end();
+  *end = reader.end();
+  return OkStatus();
+}
+
+void Store::RemoveOtherGenerations() {
+  const uint64_t g = generation();
+  auto files = ListFiles(dir_);
+  if (!files.ok()) return;  // left for the next start
+  std::error_code ignored;
+  for (uint64_t s : files->snapshots) {
+    if (s != g) std::filesystem::remove(SnapshotPath(dir_, s), ignored);
   }
+  for (uint64_t j : files->journals) {
+    if (j != g) std::filesystem::remove(JournalPath(dir_, j), ignored);
+  }
+  std::filesystem::remove(SnapshotTempPath(dir_), ignored);
+}
+
+Status Store::Snapshot() {
+  InstanceAccess* access;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    recovering_ = false;
+    access = access_;
   }
-  return recovery;
+  if (access == nullptr || writer_ == nullptr) {
+    return FailedPrecondition("the store has not recovered yet");
+  }
+  const std::string temp = SnapshotTempPath(dir_);
+  Status s = access->WithAll(
+      [&](const std::vector<instance::Instance*>& all) -> Status {
+        // Every instance is locked and no new one is attached: nothing is
+        // journaled until this returns.
+        std::lock_guard<std::mutex> snapshot(snapshot_mu_);
+        const uint64_t next = generation() + 1;
+        BTSIM_ASSIGN_OR_RETURN(std::unique_ptr<FrameFileWriter> out,
+                               FrameFileWriter::Create(temp, kSnapshotMagic));
+        BTSIM_RETURN_IF_ERROR(WriteSnapshotHeader(next, *out));
+        for (instance::Instance* i : all) {
+          const InstanceLog* log;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            auto it = logs_.find(i->name());
+            log = it == logs_.end() ? nullptr : it->second.get();
+          }
+          if (log == nullptr) {
+            return Internal("instance " + i->name() + " is not journaled");
+          }
+          InstanceEntry entry{i->name(), log->created_with()};
+          BTSIM_RETURN_IF_ERROR(
+              WriteInstanceSnapshot(*i, log->number(), entry, *out));
+        }
+        BTSIM_RETURN_IF_ERROR(
+            WriteSnapshotEnd(static_cast<uint32_t>(all.size()), *out));
+        const uint64_t size = out->size();
+        BTSIM_RETURN_IF_ERROR(out->Finish());
+        // The new journal exists (empty, synced) before the snapshot is in
+        // place; the old one is complete and synced.
+        BTSIM_RETURN_IF_ERROR(writer_->Switch(JournalPath(dir_, next)));
+        const std::string path = SnapshotPath(dir_, next);
+        if (std::rename(temp.c_str(), path.c_str()) != 0 ||
+            !SyncDirectory(dir_).ok()) {
+          // Later records would go to a journal whose snapshot may not be
+          // there after a crash: stop before any does (a restart resumes
+          // from the previous snapshot and journal, both complete).
+          std::fprintf(stderr,
+                       "btsim: --data-dir %s: cannot put snapshot %s in "
+                       "place: %s; stopping\n",
+                       dir_.c_str(), path.c_str(), std::strerror(errno));
+          std::fflush(stderr);
+          std::_Exit(1);
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        generation_ = next;
+        journal_start_ = writer_->appended_end() - kLogMagic.size();
+        snapshot_bytes_ = size;
+        ++snapshots_;
+        return OkStatus();
+      });
+  if (!s.ok()) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    return Status(s.code(), "snapshot: " + s.message());
+  }
+  RemoveOtherGenerations();
+  return OkStatus();
+}
+
+void Store::SnapshotLoop() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      snapshot_cv_.wait(lock, [&] { return stopping_ || snapshot_wanted_; });
+      if (stopping_) return;
+    }
+    Status s = Snapshot();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!s.ok()) {
+      std::fprintf(stderr, "btsim: --data-dir %s: %s (the journal goes on)\n",
+                   dir_.c_str(), s.message().c_str());
+      // Try again once the journal has grown as much again.
+      journal_start_ = writer_->appended_end();
+    }
+    snapshot_wanted_ = false;
+  }
+}
+
+void Store::StopSnapshots() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  snapshot_cv_.notify_all();
+  if (snapshotter_.joinable()) snapshotter_.join();
 }
 
 }  // namespace btsim::durable

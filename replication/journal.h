@@ -8,10 +8,31 @@
 #define BTSIM_REPLICATION_JOURNAL_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cluster/commit_record.h"
+#include "cluster/version.h"
 
 namespace btsim::replication {
+
+// One cluster's replication state, as a snapshot of a persistent store
+// keeps it (Replicas::State, Replicas::ReplayState). Its log's retained
+// entries travel separately (Replicas::LogEntries, ReplayLogEntry).
+struct ReplicaState {
+  std::string id;
+  uint32_t origin = 0;
+  uint64_t truncated_through = 0;        // its log holds the entries after it
+  uint64_t last_position = 0;            // through this one
+  std::map<uint32_t, uint64_t> applied;  // of each other origin's log
+  // For each removed cluster, the last of its positions applied here.
+  std::map<uint32_t, uint64_t> retired;
+  // Runs of entries relayed for removed clusters: (last position, oldest
+  // version).
+  std::vector<std::pair<uint64_t, cluster::Version>> relayed;
+};
 
 class ReplicationJournal {
  public:

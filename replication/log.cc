@@ -67,6 +67,13 @@ void ReplicationLog::Skip() {
   chunks_start_ = first_position_;
 }
 
+void ReplicationLog::StartAfter(uint64_t position) {
+  BTSIM_CHECK(size() == 0);
+  first_position_ = end_position_ = position + 1;
+  // Every slot is empty: the chunks may start anywhere.
+  chunks_start_ = first_position_;
+}
+
 void ReplicationLog::TruncateThrough(uint64_t position) {
   // What destroying an entry frees was last touched long ago (its commit):
   // requested a few entries ahead, so that those cache misses overlap.

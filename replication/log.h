@@ -57,6 +57,9 @@ class ReplicationLog {
   // Entries with position in (after, after + max], oldest first. Requires
   // after >= truncated_through(). Valid until they are truncated.
   std::vector<const LogEntry*> Read(uint64_t after, size_t max) const;
+  // Makes an empty log's next position `position` + 1 (the entries before
+  // it are gone): a log restored from a snapshot. Requires size() == 0.
+  void StartAfter(uint64_t position);
   // Drops entries with position <= `position`.
   void TruncateThrough(uint64_t position);
   uint64_t truncated_through() const { return first_position_ - 1; }

@@ -121,7 +121,7 @@ Status Replicas::RemoveCluster(std::string_view id) {
   Member* m = FindMember(id);
   if (m == nullptr)
     return NotFound("cluster '" + std::string(id) + "' not found");
-  if (members_.size() == 1) {
+  if (members_.size() == 1 && !replaying_) {
     return FailedPrecondition("cannot remove the last cluster of an instance");
   }
   const uint32_t origin = m->origin;

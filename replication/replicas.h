@@ -129,8 +129,9 @@ class Replicas {
   // another cluster, or a fifth cluster; ALREADY_EXISTS for a known id.
   // Every cluster after the first is seeded from the first live cluster.
   Status AddCluster(const ClusterSpec& spec);
-  // NOT_FOUND for an unknown id; FAILED_PRECONDITION for the last cluster.
-  // See the header comment for what survivors relay.
+  // NOT_FOUND for an unknown id; FAILED_PRECONDITION for the last cluster
+  // (except during a replay, which adds the clusters it needs next). See
+  // the header comment for what survivors relay.
   Status RemoveCluster(std::string_view id);
 
   std::vector<std::string> ClusterIds() const;  // in creation order
@@ -235,6 +236,26 @@ class Replicas {
   Status ReplayApplied(uint32_t origin, uint32_t peer, uint64_t position);
   // The origin number of cluster `id` (nullopt when unknown).
   std::optional<uint32_t> OriginOf(std::string_view id) const;
+
+  // ---- Snapshots (replication/replicas_replay.cc) ----
+  // Every cluster's replication state, in creation order.
+  std::vector<ReplicaState> States() const;
+  // The entries `origin`'s log holds, oldest first (none for an unknown
+  // origin). Valid until the replicas next change.
+  std::vector<const LogEntry*> LogEntries(uint32_t origin) const;
+  // The origin number the next cluster added gets.
+  uint32_t next_origin() const { return next_origin_; }
+  // During a replay: the next cluster added gets origin `next`.
+  // FAILED_PRECONDITION when a cluster already had it or a later one.
+  Status ReplayNextOrigin(uint32_t next);
+  // During a replay: makes cluster `state.id` (which must have origin
+  // `state.origin`) hold an empty log positioned after
+  // `state.truncated_through`, and the positions, retired and relayed
+  // runs `state` gives; ReplayLogEntry then appends its entries, in order,
+  // through `state.last_position`. FAILED_PRECONDITION when it does not
+  // fit (an unknown cluster, an origin or position out of order).
+  Status ReplayState(const ReplicaState& state);
+  Status ReplayLogEntry(uint32_t origin, LogEntry entry);
 
   // Compacts every cluster, dropping only tombstones no pending entry can
   // still need. Replicas holding one shared row version share its

@@ -97,4 +97,88 @@ Status Replicas::ReplayApplied(uint32_t origin, uint32_t peer,
   return OkStatus();
 }
 
+std::vector<ReplicaState> Replicas::States() const {
+  std::vector<ReplicaState> out;
+  for (const auto& [origin, m] : members_) {
+    ReplicaState state;
+    state.id = m->spec.id;
+    state.origin = origin;
+    state.truncated_through = m->log.truncated_through();
+    state.last_position = m->log.last_position();
+    for (const auto& [from, in] : m->inbound) state.applied[from] = in.applied;
+    state.retired = m->retired;
+    for (const Member::Relayed& r : m->relayed) {
+      state.relayed.emplace_back(r.last_position, r.oldest);
+    }
+    out.push_back(std::move(state));
+  }
+  return out;
+}
+
+std::vector<const LogEntry*> Replicas::LogEntries(uint32_t origin) const {
+  const Member* m = ByOrigin(origin);
+  if (m == nullptr) return {};
+  return m->log.Read(m->log.truncated_through(), m->log.size());
+}
+
+Status Replicas::ReplayNextOrigin(uint32_t next) {
+  if (next < next_origin_ || next >= (1u << cluster::kOriginBits)) {
+    return FailedPrecondition("cluster number " + std::to_string(next) +
+                              " is out of order (next is " +
+                              std::to_string(next_origin_) + ")");
+  }
+  next_origin_ = next;
+  return OkStatus();
+}
+
+Status Replicas::ReplayState(const ReplicaState& state) {
+  Member* m = FindMember(state.id);
+  if (m == nullptr || m->origin != state.origin) {
+    return FailedPrecondition("no cluster '" + state.id + "' numbered " +
+                              std::to_string(state.origin));
+  }
+  if (state.last_position < state.truncated_through) {
+    return FailedPrecondition("cluster '" + state.id + "': log ends at " +
+                              std::to_string(state.last_position) +
+                              ", before it starts");
+  }
+  m->log = ReplicationLog();
+  m->log.StartAfter(state.truncated_through);
+  for (auto& [origin, in] : m->inbound) in = Inbound{};
+  for (const auto& [origin, position] : state.applied) {
+    if (origin == m->origin || ByOrigin(origin) == nullptr) {
+      return FailedPrecondition("cluster '" + state.id +
+                                "' applied the log of unknown cluster number " +
+                                std::to_string(origin));
+    }
+    Inbound& in = m->inbound[origin];
+    in.applied = in.queued = position;
+  }
+  m->retired = state.retired;
+  m->relayed.clear();
+  for (const auto& [last, oldest] : state.relayed) {
+    m->relayed.push_back({last, oldest});
+  }
+  return OkStatus();
+}
+
+Status Replicas::ReplayLogEntry(uint32_t origin, LogEntry entry) {
+  Member* m = ByOrigin(origin);
+  if (m == nullptr) {
+    return FailedPrecondition("log entry of unknown cluster number " +
+                              std::to_string(origin));
+  }
+  if (entry.position != m->log.last_position() + 1) {
+    return FailedPrecondition("log entry at position " +
+                              std::to_string(entry.position) + " of cluster '" +
+                              m->spec.id + "', whose log ends at " +
+                              std::to_string(m->log.last_position()));
+  }
+  const uint64_t position = m->log.Append(std::move(entry.record));
+  if (entry.source_position != 0) {
+    m->log.SetSource(position, entry.source_origin, entry.source_position);
+  }
+  return OkStatus();
+}
+
 }  // namespace btsim::replication

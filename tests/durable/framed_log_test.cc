@@ -128,6 +128,42 @@ TEST(FramedLogTest, FlippedByteMidFileNamesFileAndOffset) {
       << scan.status().ToString();
 }
 
+TEST(FramedLogTest, EveryBitOfEveryHeaderButTheLastIsCorruption) {
+  // A damaged length may claim a frame running past the end of the file,
+  // as a torn final write does: the valid frames after it tell them apart.
+  const std::string path = WriteJournal(TempDir());
+  auto full = ScanLog(path);
+  ASSERT_TRUE(full.ok());
+  const std::string whole = ReadAll(path);
+  for (size_t f = 0; f + 1 < full->frames.size(); ++f) {
+    const uint64_t at = full->frames[f].offset;
+    for (uint64_t byte = at; byte < at + kFrameHeader; ++byte) {
+      for (int bit = 0; bit < 8; ++bit) {
+        std::string data = whole;
+        data[byte] ^= static_cast<char>(1 << bit);
+        WriteAll(path, data);
+        auto scan = ScanLog(path);
+        ASSERT_FALSE(scan.ok()) << "byte " << byte << " bit " << bit;
+        EXPECT_NE(scan.status().message().find("offset " + std::to_string(at)),
+                  std::string::npos)
+            << scan.status().ToString();
+      }
+    }
+  }
+}
+
+TEST(FramedLogTest, ZerosAfterTheLastRecordAreATornTail) {
+  // What some file systems leave of a write cut short: its length, zeros.
+  const std::string path = WriteJournal(TempDir());
+  const std::string whole = ReadAll(path);
+  WriteAll(path, whole + std::string(300, '\0'));
+  auto scan = ScanLog(path);
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  EXPECT_TRUE(scan->torn_tail);
+  EXPECT_EQ(scan->end, whole.size());
+  EXPECT_EQ(scan->frames.size(), Payloads().size());
+}
+
 TEST(FramedLogTest, BadMagicIsCorruption) {
   const std::string path = TempDir() + "/journal.log";
   WriteAll(path, "NOTAJOURNAL-----");

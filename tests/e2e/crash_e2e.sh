@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# crash_e2e.sh BTSIM CRASH_CLIENT [KILLS] [WRITERS]
+# crash_e2e.sh BTSIM CRASH_CLIENT [KILLS] [WRITERS] [SNAPSHOT_BYTES]
 #
 # The crash test of `btsim serve --data-dir`: a three-cluster server with
 # 300 ms replication links, WRITERS (2) crash_client processes of 4 threads
@@ -10,13 +10,16 @@
 # stop, the server is killed once more, restarted, and every cluster is
 # read through its own single-cluster profile until replication has
 # drained: every acknowledged write must be on every cluster, no append
-# applied twice. bench/crash-test.sh runs it with more kills.
+# applied twice. The server takes a snapshot whenever its journal passes
+# SNAPSHOT_BYTES (64 KiB), so kills land before, during and after
+# snapshots. bench/crash-test.sh runs it with more kills.
 set -u -o pipefail
 
 BTSIM=${1:?usage: crash_e2e.sh BTSIM CRASH_CLIENT [KILLS] [WRITERS]}
 CLIENT=${2:?usage: crash_e2e.sh BTSIM CRASH_CLIENT [KILLS] [WRITERS]}
 KILLS=${3:-5}
 WRITERS=${4:-2}
+SNAPSHOT_BYTES=${5:-65536}
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/btsim-crash.XXXXXX")
@@ -53,7 +56,7 @@ TARGET=127.0.0.1:$PORT
 start_server() {
   "$BTSIM" serve --port "$PORT" --config "$WORK/config.textproto" \
     --replication-latency 300ms --data-dir "$WORK/data" \
-    >>"$WORK/server.log" 2>&1 &
+    --snapshot-journal-bytes "$SNAPSHOT_BYTES" >>"$WORK/server.log" 2>&1 &
   SERVER=$!
   wait_listening "$SERVER" "$PORT" || fail "btsim serve did not restart"
 }
@@ -81,6 +84,7 @@ kill -KILL "$SERVER"
 wait "$SERVER" 2>/dev/null
 start_server
 torn=$(grep -c "dropped a torn final record" "$WORK/server.log")
+from_snapshot=$(grep -c "loaded snapshot" "$WORK/server.log")
 cat "$WORK"/ack-*.log >"$WORK/acks.log"
 for profile in to-c1 to-c2 to-c3; do
   ok=""
@@ -95,5 +99,6 @@ for profile in to-c1 to-c2 to-c3; do
   cat "$WORK/verify.out"
   [[ -n $ok ]] || fail "acknowledged writes missing on $profile's cluster"
 done
-echo "ok: $((KILLS + 1)) kills ($torn restarts dropped a torn final record)," \
+echo "ok: $((KILLS + 1)) kills ($torn restarts dropped a torn final record," \
+  "$from_snapshot started from a snapshot)," \
   "$(grep -c '^[MA] ' "$WORK/acks.log") acknowledged writes on each of 3 clusters, 0 lost"
