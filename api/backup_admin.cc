@@ -86,9 +86,6 @@ admin::OperationProgress Done(const google::protobuf::Timestamp& start) {
 grpc::Status TableAdminService::CreateBackup(
     grpc::ServerContext*, const admin::CreateBackupRequest* request,
     google::longrunning::Operation* response) {
-  if (!backups_refused_.empty()) {
-    return ToGrpc(FailedPrecondition(backups_refused_));
-  }
   auto parent = ParseClusterName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
   if (!request->has_backup()) {
@@ -238,9 +235,6 @@ grpc::Status TableAdminService::DeleteBackup(
 grpc::Status TableAdminService::RestoreTable(
     grpc::ServerContext*, const admin::RestoreTableRequest* request,
     google::longrunning::Operation* response) {
-  if (!backups_refused_.empty()) {
-    return ToGrpc(FailedPrecondition(backups_refused_));
-  }
   const google::protobuf::Timestamp start = OperationTime();
   auto parent = ParseInstanceName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());
@@ -287,9 +281,6 @@ grpc::Status TableAdminService::RestoreTable(
 grpc::Status TableAdminService::CopyBackup(
     grpc::ServerContext*, const admin::CopyBackupRequest* request,
     google::longrunning::Operation* response) {
-  if (!backups_refused_.empty()) {
-    return ToGrpc(FailedPrecondition(backups_refused_));
-  }
   const google::protobuf::Timestamp start = OperationTime();
   auto parent = ParseClusterName(request->parent(), "parent");
   if (!parent.ok()) return ToGrpc(parent.status());

@@ -90,15 +90,7 @@ struct Server::State {
 };
 
 Server::Server(ServerOptions options)
-    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {
-  // Replies that wait for a journal: the state is kept on disk, where
-  // backups are not (docs/durability.md).
-  if (options_.before_reply) {
-    state_->table_admin.RefuseBackups(
-        "backups are not kept on disk: btsim serve --data-dir does not "
-        "create, copy or restore them");
-  }
-}
+    : options_(std::move(options)), state_(std::make_unique<State>(options_)) {}
 
 Server::~Server() { Shutdown(); }
 

@@ -32,13 +32,6 @@ class TableAdminService final : public table_admin_internal::Base {
   // `registry` and `operations` must outlive the service.
   TableAdminService(InstanceRegistry& registry, OperationsService& operations)
       : registry_(registry), operations_(operations) {}
-  // From now on CreateBackup, CopyBackup and RestoreTable answer
-  // FAILED_PRECONDITION with `reason` (a server that keeps its state on
-  // disk, where backups are not kept). Before serving.
-  void RefuseBackups(std::string reason) {
-    backups_refused_ = std::move(reason);
-  }
-
   grpc::ServerUnaryReactor* CreateTable(grpc::CallbackServerContext* context,
                                         const grpc::ByteBuffer* request,
                                         grpc::ByteBuffer* response) override;
@@ -107,7 +100,6 @@ class TableAdminService final : public table_admin_internal::Base {
       google::longrunning::Operation* response) override;
 
  private:
-  std::string backups_refused_;  // empty: backups are served
   Status DoCreateTable(
       const google::bigtable::admin::v2::CreateTableRequest* request,
       google::bigtable::admin::v2::Table* response);

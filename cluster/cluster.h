@@ -157,6 +157,8 @@ class Cluster {
                  std::string_view encoded);
 
   const sim::Clock& clock() const { return clock_; }
+  // What this cluster's tables are made with.
+  const TableOptions& table_options() const { return options_.table; }
   // The newest version this cluster committed: its replication log position.
   Version last_version() const { return last_version_; }
   // Moves the commit clock past `version`, a change seen from another

@@ -172,6 +172,35 @@ void EncodeMetadata(const instance::Instance& instance, v1::Metadata* out) {
   }
 }
 
+void EncodeBackup(const instance::Backup& backup, v1::Backup* out) {
+  out->set_cluster(backup.cluster);
+  out->set_id(backup.id);
+  out->set_source_table(backup.source_table);
+  out->set_source_cluster(backup.source_cluster);
+  out->set_source_backup(backup.source_backup);
+  out->set_start_nanos(sim::NanosSinceEpoch(backup.start_time));
+  out->set_end_nanos(sim::NanosSinceEpoch(backup.end_time));
+  out->set_expire_nanos(sim::NanosSinceEpoch(backup.expire_time));
+  out->set_size_bytes(backup.size_bytes);
+}
+
+instance::Backup DecodeBackup(const v1::Backup& in) {
+  auto at = [](int64_t nanos) {
+    return sim::Time(std::chrono::nanoseconds(nanos));
+  };
+  instance::Backup backup;
+  backup.cluster = in.cluster();
+  backup.id = in.id();
+  backup.source_table = in.source_table();
+  backup.source_cluster = in.source_cluster();
+  backup.source_backup = in.source_backup();
+  backup.start_time = at(in.start_nanos());
+  backup.end_time = at(in.end_nanos());
+  backup.expire_time = at(in.expire_nanos());
+  backup.size_bytes = in.size_bytes();
+  return backup;
+}
+
 std::vector<appprofile::AppProfile> DecodeProfiles(const v1::Metadata& in) {
   std::vector<appprofile::AppProfile> profiles;
   for (const v1::AppProfile& p : in.profiles()) {

@@ -13,6 +13,7 @@
 #include "btsim/durable/v1/journal.pb.h"
 #include "cluster/commit_record.h"
 #include "cluster/image.h"
+#include "instance/backups.h"
 #include "instance/instance.h"
 #include "replication/journal.h"
 #include "replication/log.h"
@@ -27,6 +28,10 @@ Result<cluster::CommitRecord> DecodeRecord(const v1::CommitRecord& in);
 // protected tables.
 void EncodeMetadata(const instance::Instance& instance, v1::Metadata* out);
 std::vector<appprofile::AppProfile> DecodeProfiles(const v1::Metadata& in);
+
+// A backup's description (not its data).
+void EncodeBackup(const instance::Backup& backup, v1::Backup* out);
+instance::Backup DecodeBackup(const v1::Backup& in);
 
 // ---- Snapshots (image_codec.cc) ----
 // INVALID_ARGUMENT for a value out of range.

@@ -70,7 +70,8 @@ std::string EncodeFrame(uint8_t type, std::string_view payload) {
 }
 
 Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& path,
-                                                   std::string_view magic) {
+                                                   std::string_view magic,
+                                                   bool torn_tails) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return NotFound(Errno(path));
@@ -83,15 +84,14 @@ Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& path,
     return s;
   }
   auto reader = std::unique_ptr<LogReader>(
-      new LogReader(fd, path, static_cast<uint64_t>(st.st_size)));
-  BTSIM_ASSIGN_OR_RETURN(size_t have, reader->Fill(magic.size()));
-  const std::string_view head(reader->buffer_.data(), have);
-  if (have < magic.size()) {
+      new LogReader(fd, path, static_cast<uint64_t>(st.st_size), torn_tails));
+  BTSIM_ASSIGN_OR_RETURN(std::string_view head, reader->Fill(magic.size()));
+  if (head.size() < magic.size()) {
     // Torn while being created (the magic is synced before any frame).
-    if (magic.substr(0, have) != head) {
+    if (magic.substr(0, head.size()) != head) {
       return Corrupt(path, 0, "not a btsim file of this kind");
     }
-    reader->torn_tail_ = have > 0;
+    reader->torn_tail_ = !head.empty();
     reader->done_ = true;
     return reader;
   }
@@ -100,60 +100,85 @@ Result<std::unique_ptr<LogReader>> LogReader::Open(const std::string& path,
   return reader;
 }
 
-LogReader::LogReader(int fd, std::string path, uint64_t file_size)
-    : fd_(fd), path_(std::move(path)), file_size_(file_size) {}
+LogReader::LogReader(int fd, std::string path, uint64_t file_size,
+                     bool torn_tails)
+    : fd_(fd),
+      path_(std::move(path)),
+      file_size_(file_size),
+      torn_tails_(torn_tails) {}
 
 LogReader::~LogReader() { ::close(fd_); }
 
-Result<size_t> LogReader::Fill(size_t n) {
-  const uint64_t have_end = buffer_start_ + buffer_.size();
-  if (offset_ < buffer_start_ || offset_ > have_end) {
-    buffer_.clear();
-    buffer_start_ = offset_;
-  } else if (offset_ > buffer_start_) {
-    buffer_.erase(0, offset_ - buffer_start_);
-    buffer_start_ = offset_;
-  }
-  const uint64_t left = file_size_ > offset_ ? file_size_ - offset_ : 0;
-  const size_t want = static_cast<size_t>(std::min<uint64_t>(n, left));
-  constexpr size_t kChunk = 1 << 20;
-  while (buffer_.size() < want) {
-    const size_t old_size = buffer_.size();
-    const size_t ask = std::max(want - old_size, kChunk);
-    buffer_.resize(old_size + ask);
-    const ssize_t got = ::pread(fd_, buffer_.data() + old_size, ask,
-                                static_cast<off_t>(buffer_start_ + old_size));
+Status LogReader::ReadAt(uint64_t at, size_t n, std::string* out) const {
+  out->resize(n);
+  size_t have = 0;
+  while (have < n) {
+    const ssize_t got = ::pread(fd_, out->data() + have, n - have,
+                                static_cast<off_t>(at + have));
     if (got < 0) {
-      buffer_.resize(old_size);
       if (errno == EINTR) continue;
       return Unavailable(Errno(path_));
     }
-    buffer_.resize(old_size + static_cast<size_t>(got));
     if (got == 0) break;  // the file shrank under us: read what is there
+    have += static_cast<size_t>(got);
   }
-  return std::min(want, buffer_.size());
+  out->resize(have);
+  return OkStatus();
+}
+
+Result<std::string_view> LogReader::Fill(size_t n) {
+  constexpr size_t kChunk = 1 << 20;
+  const uint64_t left = file_size_ > offset_ ? file_size_ - offset_ : 0;
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(n, left));
+  const uint64_t have_end = buffer_start_ + buffer_.size();
+  if (offset_ >= buffer_start_ && offset_ + want <= have_end) {
+    return std::string_view(buffer_).substr(offset_ - buffer_start_, want);
+  }
+  // Refill: keep what is left from offset_ on, read at least a chunk more.
+  if (offset_ >= buffer_start_ && offset_ <= have_end) {
+    buffer_.erase(0, offset_ - buffer_start_);
+  } else {
+    buffer_.clear();
+  }
+  buffer_start_ = offset_;
+  if (buffer_.capacity() > 4 * kChunk && want <= kChunk) {
+    buffer_.shrink_to_fit();  // after one huge frame
+  }
+  std::string more;
+  const size_t ask = std::max(want - buffer_.size(), kChunk);
+  BTSIM_RETURN_IF_ERROR(ReadAt(offset_ + buffer_.size(), ask, &more));
+  buffer_ += more;
+  return std::string_view(buffer_).substr(0, std::min(want, buffer_.size()));
 }
 
 Result<bool> LogReader::ValidFrameFrom(uint64_t from) {
-  std::string rest(file_size_ > from ? file_size_ - from : 0, '\0');
-  size_t have = 0;
-  while (have < rest.size()) {
-    const ssize_t n = ::pread(fd_, rest.data() + have, rest.size() - have,
-                              static_cast<off_t>(from + have));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Unavailable(Errno(path_));
+  constexpr size_t kWindow = 1 << 20;
+  // Checksums over more than this many bytes in all: report corruption
+  // rather than spend longer telling.
+  const uint64_t rest = file_size_ > from ? file_size_ - from : 0;
+  uint64_t budget = 4 * rest + (64u << 20);
+  std::string window, payload;
+  for (uint64_t start = from; start + kFrameHeader <= file_size_;
+       start += kWindow) {
+    BTSIM_RETURN_IF_ERROR(ReadAt(start, kWindow + kFrameHeader - 1, &window));
+    for (size_t i = 0; i < kWindow && i + kFrameHeader <= window.size(); ++i) {
+      const uint64_t at = start + i;
+      const uint32_t length = GetU32(window.data() + i);
+      if (length > kMaxFrame || length > file_size_ - at - kFrameHeader) {
+        continue;
+      }
+      if (length > budget) return true;
+      budget -= length;
+      std::string_view body;
+      if (i + kFrameHeader + length <= window.size()) {
+        body = std::string_view(window).substr(i + kFrameHeader, length);
+      } else {
+        BTSIM_RETURN_IF_ERROR(ReadAt(at + kFrameHeader, length, &payload));
+        body = payload;
+      }
+      const auto type = static_cast<uint8_t>(window[i + 8]);
+      if (Checksum(type, body) == GetU32(window.data() + i + 4)) return true;
     }
-    if (n == 0) break;
-    have += static_cast<size_t>(n);
-  }
-  rest.resize(have);
-  for (size_t p = 0; p + kFrameHeader <= rest.size(); ++p) {
-    const uint32_t length = GetU32(rest.data() + p);
-    if (length > rest.size() - p - kFrameHeader) continue;
-    const std::string_view payload(rest.data() + p + kFrameHeader, length);
-    const auto type = static_cast<uint8_t>(rest[p + 8]);
-    if (Checksum(type, payload) == GetU32(rest.data() + p + 4)) return true;
   }
   return false;
 }
@@ -162,7 +187,10 @@ Result<bool> LogReader::EndAt(std::string_view why) {
   // A crash while a write was under way leaves a prefix of it (or zeros)
   // after the last complete frame, and nothing valid after that; a valid
   // frame further on means the bad one is damage to acknowledged data.
-  BTSIM_ASSIGN_OR_RETURN(bool later, ValidFrameFrom(offset_ + 1));
+  bool later = true;
+  if (torn_tails_) {
+    BTSIM_ASSIGN_OR_RETURN(later, ValidFrameFrom(offset_ + 1));
+  }
   if (later) return Corrupt(path_, offset_, std::string(why));
   torn_tail_ = true;
   done_ = true;
@@ -175,16 +203,16 @@ Result<bool> LogReader::Next(Frame* frame) {
     return false;
   }
   const uint64_t left = file_size_ - offset_;
-  BTSIM_ASSIGN_OR_RETURN(size_t have, Fill(kFrameHeader));
-  if (have < kFrameHeader) {
+  BTSIM_ASSIGN_OR_RETURN(std::string_view header, Fill(kFrameHeader));
+  if (header.size() < kFrameHeader) {
+    if (!torn_tails_) return EndAt("the file ends inside a record header");
     torn_tail_ = true;  // not even a header: nothing can follow
     done_ = true;
     return false;
   }
-  const char* p = buffer_.data();
-  const uint32_t length = GetU32(p);
-  const uint32_t crc = GetU32(p + 4);
-  const uint8_t type = static_cast<uint8_t>(p[8]);
+  const uint32_t length = GetU32(header.data());
+  const uint32_t crc = GetU32(header.data() + 4);
+  const uint8_t type = static_cast<uint8_t>(header[8]);
   if (length > kMaxFrame) {
     return EndAt("length " + std::to_string(length) + " is too large");
   }
@@ -192,11 +220,11 @@ Result<bool> LogReader::Next(Frame* frame) {
     return EndAt("length " + std::to_string(length) +
                  " runs past the end of the file");
   }
-  BTSIM_ASSIGN_OR_RETURN(have, Fill(kFrameHeader + length));
-  if (have < kFrameHeader + length) {
+  BTSIM_ASSIGN_OR_RETURN(std::string_view whole, Fill(kFrameHeader + length));
+  if (whole.size() < kFrameHeader + length) {
     return EndAt("the file ends inside the record");
   }
-  std::string_view payload(buffer_.data() + kFrameHeader, length);
+  const std::string_view payload = whole.substr(kFrameHeader);
   if (Checksum(type, payload) != crc) return EndAt("checksum mismatch");
   frame->offset = offset_;
   frame->type = type;

@@ -52,9 +52,12 @@ struct Scan {
 class LogReader {
  public:
   // Opens `path`, which must start with `magic` (a shorter file must be a
-  // prefix of it: torn while being created). NOT_FOUND when absent.
+  // prefix of it: torn while being created). NOT_FOUND when absent. With
+  // `torn_tails` false (a file synced before use: a snapshot), every bad
+  // frame is corruption.
   static Result<std::unique_ptr<LogReader>> Open(const std::string& path,
-                                                 std::string_view magic);
+                                                 std::string_view magic,
+                                                 bool torn_tails = true);
   ~LogReader();
   LogReader(const LogReader&) = delete;
   LogReader& operator=(const LogReader&) = delete;
@@ -62,28 +65,37 @@ class LogReader {
   // The next frame into *frame: true; false once the valid frames end
   // (then end() and torn_tail() say how). A bad frame (checksum mismatch,
   // impossible length, cut short by the end of the file) ends the frames
-  // as a torn tail when no valid frame starts anywhere after it, since a
-  // crash during a write leaves only a prefix of it (or zeros); else it
-  // is DATA_LOSS "PATH: corrupt record at offset N (...)".
+  // as a torn tail when no valid frame starts at any byte after its
+  // start, since a process killed during a write leaves only a prefix of
+  // it (or zeros); else, or when telling would take reading more than
+  // about four times the rest of the file, it is DATA_LOSS "PATH: corrupt
+  // record at offset N (...)". (After a power loss, pages written out of
+  // order can make a torn batch look like corruption: the start then
+  // stops rather than guess. User data that happens to hold a valid frame
+  // inside a torn one does the same.)
   Result<bool> Next(Frame* frame);
   uint64_t end() const { return offset_; }  // after the last valid frame
   bool torn_tail() const { return torn_tail_; }
   uint64_t file_size() const { return file_size_; }
 
  private:
-  LogReader(int fd, std::string path, uint64_t file_size);
-  // Makes `n` bytes from offset_ available in buffer_ (fewer at the end of
-  // the file); returns how many are.
-  Result<size_t> Fill(size_t n);
+  LogReader(int fd, std::string path, uint64_t file_size, bool torn_tails);
+  // The file's bytes from offset_ on, `n` of them (fewer at the end of the
+  // file); valid until the next call.
+  Result<std::string_view> Fill(size_t n);
   // Whether a frame with a valid checksum starts at any byte from `from`
-  // on (reads the rest of the file: only once a frame is bad).
+  // on, reading the file in windows (only once a frame is bad); also true
+  // when telling would cost too much.
   Result<bool> ValidFrameFrom(uint64_t from);
+  // Reads [at, at + n) into *out (fewer at the end of the file).
+  Status ReadAt(uint64_t at, size_t n, std::string* out) const;
   // The end of the frames at offset_, torn or corrupt (see Next).
   Result<bool> EndAt(std::string_view why);
 
   const int fd_;
   const std::string path_;
   const uint64_t file_size_;
+  const bool torn_tails_;
   uint64_t offset_ = 0;  // of the next frame
   std::string buffer_;   // the file's bytes from buffer_start_ on
   uint64_t buffer_start_ = 0;
@@ -152,7 +164,9 @@ class LogWriter {
   void Sync();
   // Calls `done` once everything appended before the call is on disk: at
   // once (on this thread) when it is, else on the flusher's thread right
-  // after the sync. `done` must not wait for the writer.
+  // after the sync. `done` must not wait for the writer, nor take a lock
+  // that is held while the writer is waited for (an instance's: a snapshot
+  // waits for the writer holding them all).
   void AfterSync(std::function<void()> done);
   uint64_t appended_end() const;
   uint64_t durable_end() const;

@@ -45,7 +45,10 @@ std::string SnapshotTempPath(const std::string& dir) {
 std::optional<uint64_t> GenerationOf(const std::string& name,
                                      bool* is_snapshot) {
   auto number = [](std::string_view digits) -> std::optional<uint64_t> {
-    if (digits.empty() || digits.size() > 18) return std::nullopt;
+    if (digits.empty() || digits.size() > 18 ||
+        (digits.size() > 1 && digits[0] == '0')) {
+      return std::nullopt;
+    }
     uint64_t g = 0;
     for (char c : digits) {
       if (c < '0' || c > '9') return std::nullopt;
@@ -72,14 +75,30 @@ struct Files {
 Result<Files> ListFiles(const std::string& dir) {
   Files files;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+  for (std::filesystem::directory_iterator it(dir, error), end;
+       !error && it != end; it.increment(error)) {
     bool is_snapshot = false;
-    auto g = GenerationOf(entry.path().filename().string(), &is_snapshot);
+    auto g = GenerationOf(it->path().filename().string(), &is_snapshot);
     if (!g) continue;
     (is_snapshot ? files.snapshots : files.journals).insert(*g);
   }
   if (error) return Unavailable(dir + ": " + error.message());
   return files;
+}
+
+Status ReplayBackupChange(instance::Instance& i, const v1::BackupChanged& c) {
+  const instance::Backup backup = DecodeBackup(c.backup());
+  switch (c.change()) {
+    case static_cast<int32_t>(instance::BackupChange::kCreated):
+      return i.backups().ReplayCreate(backup);
+    case static_cast<int32_t>(instance::BackupChange::kCopied):
+      return i.backups().ReplayCopy(backup);
+    case static_cast<int32_t>(instance::BackupChange::kExpireTimeChanged):
+      return i.backups().ReplayExpireTime(backup.cluster, backup.id,
+                                          backup.expire_time);
+    default:
+      return InvalidArgument("backup change " + std::to_string(c.change()));
+  }
 }
 
 }  // namespace
@@ -118,6 +137,35 @@ class Store::InstanceLog : public instance::InstanceJournal {
     record_.Clear();
     record_.set_instance(number_);
     EncodeMetadata(instance, record_.mutable_metadata());
+    Write();
+  }
+  void OnBackupChanged(const instance::Backup& backup,
+                       instance::BackupChange change) override {
+    record_.Clear();
+    record_.set_instance(number_);
+    v1::BackupChanged* changed = record_.mutable_backup_changed();
+    changed->set_change(static_cast<int32_t>(change));
+    EncodeBackup(backup, changed->mutable_backup());
+    Write();
+  }
+  void OnBackupDeleted(std::string_view cluster, std::string_view id) override {
+    record_.Clear();
+    record_.set_instance(number_);
+    v1::BackupDeleted* deleted = record_.mutable_backup_deleted();
+    deleted->set_cluster(std::string(cluster));
+    deleted->set_id(std::string(id));
+    Write();
+  }
+  void OnTableRestored(std::string_view cluster, std::string_view id,
+                       const std::string& table,
+                       cluster::Version version) override {
+    record_.Clear();
+    record_.set_instance(number_);
+    v1::TableRestored* restored = record_.mutable_table_restored();
+    restored->set_cluster(std::string(cluster));
+    restored->set_id(std::string(id));
+    restored->set_table(table);
+    restored->set_version(version);
     Write();
   }
   void WriteName(const std::string& name) {
@@ -249,6 +297,10 @@ void Store::Attach(instance::Instance& instance, std::optional<uint32_t> number,
   if (!number) {
     log->WriteName(instance.name());
     log->OnMetadataChanged(instance);
+  } else if (created_with == nullptr) {
+    // Its name was journaled but not its first metadata (a crash in
+    // between): that record is written now.
+    log->OnMetadataChanged(instance);
   }
   instance.set_journal(log.get());
   std::lock_guard<std::mutex> lock(mu_);
@@ -300,7 +352,9 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
     instances = std::move(loaded.instances);
     recovery.snapshot_records = loaded.records;
     recovery.high_water = loaded.high_water;
-    snapshot_size = std::filesystem::file_size(path);
+    std::error_code error;
+    snapshot_size = std::filesystem::file_size(path, error);
+    if (error) return Unavailable(path + ": " + error.message());
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -314,7 +368,10 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
   for (const auto& [number, entry] : instances) {
     Status s = access.With(entry.name, [&, n = number](instance::Instance& i) {
       i.replicas().EndReplay();
-      Attach(i, n, &entry.created_with);
+      // No clusters: the journal ended between its name and its metadata.
+      Attach(i, n,
+             entry.created_with.clusters().empty() ? nullptr
+                                                   : &entry.created_with);
       return OkStatus();
     });
     if (!s.ok()) return s;
@@ -337,8 +394,14 @@ Status Store::ReplayJournal(InstanceAccess& access,
   const std::string path = JournalPath(dir_, generation_);
   auto opened = LogReader::Open(path, kLogMagic);
   if (!opened.ok()) {
-    if (opened.status().code() == StatusCode::kNotFound) return OkStatus();
-    return opened.status();
+    // A snapshot's journal is in place before the snapshot is.
+    if (opened.status().code() == StatusCode::kNotFound && generation_ == 0) {
+      return OkStatus();
+    }
+    return Status(opened.status().code() == StatusCode::kNotFound
+                      ? StatusCode::kDataLoss
+                      : opened.status().code(),
+                  opened.status().message());
   }
   LogReader& reader = **opened;
   // Instances whose first metadata (the clusters they were created with)
@@ -400,6 +463,19 @@ Status Store::ReplayJournal(InstanceAccess& access,
               }
               return ApplyMetadata(i, record.metadata(), nullptr);
             }
+            case v1::JournalRecord::kBackupChanged:
+              return ReplayBackupChange(i, record.backup_changed());
+            case v1::JournalRecord::kBackupDeleted: {
+              const v1::BackupDeleted& d = record.backup_deleted();
+              return i.backups().Delete(d.cluster(), d.id());
+            }
+            case v1::JournalRecord::kTableRestored: {
+              const v1::TableRestored& t = record.table_restored();
+              recovery.high_water =
+                  std::max(recovery.high_water, TimeOf(t.version()));
+              return i.backups().ReplayRestore(t.cluster(), t.id(), t.table(),
+                                               t.version());
+            }
             default:
               return Status(StatusCode::kDataLoss, "empty record");
           }
@@ -428,6 +504,7 @@ void Store::RemoveOtherGenerations() {
 }
 
 Status Store::Snapshot() {
+  std::lock_guard<std::mutex> one_at_a_time(snapshot_run_mu_);
   InstanceAccess* access;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -437,56 +514,71 @@ Status Store::Snapshot() {
     return FailedPrecondition("the store has not recovered yet");
   }
   const std::string temp = SnapshotTempPath(dir_);
-  Status s = access->WithAll(
-      [&](const std::vector<instance::Instance*>& all) -> Status {
-        // Every instance is locked and no new one is attached: nothing is
-        // journaled until this returns.
-        std::lock_guard<std::mutex> snapshot(snapshot_mu_);
-        const uint64_t next = generation() + 1;
-        BTSIM_ASSIGN_OR_RETURN(std::unique_ptr<FrameFileWriter> out,
-                               FrameFileWriter::Create(temp, kSnapshotMagic));
-        BTSIM_RETURN_IF_ERROR(WriteSnapshotHeader(next, *out));
-        for (instance::Instance* i : all) {
-          const InstanceLog* log;
+  // An instance created after WithAll listed the instances and before it
+  // took snapshot_mu_ is journaled but not locked: try again with it.
+  constexpr int kAttempts = 20;
+  Status s;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    s = access->WithAll(
+        [&](const std::vector<instance::Instance*>& all) -> Status {
+          // Every instance is locked and no new one is attached: nothing is
+          // journaled until this returns.
+          std::lock_guard<std::mutex> snapshot(snapshot_mu_);
           {
             std::lock_guard<std::mutex> lock(mu_);
-            auto it = logs_.find(i->name());
-            log = it == logs_.end() ? nullptr : it->second.get();
+            if (logs_.size() != all.size()) {
+              return Aborted("an instance was created meanwhile");
+            }
           }
-          if (log == nullptr) {
-            return Internal("instance " + i->name() + " is not journaled");
+          const uint64_t next = generation() + 1;
+          BTSIM_ASSIGN_OR_RETURN(std::unique_ptr<FrameFileWriter> out,
+                                 FrameFileWriter::Create(temp, kSnapshotMagic));
+          BTSIM_RETURN_IF_ERROR(WriteSnapshotHeader(next, *out));
+          for (instance::Instance* i : all) {
+            const InstanceLog* log;
+            {
+              std::lock_guard<std::mutex> lock(mu_);
+              auto it = logs_.find(i->name());
+              log = it == logs_.end() ? nullptr : it->second.get();
+            }
+            if (log == nullptr) {
+              return Internal("instance " + i->name() + " is not journaled");
+            }
+            InstanceEntry entry{i->name(), log->created_with()};
+            BTSIM_RETURN_IF_ERROR(
+                WriteInstanceSnapshot(*i, log->number(), entry, *out));
           }
-          InstanceEntry entry{i->name(), log->created_with()};
           BTSIM_RETURN_IF_ERROR(
-              WriteInstanceSnapshot(*i, log->number(), entry, *out));
-        }
-        BTSIM_RETURN_IF_ERROR(
-            WriteSnapshotEnd(static_cast<uint32_t>(all.size()), *out));
-        const uint64_t size = out->size();
-        BTSIM_RETURN_IF_ERROR(out->Finish());
-        // The new journal exists (empty, synced) before the snapshot is in
-        // place; the old one is complete and synced.
-        BTSIM_RETURN_IF_ERROR(writer_->Switch(JournalPath(dir_, next)));
-        const std::string path = SnapshotPath(dir_, next);
-        if (std::rename(temp.c_str(), path.c_str()) != 0 ||
-            !SyncDirectory(dir_).ok()) {
-          // Later records would go to a journal whose snapshot may not be
-          // there after a crash: stop before any does (a restart resumes
-          // from the previous snapshot and journal, both complete).
-          std::fprintf(stderr,
-                       "btsim: --data-dir %s: cannot put snapshot %s in "
-                       "place: %s; stopping\n",
-                       dir_.c_str(), path.c_str(), std::strerror(errno));
-          std::fflush(stderr);
-          std::_Exit(1);
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        generation_ = next;
-        journal_start_ = writer_->appended_end() - kLogMagic.size();
-        snapshot_bytes_ = size;
-        ++snapshots_;
-        return OkStatus();
-      });
+              WriteSnapshotEnd(static_cast<uint32_t>(all.size()), *out));
+          const uint64_t size = out->size();
+          BTSIM_RETURN_IF_ERROR(out->Finish());
+          // The new journal exists (empty, synced) before the snapshot is in
+          // place; the old one is complete and synced.
+          BTSIM_RETURN_IF_ERROR(writer_->Switch(JournalPath(dir_, next)));
+          const std::string path = SnapshotPath(dir_, next);
+          Status placed = std::rename(temp.c_str(), path.c_str()) == 0
+                              ? SyncDirectory(dir_)
+                              : Unavailable(path + ": " + std::strerror(errno));
+          if (!placed.ok()) {
+            // Later records would go to a journal whose snapshot may not be
+            // there after a crash: stop before any does (a restart resumes
+            // from the previous snapshot and journal, both complete).
+            std::fprintf(stderr,
+                         "btsim: --data-dir %s: cannot put snapshot %s in "
+                         "place: %s; stopping\n",
+                         dir_.c_str(), path.c_str(), placed.message().c_str());
+            std::fflush(stderr);
+            std::_Exit(1);
+          }
+          std::lock_guard<std::mutex> lock(mu_);
+          generation_ = next;
+          journal_start_ = writer_->appended_end() - kLogMagic.size();
+          snapshot_bytes_ = size;
+          ++snapshots_;
+          return OkStatus();
+        });
+    if (s.code() != StatusCode::kAborted) break;
+  }
   if (!s.ok()) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);

@@ -107,6 +107,7 @@ class Store {
   const std::string dir_;
   const int lock_fd_;
   const StoreOptions options_;
+  std::mutex snapshot_run_mu_;  // one Snapshot() at a time
   // Held while a snapshot is taken and while a new instance is attached:
   // nothing is journaled meanwhile (the instances' locks stop the rest).
   std::mutex snapshot_mu_;

@@ -61,7 +61,10 @@ Result<const Backup*> Backups::Create(std::string_view cluster,
   backup.expire_time = expire_time;
   backup.size_bytes = source->Stats().bytes;
   backup.data = source->Snapshot(std::string(table));
-  return Add(std::move(backup));
+  BTSIM_ASSIGN_OR_RETURN(const Backup* made, Add(std::move(backup)));
+  if (journal_ != nullptr)
+    journal_->OnBackupChanged(*made, BackupChange::kCreated);
+  return made;
 }
 
 Result<const Backup*> Backups::Copy(std::string_view source_cluster,
@@ -83,7 +86,10 @@ Result<const Backup*> Backups::Copy(std::string_view source_cluster,
   copy.source_cluster = source->cluster;
   copy.source_backup = source->id;
   copy.expire_time = expire_time;
-  return Add(std::move(copy));
+  BTSIM_ASSIGN_OR_RETURN(const Backup* made, Add(std::move(copy)));
+  if (journal_ != nullptr)
+    journal_->OnBackupChanged(*made, BackupChange::kCopied);
+  return made;
 }
 
 Result<const Backup*> Backups::Add(Backup backup) {
@@ -129,6 +135,9 @@ Result<const Backup*> Backups::UpdateExpireTime(std::string_view cluster,
   BTSIM_RETURN_IF_ERROR(
       CheckExpireTime(expire_time, it->second.start_time, expire_field));
   it->second.expire_time = expire_time;
+  if (journal_ != nullptr) {
+    journal_->OnBackupChanged(it->second, BackupChange::kExpireTimeChanged);
+  }
   return &it->second;
 }
 
@@ -138,6 +147,7 @@ Status Backups::Delete(std::string_view cluster, std::string_view id) {
     return NotFound(BackupLabel(cluster, id) + " not found");
   }
   backups_.erase(it);
+  if (journal_ != nullptr) journal_->OnBackupDeleted(cluster, id);
   return OkStatus();
 }
 
@@ -167,6 +177,9 @@ Status Backups::Restore(std::string_view cluster, std::string_view id,
                               ->RestoreTable(table, *backup->data, version)
                               .status());
   }
+  if (journal_ != nullptr) {
+    journal_->OnTableRestored(cluster, id, table, version);
+  }
   return OkStatus();
 }
 
@@ -178,9 +191,66 @@ void Backups::DropCluster(std::string_view cluster) {
 
 void Backups::Sweep() {
   const sim::Time now = scheduler_.Now();
-  std::erase_if(backups_, [&](const auto& entry) {
-    return entry.second.expire_time <= now;
-  });
+  for (auto it = backups_.begin(); it != backups_.end();) {
+    if (it->second.expire_time > now) {
+      ++it;
+      continue;
+    }
+    if (journal_ != nullptr) {
+      journal_->OnBackupDeleted(it->first.first, it->first.second);
+    }
+    it = backups_.erase(it);
+  }
+}
+
+Status Backups::ReplayCreate(const Backup& backup) {
+  cluster::Cluster* c = replicas_.Find(backup.cluster);
+  if (c == nullptr) {
+    return NotFound("cluster " + QuoteForError(backup.cluster) + " not found");
+  }
+  BTSIM_ASSIGN_OR_RETURN(const cluster::Table* source,
+                         c->GetTable(backup.source_table));
+  Backup made = backup;
+  made.data = source->Snapshot(backup.source_table);
+  return Add(std::move(made)).status();
+}
+
+Status Backups::ReplayCopy(const Backup& backup) {
+  BTSIM_ASSIGN_OR_RETURN(const Backup* source,
+                         Get(backup.source_cluster, backup.source_backup));
+  Backup copy = backup;
+  copy.data = source->data;
+  return Add(std::move(copy)).status();
+}
+
+Status Backups::ReplayAdd(Backup backup) {
+  if (backup.data == nullptr) {
+    return InvalidArgument(BackupLabel(backup.cluster, backup.id) +
+                           " has no data");
+  }
+  return Add(std::move(backup)).status();
+}
+
+Status Backups::ReplayExpireTime(std::string_view cluster, std::string_view id,
+                                 sim::Time expire_time) {
+  auto it = backups_.find(Key(cluster, id));
+  if (it == backups_.end()) {
+    return NotFound(BackupLabel(cluster, id) + " not found");
+  }
+  it->second.expire_time = expire_time;
+  return OkStatus();
+}
+
+Status Backups::ReplayRestore(std::string_view cluster, std::string_view id,
+                              const std::string& table,
+                              cluster::Version version) {
+  BTSIM_ASSIGN_OR_RETURN(const Backup* backup, Get(cluster, id));
+  for (const std::string& c : replicas_.ClusterIds()) {
+    BTSIM_RETURN_IF_ERROR(replicas_.Find(c)
+                              ->RestoreTable(table, *backup->data, version)
+                              .status());
+  }
+  return OkStatus();
 }
 
 void Backups::ArmSweep() {

@@ -27,6 +27,7 @@
 
 #include "base/result.h"
 #include "cluster/table.h"
+#include "instance/journal.h"
 #include "replication/replicas.h"
 #include "sim/scheduler.h"
 
@@ -102,6 +103,26 @@ class Backups {
   // Deletes every backup whose expire_time has passed.
   void Sweep();
 
+  // Reports every change to `journal` (null: none, the default) from now
+  // on. Must outlive its use.
+  void set_journal(InstanceJournal* journal) { journal_ = journal; }
+
+  // ---- Recovery (durable/): what a journal received, again ----
+  // `backup`, made as then: created from its cluster's table as the
+  // cluster holds it now, or copied from its source backup. Times and
+  // sizes are `backup`'s; nothing is checked against the clock.
+  // NOT_FOUND for a missing cluster, table or source backup;
+  // ALREADY_EXISTS for a backup id the cluster already has.
+  Status ReplayCreate(const Backup& backup);
+  Status ReplayCopy(const Backup& backup);
+  // `backup` as it is, with its data (a snapshot's).
+  Status ReplayAdd(Backup backup);
+  Status ReplayExpireTime(std::string_view cluster, std::string_view id,
+                          sim::Time expire_time);
+  // Restore's work at `version`, on every cluster.
+  Status ReplayRestore(std::string_view cluster, std::string_view id,
+                       const std::string& table, cluster::Version version);
+
  private:
   using Key = std::pair<std::string, std::string>;  // cluster, id
   Status CheckExpireTime(sim::Time expire_time, sim::Time created,
@@ -111,6 +132,7 @@ class Backups {
 
   replication::Replicas& replicas_;
   sim::Scheduler& scheduler_;
+  InstanceJournal* journal_ = nullptr;
   std::map<Key, Backup> backups_;
   bool sweep_armed_ = false;
   sim::TaskId sweep_task_ = 0;

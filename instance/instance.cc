@@ -351,6 +351,7 @@ void Instance::SetDeletionProtection(std::string_view table, bool protect) {
 void Instance::set_journal(InstanceJournal* journal) {
   journal_ = journal;
   replicas_->set_journal(journal);
+  backups_->set_journal(journal);
 }
 
 Status Instance::DropRowRange(std::string_view table, std::string_view prefix) {

@@ -1,6 +1,6 @@
 // ServerOptions::before_reply: every reply waits for its release (what
-// `btsim serve --data-dir` does until the journal is synced), and such a
-// server refuses backups, which it would not keep.
+// `btsim serve --data-dir` does until the journal is synced), backups'
+// included.
 #include <chrono>
 #include <functional>
 #include <future>
@@ -74,18 +74,28 @@ TEST_F(HeldReplyTest, AReplyGoesOutOnlyOnceReleased) {
   ASSERT_EQ(read.get().size(), 1u);
 }
 
-TEST_F(HeldReplyTest, BackupsAreRefused) {
+TEST_F(HeldReplyTest, ABackupIsMadeAndItsReplyHeldLikeAnyChange) {
   CreateTable("t");
   admin::CreateBackupRequest request;
   request.set_parent(std::string(kInstance) + "/clusters/i-c1");
   request.set_backup_id("b");
   request.mutable_backup()->set_source_table(TableName("t"));
-  grpc::ClientContext context;
-  google::longrunning::Operation op;
-  grpc::Status s = admin_->CreateBackup(&context, request, &op);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_NE(s.error_message().find("--data-dir"), std::string::npos)
-      << s.error_message();
+  request.mutable_backup()->mutable_expire_time()->set_seconds(
+      std::chrono::duration_cast<std::chrono::seconds>(
+          std::chrono::system_clock::now().time_since_epoch() +
+          std::chrono::hours(7))
+          .count());
+  Hold();
+  auto made = std::async(std::launch::async, [&] {
+    grpc::ClientContext context;
+    google::longrunning::Operation op;
+    return admin_->CreateBackup(&context, request, &op);
+  });
+  EXPECT_EQ(made.wait_for(std::chrono::milliseconds(300)),
+            std::future_status::timeout);
+  EXPECT_GE(ReleaseAll(), 1u);
+  const grpc::Status s = made.get();
+  EXPECT_TRUE(s.ok()) << s.error_message();
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -54,7 +55,7 @@ struct Process : InstanceAccess {
   }
   Status With(const std::string& name,
               const std::function<Status(Instance&)>& fn) override {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::recursive_mutex> lock(mu);
     auto& slot = instances[name];
     if (slot == nullptr) {
       BTSIM_ASSIGN_OR_RETURN(
@@ -65,9 +66,10 @@ struct Process : InstanceAccess {
   }
   Status WithAll(
       const std::function<Status(const std::vector<Instance*>&)>& fn) override {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::recursive_mutex> lock(mu);
     std::vector<Instance*> all;
     for (auto& [name, instance] : instances) all.push_back(instance.get());
+    if (after_listing) std::exchange(after_listing, nullptr)();
     return fn(all);
   }
   Instance& Get() {
@@ -87,7 +89,10 @@ struct Process : InstanceAccess {
 
   // Held by With and WithAll: a test that lets the store take snapshots
   // on its own goes through With for everything it does.
-  std::mutex mu;
+  std::recursive_mutex mu;
+  // Run once by the next WithAll, after it has listed the instances (an
+  // instance created then is not in its list).
+  std::function<void()> after_listing;
   sim::VirtualScheduler scheduler;
   InstanceConfig config;
   std::unique_ptr<Store> store;
