@@ -287,7 +287,17 @@ int RunServe(api::ServerOptions options, int metrics_port,
   // Declared before the server, which keeps pointers to its journals.
   std::unique_ptr<durable::Store> store;
   if (!data_dir.empty()) {
-    auto opened = durable::Store::Open(data_dir, data.store);
+    durable::StoreOptions store_options = data.store;
+    store_options.on_snapshot = [data_dir](
+                                    const durable::SnapshotReport& report) {
+      spdlog::info(
+          "btsim serve: --data-dir {}: snapshot {} written ({} bytes, {} "
+          "instance(s)); calls waited {} ms",
+          data_dir, report.generation, report.bytes, report.instances,
+          std::chrono::duration_cast<std::chrono::milliseconds>(report.paused)
+              .count());
+    };
+    auto opened = durable::Store::Open(data_dir, store_options);
     if (!opened.ok()) {
       err << "btsim serve: " << opened.status().message() << "\n";
       return kServeUsageError;

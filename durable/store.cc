@@ -518,6 +518,7 @@ Status Store::Snapshot() {
   // took snapshot_mu_ is journaled but not locked: try again with it.
   constexpr int kAttempts = 20;
   Status s;
+  SnapshotReport report;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     s = access->WithAll(
         [&](const std::vector<instance::Instance*>& all) -> Status {
@@ -530,6 +531,8 @@ Status Store::Snapshot() {
               return Aborted("an instance was created meanwhile");
             }
           }
+          // Wall time, for the report only (calls waited for it).
+          const auto started = std::chrono::steady_clock::now();
           const uint64_t next = generation() + 1;
           BTSIM_ASSIGN_OR_RETURN(std::unique_ptr<FrameFileWriter> out,
                                  FrameFileWriter::Create(temp, kSnapshotMagic));
@@ -575,6 +578,8 @@ Status Store::Snapshot() {
           journal_start_ = writer_->appended_end() - kLogMagic.size();
           snapshot_bytes_ = size;
           ++snapshots_;
+          report = SnapshotReport{next, size, all.size(),
+                                  std::chrono::steady_clock::now() - started};
           return OkStatus();
         });
     if (s.code() != StatusCode::kAborted) break;
@@ -585,6 +590,7 @@ Status Store::Snapshot() {
     return Status(s.code(), "snapshot: " + s.message());
   }
   RemoveOtherGenerations();
+  if (options_.on_snapshot) options_.on_snapshot(report);
   return OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #ifndef BTSIM_DURABLE_STORE_H_
 #define BTSIM_DURABLE_STORE_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -34,11 +35,23 @@
 
 namespace btsim::durable {
 
+// A snapshot taken (Store::Snapshot).
+struct SnapshotReport {
+  uint64_t generation = 0;
+  uint64_t bytes = 0;
+  size_t instances = 0;
+  // How long every instance was locked: what calls waited.
+  std::chrono::nanoseconds paused{0};
+};
+
 struct StoreOptions {
   // A snapshot is taken once the journal holds more than this many bytes
   // and more than the last snapshot's size (so snapshots cost, in all, at
   // most about what the journal wrote); 0: never on its own (Snapshot()).
   uint64_t snapshot_journal_bytes = 64 << 20;
+  // Called after each snapshot (empty: nothing), on the thread that took
+  // it, with no lock held.
+  std::function<void(const SnapshotReport&)> on_snapshot;
 };
 
 struct Recovery {
