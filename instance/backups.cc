@@ -190,6 +190,8 @@ void Backups::DropCluster(std::string_view cluster) {
 }
 
 void Backups::Sweep() {
+  // During a replay the journal says which backups expired, and when.
+  if (replicas_.replaying()) return;
   const sim::Time now = scheduler_.Now();
   for (auto it = backups_.begin(); it != backups_.end();) {
     if (it->second.expire_time > now) {

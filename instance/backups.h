@@ -100,7 +100,8 @@ class Backups {
                  const std::string& table);
   // Deletes the backups of a removed cluster.
   void DropCluster(std::string_view cluster);
-  // Deletes every backup whose expire_time has passed.
+  // Deletes every backup whose expire_time has passed (none while the
+  // replicas replay a journal).
   void Sweep();
 
   // Reports every change to `journal` (null: none, the default) from now

@@ -225,6 +225,7 @@ class Replicas {
   // EndReplay then ships every backlog from the replayed positions.
   void BeginReplay();
   void EndReplay();
+  bool replaying() const { return replaying_; }
   // Commits `record` at cluster `origin` again: applies it there (and, for
   // a table or column-family change, everywhere at once, as the admin API
   // does) and appends it to its log. FAILED_PRECONDITION when `origin` is
