@@ -218,6 +218,9 @@ Status Backups::ReplayCreate(const Backup& backup) {
 }
 
 Status Backups::ReplayCopy(const Backup& backup) {
+  if (replicas_.Find(backup.cluster) == nullptr) {
+    return NotFound("cluster " + QuoteForError(backup.cluster) + " not found");
+  }
   BTSIM_ASSIGN_OR_RETURN(const Backup* source,
                          Get(backup.source_cluster, backup.source_backup));
   Backup copy = backup;

@@ -26,22 +26,26 @@ using testing::TempDir;
 using testing::TwoClusters;
 using testing::Write;
 
+// A table's stored rows, with their versions and tombstones.
+std::string StoredRows(const cluster::Table& table) {
+  sim::Fingerprint fp;
+  table.ForEachStoredRow([&](std::string_view key, std::string_view encoded) {
+    fp.Add(key);
+    fp.Add(encoded);
+  });
+  return fp.Hex();
+}
+
 // Every backup: its description and its data's stored rows.
 std::vector<std::string> Backups(Instance& i) {
   std::vector<std::string> out;
   for (const instance::Backup* b : i.backups().List("")) {
-    sim::Fingerprint fp;
-    b->data->ForEachStoredRow(
-        [&](std::string_view key, std::string_view encoded) {
-          fp.Add(key);
-          fp.Add(encoded);
-        });
     out.push_back(
         b->cluster + "/" + b->id + " of " + b->source_table + " from " +
         b->source_cluster + "/" + b->source_backup + " start " +
         std::to_string(sim::NanosSinceEpoch(b->start_time)) + " expire " +
         std::to_string(sim::NanosSinceEpoch(b->expire_time)) + " size " +
-        std::to_string(b->size_bytes) + " data " + fp.Hex());
+        std::to_string(b->size_bytes) + " data " + StoredRows(*b->data));
   }
   return out;
 }
@@ -76,14 +80,32 @@ TEST(BackupStoreTest, BackupsAndRestoredTablesSurviveJournalAndSnapshot) {
     const std::string dir = TempDir();
     std::vector<std::string> backups;
     std::string c1;
+    std::vector<cluster::Version> versions;
     {
       Process first(TwoClusters(), 1000);
       ASSERT_TRUE(first.Open(dir).ok());
       Populate(first);  // c2 down, lacking 5 of c1's writes
       MakeBackups(first);
-      if (snapshot) ASSERT_TRUE(first.store->Snapshot().ok());
-      backups = Backups(first.Get());
-      c1 = Contents(first.Get(), "c1");
+      Instance& i = first.Get();
+      if (snapshot) {
+        ASSERT_TRUE(first.store->Snapshot().ok());
+        // After the snapshot, in the journal: changes to backups the
+        // restart takes from the snapshot.
+        const sim::Time expire = first.scheduler.Now() + std::chrono::hours(8);
+        ASSERT_TRUE(i.backups()
+                        .Copy("c2", "b2", "c1", "b2-copy", expire, "id", "e")
+                        .ok());
+        ASSERT_TRUE(i.backups().UpdateExpireTime("c1", "b1", expire, "e").ok());
+        ASSERT_TRUE(i.backups().Delete("c2", "b1-copy").ok());
+        ASSERT_TRUE(i.backups().Restore("c2", "b2", "restored2").ok());
+      }
+      backups = Backups(i);
+      c1 = Contents(i, "c1");
+      for (const std::string c : {"c1", "c2"}) {
+        versions.push_back(i.replicas().Find(c)->last_version());
+        versions.push_back(
+            (*i.replicas().Find(c)->GetTable("restored"))->created_version());
+      }
       first.store->Sync();
     }
     ASSERT_EQ(backups.size(), 3u);
@@ -94,14 +116,49 @@ TEST(BackupStoreTest, BackupsAndRestoredTablesSurviveJournalAndSnapshot) {
     Instance& i = second.Get();
     EXPECT_EQ(Backups(i), backups);
     EXPECT_EQ(Contents(i, "c1"), c1);
+    std::vector<cluster::Version> now;
+    for (const std::string c : {"c1", "c2"}) {
+      now.push_back(i.replicas().Find(c)->last_version());
+      now.push_back(
+          (*i.replicas().Find(c)->GetTable("restored"))->created_version());
+    }
+    EXPECT_EQ(now, versions);
     // The restored table, with the write made to it, on both clusters once
     // the backlog drains; restoring again makes the same table.
     second.scheduler.RunFor(std::chrono::seconds(2));
     EXPECT_EQ(Contents(i, "c2"), Contents(i, "c1"));
     ASSERT_TRUE(i.backups().Restore("c1", "b1", "again").ok());
     const cluster::Table* again = *i.replicas().Find("c1")->GetTable("again");
+    EXPECT_EQ(StoredRows(*again),
+              StoredRows(*(*i.backups().Get("c1", "b1"))->data));
     EXPECT_GT(again->Stats().rows, 20);
   }
+}
+
+TEST(BackupStoreTest, ABackupThatExpiredStaysDeleted) {
+  const std::string dir = TempDir();
+  {
+    Process first(TwoClusters(), 1000);
+    ASSERT_TRUE(first.Open(dir).ok());
+    Populate(first);
+    Instance& i = first.Get();
+    const sim::Time soon =
+        first.scheduler.Now() + std::chrono::hours(6) + std::chrono::minutes(1);
+    ASSERT_TRUE(i.backups().Create("c1", "short", "t", soon, "id", "e").ok());
+    ASSERT_TRUE(
+        i.backups()
+            .Create("c1", "long", "t", soon + std::chrono::hours(1), "id", "e")
+            .ok());
+    first.scheduler.RunFor(std::chrono::hours(6) + std::chrono::minutes(3));
+    ASSERT_EQ(i.backups().List("").size(), 1u);
+    first.store->Sync();
+  }
+  // Restarted at a time before either expiry: only the journal knows.
+  Process second(TwoClusters(), 2000);
+  ASSERT_TRUE(second.Open(dir).ok());
+  const auto left = second.Get().backups().List("");
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0]->id, "long");
 }
 
 TEST(BackupStoreTest, AnInstanceCreatedWhileASnapshotWaitsIsInIt) {
