@@ -93,6 +93,10 @@ Status CanAddTable(const std::string& id, bool exists, size_t tables) {
 
 }  // namespace
 
+Status Cluster::CanRestoreTable(const std::string& id) const {
+  return CanAddTable(id, tables_.contains(id), tables_.size());
+}
+
 Result<Version> Cluster::RestoreTable(const std::string& id,
                                       const Table& source, Version version) {
   BTSIM_RETURN_IF_ERROR(CanAddTable(id, tables_.contains(id), tables_.size()));

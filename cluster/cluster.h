@@ -48,6 +48,9 @@ class Cluster {
   // here; an instance restores a table on every cluster at one version).
   // Returns that version. Errors as CreateTable's. Nothing is reported to
   // the commit observer.
+  // What RestoreTable(id, ...) would refuse with, without changing
+  // anything: the table id, ALREADY_EXISTS, the table limit.
+  Status CanRestoreTable(const std::string& id) const;
   Result<Version> RestoreTable(const std::string& id, const Table& source,
                                Version version = 0);
   // Table::ModifyColumnFamilies, reported to the commit observer.

@@ -17,8 +17,14 @@
 #include "instance/instance.h"
 #include "replication/journal.h"
 #include "replication/log.h"
+#include "sim/time.h"
 
 namespace btsim::durable {
+
+// The clock reading a commit version was made at.
+inline sim::Time CommitTime(cluster::Version version) {
+  return sim::Time(cluster::VersionTime(version).time_since_epoch());
+}
 
 void EncodeRecord(const cluster::CommitRecord& record, v1::CommitRecord* out);
 // INVALID_ARGUMENT for a kind or mutation type out of range.

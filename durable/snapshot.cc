@@ -16,10 +16,6 @@ namespace {
 // Rows of one table are written in records of about this many bytes.
 constexpr size_t kRowsRecordBytes = 1 << 20;
 
-sim::Time TimeOf(cluster::Version version) {
-  return sim::Time(cluster::VersionTime(version).time_since_epoch());
-}
-
 std::string ClusterList(const v1::Metadata& meta) {
   std::string out;
   for (const v1::Cluster& c : meta.clusters()) {
@@ -365,7 +361,8 @@ class SnapshotLoader {
     }
     cluster_ = std::move(state);
     rows_to_table_ = false;
-    loaded_.high_water = std::max(loaded_.high_water, TimeOf(c.last_version()));
+    loaded_.high_water =
+        std::max(loaded_.high_water, CommitTime(c.last_version()));
     return OkStatus();
   }
 

@@ -10,98 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <utility>
 #include <vector>
 
 #include "btsim/durable/v1/journal.pb.h"
 #include "durable/codec.h"
+#include "durable/files.h"
 
 namespace btsim::durable {
-
-namespace {
-
-constexpr uint8_t kRecordType = 1;  // a v1::JournalRecord
-
-sim::Time TimeOf(cluster::Version version) {
-  return sim::Time(cluster::VersionTime(version).time_since_epoch());
-}
-
-// The files of generation `g`: the snapshot it starts from (none for 0)
-// and the journal after it.
-std::string JournalPath(const std::string& dir, uint64_t g) {
-  return g == 0 ? dir + "/journal.log"
-                : dir + "/journal." + std::to_string(g) + ".log";
-}
-std::string SnapshotPath(const std::string& dir, uint64_t g) {
-  return dir + "/snapshot." + std::to_string(g);
-}
-std::string SnapshotTempPath(const std::string& dir) {
-  return dir + "/snapshot.tmp";
-}
-
-// The generation a file name belongs to, for "snapshot.G", "journal.log"
-// (0) and "journal.G.log"; nullopt for other names.
-std::optional<uint64_t> GenerationOf(const std::string& name,
-                                     bool* is_snapshot) {
-  auto number = [](std::string_view digits) -> std::optional<uint64_t> {
-    if (digits.empty() || digits.size() > 18 ||
-        (digits.size() > 1 && digits[0] == '0')) {
-      return std::nullopt;
-    }
-    uint64_t g = 0;
-    for (char c : digits) {
-      if (c < '0' || c > '9') return std::nullopt;
-      g = g * 10 + static_cast<uint64_t>(c - '0');
-    }
-    return g;
-  };
-  const std::string_view n(name);
-  *is_snapshot = n.starts_with("snapshot.");
-  if (*is_snapshot) return number(n.substr(9));
-  if (n == "journal.log") return 0;
-  if (n.starts_with("journal.") && n.ends_with(".log")) {
-    return number(n.substr(8, n.size() - 12));
-  }
-  return std::nullopt;
-}
-
-// The snapshots and journals in `dir`, by generation.
-struct Files {
-  std::set<uint64_t> snapshots;
-  std::set<uint64_t> journals;
-};
-
-Result<Files> ListFiles(const std::string& dir) {
-  Files files;
-  std::error_code error;
-  for (std::filesystem::directory_iterator it(dir, error), end;
-       !error && it != end; it.increment(error)) {
-    bool is_snapshot = false;
-    auto g = GenerationOf(it->path().filename().string(), &is_snapshot);
-    if (!g) continue;
-    (is_snapshot ? files.snapshots : files.journals).insert(*g);
-  }
-  if (error) return Unavailable(dir + ": " + error.message());
-  return files;
-}
-
-Status ReplayBackupChange(instance::Instance& i, const v1::BackupChanged& c) {
-  const instance::Backup backup = DecodeBackup(c.backup());
-  switch (c.change()) {
-    case static_cast<int32_t>(instance::BackupChange::kCreated):
-      return i.backups().ReplayCreate(backup);
-    case static_cast<int32_t>(instance::BackupChange::kCopied):
-      return i.backups().ReplayCopy(backup);
-    case static_cast<int32_t>(instance::BackupChange::kExpireTimeChanged):
-      return i.backups().ReplayExpireTime(backup.cluster, backup.id,
-                                          backup.expire_time);
-    default:
-      return InvalidArgument("backup change " + std::to_string(c.change()));
-  }
-}
-
-}  // namespace
 
 // One instance's journal: its records, tagged with its number.
 class Store::InstanceLog : public instance::InstanceJournal {
@@ -251,7 +167,7 @@ uint64_t Store::syncs() const {
 }
 
 void Store::Append(const std::string& payload) {
-  const uint64_t end = writer_->Append(kRecordType, payload);
+  const uint64_t end = writer_->Append(kJournalRecordType, payload);
   if (options_.snapshot_journal_bytes == 0) return;
   bool wake = false;
   {
@@ -386,107 +302,6 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
     snapshotter_ = std::thread([this] { SnapshotLoop(); });
   }
   return recovery;
-}
-
-Status Store::ReplayJournal(InstanceAccess& access,
-                            std::map<uint32_t, InstanceEntry>& instances,
-                            Recovery& recovery, uint64_t* end) {
-  const std::string path = JournalPath(dir_, generation_);
-  auto opened = LogReader::Open(path, kLogMagic);
-  if (!opened.ok()) {
-    // A snapshot's journal is in place before the snapshot is.
-    if (opened.status().code() == StatusCode::kNotFound && generation_ == 0) {
-      return OkStatus();
-    }
-    return Status(opened.status().code() == StatusCode::kNotFound
-                      ? StatusCode::kDataLoss
-                      : opened.status().code(),
-                  opened.status().message());
-  }
-  LogReader& reader = **opened;
-  // Instances whose first metadata (the clusters they were created with)
-  // is yet to come: those the journal declares.
-  std::set<uint32_t> awaiting_metadata;
-  Frame frame;
-  while (true) {
-    BTSIM_ASSIGN_OR_RETURN(bool more, reader.Next(&frame));
-    if (!more) break;
-    auto at = [&](StatusCode code, const std::string& why) {
-      return Status(code, path + ": record at offset " +
-                              std::to_string(frame.offset) + ": " + why);
-    };
-    v1::JournalRecord record;
-    if (frame.type != kRecordType || !record.ParseFromString(frame.payload)) {
-      return at(StatusCode::kDataLoss, "not a journal record");
-    }
-    const uint32_t number = record.instance();
-    if (record.change_case() == v1::JournalRecord::kName) {
-      if (instances.contains(number)) {
-        return at(StatusCode::kDataLoss, "instance number declared twice");
-      }
-      instances[number].name = record.name();
-      awaiting_metadata.insert(number);
-      Status s = access.With(record.name(), [](instance::Instance& i) {
-        i.replicas().BeginReplay();
-        return OkStatus();
-      });
-      if (!s.ok()) return at(s.code(), s.message());
-      continue;
-    }
-    auto entry = instances.find(number);
-    if (entry == instances.end()) {
-      return at(StatusCode::kDataLoss,
-                "unknown instance number " + std::to_string(number));
-    }
-    Status s =
-        access.With(entry->second.name, [&](instance::Instance& i) -> Status {
-          switch (record.change_case()) {
-            case v1::JournalRecord::kCommit: {
-              const v1::Commit& c = record.commit();
-              BTSIM_ASSIGN_OR_RETURN(cluster::CommitRecord r,
-                                     DecodeRecord(c.record()));
-              recovery.high_water =
-                  std::max(recovery.high_water, TimeOf(r.version));
-              return i.replicas().ReplayCommit(c.origin(), c.position(), r);
-            }
-            case v1::JournalRecord::kApplied: {
-              const v1::Applied& a = record.applied();
-              return i.replicas().ReplayApplied(a.origin(), a.peer(),
-                                                a.position());
-            }
-            case v1::JournalRecord::kMetadata: {
-              if (awaiting_metadata.erase(number) > 0) {
-                *entry->second.created_with.mutable_clusters() =
-                    record.metadata().clusters();
-                return ApplyMetadata(i, record.metadata(),
-                                     &entry->second.created_with);
-              }
-              return ApplyMetadata(i, record.metadata(), nullptr);
-            }
-            case v1::JournalRecord::kBackupChanged:
-              return ReplayBackupChange(i, record.backup_changed());
-            case v1::JournalRecord::kBackupDeleted: {
-              const v1::BackupDeleted& d = record.backup_deleted();
-              return i.backups().Delete(d.cluster(), d.id());
-            }
-            case v1::JournalRecord::kTableRestored: {
-              const v1::TableRestored& t = record.table_restored();
-              recovery.high_water =
-                  std::max(recovery.high_water, TimeOf(t.version()));
-              return i.backups().ReplayRestore(t.cluster(), t.id(), t.table(),
-                                               t.version());
-            }
-            default:
-              return Status(StatusCode::kDataLoss, "empty record");
-          }
-        });
-    if (!s.ok()) return at(s.code(), s.message());
-    ++recovery.records;
-  }
-  recovery.torn_tail = reader.torn_tail();
-  recovery.torn_offset = reader.end();
-  *end = reader.end();
-  return OkStatus();
 }
 
 void Store::RemoveOtherGenerations() {

@@ -166,13 +166,18 @@ Status Backups::Restore(std::string_view cluster, std::string_view id,
   if (first.empty()) {
     return Unavailable("every cluster is down; no table can be restored");
   }
+  // Every cluster takes the table, or none does (a table on some clusters
+  // only would be in no journal).
+  for (const std::string& c : replicas_.ClusterIds()) {
+    BTSIM_RETURN_IF_ERROR(replicas_.Find(c)->CanRestoreTable(table));
+  }
   cluster::Cluster* origin = replicas_.Find(first);
   replicas_.OrderAfterEverything(first);
   BTSIM_ASSIGN_OR_RETURN(const cluster::Version version,
                          origin->RestoreTable(table, *backup->data));
   for (const std::string& c : replicas_.ClusterIds()) {
     if (c == first) continue;
-    // Every cluster holds the same tables, so this cannot fail.
+    // Checked above: this cannot fail.
     BTSIM_RETURN_IF_ERROR(replicas_.Find(c)
                               ->RestoreTable(table, *backup->data, version)
                               .status());
