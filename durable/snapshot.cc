@@ -67,10 +67,7 @@ class RecordWriter {
     rows_bytes_ = 0;
   }
   void Add(const v1::SnapshotRecord& record) {
-    if (!status_.ok()) return;
-    std::string payload;
-    record.SerializeToString(&payload);
-    status_ = out_.Add(kSnapshotRecordType, payload);
+    if (status_.ok()) status_ = durable::Add(record, out_);
   }
 
   FrameFileWriter& out_;

@@ -246,8 +246,11 @@ Result<Recovery> Store::Recover(InstanceAccess& access) {
   for (auto it = files.journals.upper_bound(g); it != files.journals.end();
        ++it) {
     const std::string path = JournalPath(dir_, *it);
-    BTSIM_ASSIGN_OR_RETURN(Scan scan, ScanLog(path));
-    if (!scan.frames.empty()) {
+    BTSIM_ASSIGN_OR_RETURN(std::unique_ptr<LogReader> reader,
+                           LogReader::Open(path, kLogMagic));
+    Frame first;
+    BTSIM_ASSIGN_OR_RETURN(bool holds_records, reader->Next(&first));
+    if (holds_records) {
       return Status(StatusCode::kDataLoss,
                     path + " holds records, but its snapshot " +
                         SnapshotPath(dir_, *it) + " is missing");
